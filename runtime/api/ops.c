@@ -1,0 +1,196 @@
+/*
+ * ops.c - the public op entry points. Each builds the op's attributes and
+ * hands the operands to the dispatcher; all checking happens there.
+ */
+#include "../core/rt.h"
+
+#define DEFINE_BINARY(name, ID)                                  \
+    ag_tensor ag_##name##_at(ag_loc loc, ag_operand a, ag_operand b) \
+    {                                                            \
+        return rt_call_binary(loc, RT_OP_##ID, a, b);            \
+    }
+#define DEFINE_UNARY(name, ID)                                   \
+    ag_tensor ag_##name##_at(ag_loc loc, ag_tensor x)            \
+    {                                                            \
+        return rt_call(loc, RT_OP_##ID, NULL, &x, 1);            \
+    }
+
+DEFINE_BINARY(add, ADD)
+DEFINE_BINARY(sub, SUB)
+DEFINE_BINARY(mul, MUL)
+DEFINE_BINARY(div, DIV)
+DEFINE_BINARY(floordiv, FLOORDIV)
+DEFINE_BINARY(mod, MOD)
+DEFINE_BINARY(pow, POW)
+DEFINE_BINARY(maximum, MAXIMUM)
+DEFINE_BINARY(minimum, MINIMUM)
+DEFINE_BINARY(equal, EQUAL)
+DEFINE_BINARY(not_equal, NOT_EQUAL)
+DEFINE_BINARY(less, LESS)
+DEFINE_BINARY(less_equal, LESS_EQUAL)
+DEFINE_BINARY(greater, GREATER)
+DEFINE_BINARY(greater_equal, GREATER_EQUAL)
+DEFINE_BINARY(logical_and, LOGICAL_AND)
+DEFINE_BINARY(logical_or, LOGICAL_OR)
+
+DEFINE_UNARY(neg, NEG)
+DEFINE_UNARY(abs, ABS)
+DEFINE_UNARY(exp, EXP)
+DEFINE_UNARY(log, LOG)
+DEFINE_UNARY(sqrt, SQRT)
+DEFINE_UNARY(rsqrt, RSQRT)
+DEFINE_UNARY(square, SQUARE)
+DEFINE_UNARY(tanh, TANH)
+DEFINE_UNARY(sigmoid, SIGMOID)
+DEFINE_UNARY(relu, RELU)
+DEFINE_UNARY(floor, FLOOR)
+DEFINE_UNARY(ceil, CEIL)
+DEFINE_UNARY(sign, SIGN)
+DEFINE_UNARY(logical_not, LOGICAL_NOT)
+DEFINE_UNARY(shape_of, SHAPE_OF)
+DEFINE_UNARY(size, SIZE)
+
+/* where's cond is a tensor; a and b may be C numbers of b's or a's dtype. */
+ag_tensor ag_where_at(ag_loc loc, ag_tensor cond, ag_operand a, ag_operand b)
+{
+    ag_operand ops[3] = {{AG_OPERAND_TENSOR, cond, 0, 0}, a, b};
+    rt_value *c = rt_handle_get(loc, cond);
+    if (!c)
+        return rt_error_tensor();
+    /* Weak operands take their dtype from the other branch, not cond. */
+    rt_value *vals[3];
+    bool owned[3];
+    if (!rt_operands_to_values(loc, "ag_where", ops + 1, 2, vals + 1, owned + 1))
+        return rt_error_tensor();
+    vals[0] = c;
+    rt_value *r = rt_apply(loc, RT_OP_WHERE, NULL, vals, 3);
+    for (int i = 1; i < 3; i++)
+        if (owned[i])
+            rt_value_free(vals[i]);
+    return r ? rt_handle_new(r) : rt_error_tensor();
+}
+
+ag_tensor ag_cast_at(ag_loc loc, ag_tensor t, ag_dtype dt)
+{
+    rt_attrs a = {.dtype = dt};
+    return rt_call(loc, RT_OP_CAST, &a, &t, 1);
+}
+
+static ag_tensor reduce(ag_loc loc, rt_op op, ag_tensor t, int axis, bool keepdims)
+{
+    rt_attrs a = {.axis = axis, .keepdims = keepdims};
+    return rt_call(loc, op, &a, &t, 1);
+}
+
+ag_tensor ag_reduce_sum_at(ag_loc loc, ag_tensor t, int axis, bool keep)
+{
+    return reduce(loc, RT_OP_REDUCE_SUM, t, axis, keep);
+}
+ag_tensor ag_reduce_mean_at(ag_loc loc, ag_tensor t, int axis, bool keep)
+{
+    return reduce(loc, RT_OP_REDUCE_MEAN, t, axis, keep);
+}
+ag_tensor ag_reduce_max_at(ag_loc loc, ag_tensor t, int axis, bool keep)
+{
+    return reduce(loc, RT_OP_REDUCE_MAX, t, axis, keep);
+}
+ag_tensor ag_reduce_min_at(ag_loc loc, ag_tensor t, int axis, bool keep)
+{
+    return reduce(loc, RT_OP_REDUCE_MIN, t, axis, keep);
+}
+ag_tensor ag_reduce_prod_at(ag_loc loc, ag_tensor t, int axis, bool keep)
+{
+    return reduce(loc, RT_OP_REDUCE_PROD, t, axis, keep);
+}
+ag_tensor ag_argmax_at(ag_loc loc, ag_tensor t, int axis)
+{
+    return reduce(loc, RT_OP_ARGMAX, t, axis, false);
+}
+ag_tensor ag_softmax_at(ag_loc loc, ag_tensor t, int axis)
+{
+    return reduce(loc, RT_OP_SOFTMAX, t, axis, false);
+}
+
+ag_tensor ag_matmul_at(ag_loc loc, ag_tensor a, ag_tensor b)
+{
+    ag_tensor in[2] = {a, b};
+    return rt_call(loc, RT_OP_MATMUL, NULL, in, 2);
+}
+
+ag_tensor ag_conv2d_at(ag_loc loc, ag_tensor x, ag_tensor filter, int stride_h,
+                       int stride_w, ag_padding padding)
+{
+    rt_attrs a = {.stride_h = stride_h, .stride_w = stride_w, .padding = padding};
+    ag_tensor in[2] = {x, filter};
+    return rt_call(loc, RT_OP_CONV2D, &a, in, 2);
+}
+
+ag_tensor ag_reshape_at(ag_loc loc, ag_tensor t, ag_shape s)
+{
+    rt_attrs a = {.shape = s};
+    return rt_call(loc, RT_OP_RESHAPE, &a, &t, 1);
+}
+
+ag_tensor ag_transpose_at(ag_loc loc, ag_tensor t, int n, const int *perm)
+{
+    rt_attrs a = {.perm = {.rank = n}};
+    if (n < 0 || n > AG_MAX_RANK) {
+        rt_report(loc, "ag_transpose: a permutation of %d axes is out of range", n);
+        return rt_error_tensor();
+    }
+    for (int i = 0; i < n; i++)
+        a.perm.dims[i] = perm[i];
+    return rt_call(loc, RT_OP_TRANSPOSE, &a, &t, 1);
+}
+
+static ag_tensor join(ag_loc loc, rt_op op, int axis, int n, const ag_tensor *ts)
+{
+    rt_attrs a = {.axis = axis};
+    if (n < 1 || !ts) {
+        rt_report(loc, "ag_%s: needs at least one tensor (got n = %d%s)", rt_ops[op].name,
+                  n, ts ? "" : " and a NULL array");
+        return rt_error_tensor();
+    }
+    return rt_call(loc, op, &a, ts, n);
+}
+
+ag_tensor ag_concat_at(ag_loc loc, int axis, int n, const ag_tensor *ts)
+{
+    return join(loc, RT_OP_CONCAT, axis, n, ts);
+}
+
+ag_tensor ag_stack_at(ag_loc loc, int axis, int n, const ag_tensor *ts)
+{
+    return join(loc, RT_OP_STACK, axis, n, ts);
+}
+
+ag_tensor ag_slice_at(ag_loc loc, ag_tensor t, ag_shape begin, ag_shape size)
+{
+    rt_attrs a = {.begin = begin, .size = size};
+    return rt_call(loc, RT_OP_SLICE, &a, &t, 1);
+}
+
+ag_tensor ag_gather_at(ag_loc loc, ag_tensor t, ag_tensor indices, int axis)
+{
+    rt_attrs a = {.axis = axis};
+    ag_tensor in[2] = {t, indices};
+    return rt_call(loc, RT_OP_GATHER, &a, in, 2);
+}
+
+ag_tensor ag_expand_dims_at(ag_loc loc, ag_tensor t, int axis)
+{
+    rt_attrs a = {.axis = axis};
+    return rt_call(loc, RT_OP_EXPAND_DIMS, &a, &t, 1);
+}
+
+ag_tensor ag_squeeze_at(ag_loc loc, ag_tensor t, int axis)
+{
+    rt_attrs a = {.axis = axis};
+    return rt_call(loc, RT_OP_SQUEEZE, &a, &t, 1);
+}
+
+ag_tensor ag_one_hot_at(ag_loc loc, ag_tensor indices, int64_t depth)
+{
+    rt_attrs a = {.n = depth};
+    return rt_call(loc, RT_OP_ONE_HOT, &a, &indices, 1);
+}

@@ -1,0 +1,210 @@
+/*
+ * dispatch.c - applying an op: check, infer, then run or record.
+ *
+ * Every public op funnels into rt_apply, so eager execution, tracing and
+ * (later) the reference executor share one set of dtype and shape rules
+ * and report errors the same way.
+ */
+#include "rt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Thread_local rt_trace_hook_fn rt_trace_hook;
+
+bool rt_infer(rt_op op, const rt_attrs *a, rt_value *const *in, int n,
+              ag_dtype *dt, ag_shape *shape, rt_err *e)
+{
+    const rt_op_info *info = &rt_ops[op];
+    if (info->arity >= 0 && n != info->arity) {
+        rt_err_set(e, "takes %d operand%s, got %d", info->arity,
+                   info->arity == 1 ? "" : "s", n);
+        return false;
+    }
+    if (info->arity < 0 && n < 1 && op != RT_OP_PRINT) {
+        rt_err_set(e, "needs at least one operand");
+        return false;
+    }
+    return info->dtype_rule(a, in, n, dt, e) && info->shape_rule(a, in, n, shape, e);
+}
+
+static bool any_symbolic(rt_value *const *in, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (in[i]->kind == RT_SYMBOLIC)
+            return true;
+    return false;
+}
+
+rt_value *rt_apply(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in, int n)
+{
+    static const rt_attrs no_attrs;
+    const rt_op_info *info = &rt_ops[op];
+    ag_dtype dt;
+    ag_shape shape;
+    rt_err e;
+    if (!a)
+        a = &no_attrs;
+    if (!rt_infer(op, a, in, n, &dt, &shape, &e)) {
+        rt_report(loc, "ag_%s: %s", info->name, e.msg);
+        return NULL;
+    }
+    if (rt_trace_hook)
+        return rt_trace_hook(loc, op, a, in, n, dt, &shape);
+    if (any_symbolic(in, n)) {
+        rt_report(loc, "ag_%s: a symbolic tensor was used outside the function "
+                       "trace that made it", info->name);
+        return NULL;
+    }
+    if (info->flags & RT_F_ALIAS)
+        return rt_value_alias(in[0], &shape);
+    rt_value *out = rt_value_new(dt, &shape);
+    if (!info->kernel(a, in, n, out, &e)) {
+        rt_value_free(out);
+        rt_report(loc, "ag_%s: %s", info->name, e.msg);
+        return NULL;
+    }
+    return out;
+}
+
+/* Resolves handles to values; false (already reported) if one is bad. */
+static bool resolve(ag_loc loc, const ag_tensor *ts, int n, rt_value **out)
+{
+    for (int i = 0; i < n; i++) {
+        out[i] = rt_handle_get(loc, ts[i]);
+        if (!out[i])
+            return false;
+        if (out[i]->dtype == RT_LIST) {
+            rt_report(loc, "a tensor array was passed where a tensor is expected");
+            return false;
+        }
+    }
+    return true;
+}
+
+static ag_tensor wrap(rt_value *v)
+{
+    return v ? rt_handle_new(v) : rt_error_tensor();
+}
+
+ag_tensor rt_call(ag_loc loc, rt_op op, const rt_attrs *a, const ag_tensor *in, int n)
+{
+    rt_value *stack_vals[8];
+    rt_value **vals = n <= 8 ? stack_vals : rt_xmalloc((size_t)n * sizeof *vals);
+    ag_tensor out = rt_error_tensor();
+    if (resolve(loc, in, n, vals))
+        out = wrap(rt_apply(loc, op, a, vals, n));
+    if (vals != stack_vals)
+        free(vals);
+    return out;
+}
+
+/* ------------------------------------------------------- weak operands */
+
+rt_value *rt_weak_scalar(const ag_operand *o, ag_dtype dt)
+{
+    if (rt_is_int(dt) && o->kind != AG_OPERAND_FLOAT) {
+        rt_value *v = rt_value_new(dt, &AG_SCALAR);
+        rt_store_i64(dt, v->data, 0, o->i);
+        return v;
+    }
+    return rt_value_scalar(dt, o->f);
+}
+
+static ag_dtype default_dtype(const ag_operand *o)
+{
+    switch (o->kind) {
+    case AG_OPERAND_FLOAT: return AG_F32;
+    case AG_OPERAND_BOOL: return AG_BOOL;
+    default: return AG_I32;
+    }
+}
+
+/* A C number converts to dt only if it is representable there exactly
+ * (TensorFlow refuses `int_tensor + 2.5` the same way). */
+static bool weak_fits(const ag_operand *o, ag_dtype dt)
+{
+    switch (dt) {
+    case AG_I32: return o->kind != AG_OPERAND_FLOAT ? o->i >= INT32_MIN && o->i <= INT32_MAX
+                                                    : false;
+    case AG_I64: return o->kind != AG_OPERAND_FLOAT;
+    case AG_BOOL: return o->kind == AG_OPERAND_BOOL || (o->kind == AG_OPERAND_INT &&
+                                                         (o->i == 0 || o->i == 1));
+    default: return true; /* any C number converts to a float dtype */
+    }
+}
+
+static void describe_operand(const ag_operand *o, char *buf, size_t n)
+{
+    if (o->kind == AG_OPERAND_FLOAT)
+        snprintf(buf, n, "%g", o->f);
+    else
+        snprintf(buf, n, "%lld", (long long)o->i);
+}
+
+/* Turns operands into values of one dtype. `owned[i]` is set for the
+ * temporary scalars the caller must free. */
+bool rt_operands_to_values(ag_loc loc, const char *opname, const ag_operand *ops,
+                           int n, rt_value **vals, bool *owned)
+{
+    ag_dtype dt = AG_NUM_DTYPES;
+    for (int i = 0; i < n; i++) {
+        owned[i] = false;
+        vals[i] = NULL;
+        if (ops[i].kind != AG_OPERAND_TENSOR)
+            continue;
+        vals[i] = rt_handle_get(loc, ops[i].tensor);
+        if (!vals[i])
+            return false;
+        if (vals[i]->dtype == RT_LIST) {
+            rt_report(loc, "%s: a tensor array was passed where a tensor is expected",
+                      opname);
+            return false;
+        }
+        if (dt == AG_NUM_DTYPES)
+            dt = vals[i]->dtype;
+    }
+    for (int i = 0; i < n; i++) {
+        if (vals[i])
+            continue;
+        ag_dtype want = dt != AG_NUM_DTYPES ? dt : default_dtype(&ops[i]);
+        if (!weak_fits(&ops[i], want)) {
+            char num[64];
+            describe_operand(&ops[i], num, sizeof num);
+            rt_report(loc, "%s: the C number %s cannot be converted to %s without "
+                           "changing its value; cast the tensor or write the "
+                           "number as %s", opname, num, ag_dtype_name(want),
+                      ag_dtype_name(want));
+            for (int j = 0; j < i; j++)
+                if (owned[j])
+                    rt_value_free(vals[j]);
+            return false;
+        }
+        vals[i] = rt_weak_scalar(&ops[i], want);
+        owned[i] = true;
+    }
+    return true;
+}
+
+ag_tensor rt_call_operands(ag_loc loc, rt_op op, const rt_attrs *a,
+                           const ag_operand *ops, int n)
+{
+    rt_value *vals[4];
+    bool owned[4];
+    char opname[64];
+    snprintf(opname, sizeof opname, "ag_%s", rt_ops[op].name);
+    if (!rt_operands_to_values(loc, opname, ops, n, vals, owned))
+        return rt_error_tensor();
+    ag_tensor out = wrap(rt_apply(loc, op, a, vals, n));
+    for (int i = 0; i < n; i++)
+        if (owned[i])
+            rt_value_free(vals[i]);
+    return out;
+}
+
+ag_tensor rt_call_binary(ag_loc loc, rt_op op, ag_operand a, ag_operand b)
+{
+    ag_operand ops[2] = {a, b};
+    return rt_call_operands(loc, op, NULL, ops, 2);
+}

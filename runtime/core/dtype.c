@@ -1,0 +1,135 @@
+/* dtype.c - dtype facts, bfloat16 conversion, and typed element access. */
+#include "rt.h"
+
+#include <math.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    size_t size;
+} dtype_info[AG_NUM_DTYPES + 1] = {
+    [AG_F32] = {"f32", 4},  [AG_F64] = {"f64", 8}, [AG_BF16] = {"bf16", 2},
+    [AG_I32] = {"i32", 4},  [AG_I64] = {"i64", 8}, [AG_BOOL] = {"bool", 1},
+    [AG_NUM_DTYPES] = {"list", sizeof(void *)},
+};
+
+const char *ag_dtype_name(ag_dtype dt)
+{
+    if ((unsigned)dt > AG_NUM_DTYPES)
+        return "invalid";
+    return dtype_info[dt].name;
+}
+
+size_t rt_dtype_size(ag_dtype dt)
+{
+    return (unsigned)dt <= AG_NUM_DTYPES ? dtype_info[dt].size : 0;
+}
+
+bool rt_dtype_from_name(const char *name, ag_dtype *out)
+{
+    for (int i = 0; i < AG_NUM_DTYPES; i++) {
+        if (strcmp(dtype_info[i].name, name) == 0) {
+            *out = (ag_dtype)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool rt_is_float(ag_dtype dt) { return dt == AG_F32 || dt == AG_F64 || dt == AG_BF16; }
+bool rt_is_int(ag_dtype dt) { return dt == AG_I32 || dt == AG_I64; }
+bool rt_is_numeric(ag_dtype dt) { return rt_is_float(dt) || rt_is_int(dt); }
+
+/*
+ * bfloat16 is the top half of an IEEE f32. Rounding adds 0x7FFF plus the
+ * lowest kept bit, which rounds to nearest with ties to even; a carry out of
+ * the largest finite value gives infinity, as IEEE rounding does. NaN is
+ * handled first so that the carry cannot turn it into infinity, and its
+ * quiet bit is set so a signaling NaN stays a NaN.
+ */
+uint16_t ag_f32_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+        return (uint16_t)((u >> 16) | 0x0040u);
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+float ag_bf16_to_f32(uint16_t b)
+{
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+double rt_load_f64(ag_dtype dt, const void *data, int64_t i)
+{
+    switch (dt) {
+    case AG_F32: return ((const float *)data)[i];
+    case AG_F64: return ((const double *)data)[i];
+    case AG_BF16: return ag_bf16_to_f32(((const uint16_t *)data)[i]);
+    case AG_I32: return ((const int32_t *)data)[i];
+    case AG_I64: return (double)((const int64_t *)data)[i];
+    case AG_BOOL: return ((const uint8_t *)data)[i] ? 1.0 : 0.0;
+    default: return 0.0;
+    }
+}
+
+/* Float to int conversion truncates toward zero, like C and tf.cast;
+ * values outside the target range saturate instead of being undefined. */
+static int64_t f64_to_i64(double v)
+{
+    if (isnan(v))
+        return 0;
+    if (v >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (v <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+
+int64_t rt_load_i64(ag_dtype dt, const void *data, int64_t i)
+{
+    switch (dt) {
+    case AG_I32: return ((const int32_t *)data)[i];
+    case AG_I64: return ((const int64_t *)data)[i];
+    case AG_BOOL: return ((const uint8_t *)data)[i] != 0;
+    default: return f64_to_i64(rt_load_f64(dt, data, i));
+    }
+}
+
+static int32_t i64_to_i32(int64_t v)
+{
+    /* Wraps modulo 2^32 like a two's-complement narrowing cast. */
+    return (int32_t)(uint32_t)(uint64_t)v;
+}
+
+void rt_store_f64(ag_dtype dt, void *data, int64_t i, double v)
+{
+    switch (dt) {
+    case AG_F32: ((float *)data)[i] = (float)v; break;
+    case AG_F64: ((double *)data)[i] = v; break;
+    case AG_BF16: ((uint16_t *)data)[i] = ag_f32_to_bf16((float)v); break;
+    case AG_I32: {
+        double c = isnan(v) ? 0 : v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v;
+        ((int32_t *)data)[i] = (int32_t)c;
+        break;
+    }
+    case AG_I64: ((int64_t *)data)[i] = f64_to_i64(v); break;
+    case AG_BOOL: ((uint8_t *)data)[i] = v != 0.0; break;
+    default: break;
+    }
+}
+
+void rt_store_i64(ag_dtype dt, void *data, int64_t i, int64_t v)
+{
+    switch (dt) {
+    case AG_I32: ((int32_t *)data)[i] = i64_to_i32(v); break;
+    case AG_I64: ((int64_t *)data)[i] = v; break;
+    case AG_BOOL: ((uint8_t *)data)[i] = v != 0; break;
+    default: rt_store_f64(dt, data, i, (double)v); break;
+    }
+}

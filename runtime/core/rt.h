@@ -1,0 +1,290 @@
+/*
+ * rt.h - the runtime core's internal interface (prefix rt_).
+ *
+ * The layers above (ir/, passes/, backend/) build on three things declared
+ * here:
+ *   - rt_value: a tensor value (dtype, shape, and its data, or a list for a
+ *     tensor array). Handles (ag_tensor) map to values through the handle
+ *     table; executors and kernels work on values directly.
+ *   - the op table (ops.def): one row per op with its arity, attributes,
+ *     flags, dtype rule, shape rule and kernel.
+ *   - rt_apply: type-check, infer, allocate and run one op. Eager calls,
+ *     the tracer and the reference executor all go through the same rules.
+ */
+#ifndef RT_H
+#define RT_H
+
+#include "ag.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+
+/* ---------------------------------------------------------------- dtypes */
+
+/* An internal dtype for tensor-array values; never visible to users. */
+#define RT_LIST ((ag_dtype)AG_NUM_DTYPES)
+
+size_t rt_dtype_size(ag_dtype dt);
+bool rt_is_float(ag_dtype dt);   /* f32, f64, bf16 */
+bool rt_is_int(ag_dtype dt);     /* i32, i64 */
+bool rt_is_numeric(ag_dtype dt); /* float or int */
+bool rt_dtype_from_name(const char *name, ag_dtype *out);
+
+/* Load element i of a buffer of dtype dt as a double / int64, and store. */
+double rt_load_f64(ag_dtype dt, const void *data, int64_t i);
+int64_t rt_load_i64(ag_dtype dt, const void *data, int64_t i);
+void rt_store_f64(ag_dtype dt, void *data, int64_t i, double v);
+void rt_store_i64(ag_dtype dt, void *data, int64_t i, int64_t v);
+
+/* ---------------------------------------------------------------- shapes */
+
+int64_t rt_shape_numel(const ag_shape *s); /* -1 if any dim is unknown */
+bool rt_shape_known(const ag_shape *s);
+/* Formats "[2,3]" (unknown dims as "?") into buf; returns buf. */
+char *rt_shape_str(const ag_shape *s, char *buf, size_t n);
+/* Normalizes a possibly negative axis against rank; false if out of range. */
+bool rt_norm_axis(int64_t axis, int rank, int *out);
+/* NumPy broadcasting of two shapes (unknown dims allowed). */
+bool rt_broadcast_shapes(const ag_shape *x, const ag_shape *y, ag_shape *out);
+/* Row-major strides of a shape, in elements. */
+void rt_strides(const ag_shape *s, int64_t *strides);
+
+/* ---------------------------------------------------------------- values */
+
+/* Reference-counted storage, so that reshape and friends can share data. */
+typedef struct rt_storage {
+    atomic_int refs;
+    size_t bytes;
+    void *data; /* 64-byte aligned */
+} rt_storage;
+
+/* The payload of a tensor-array value: a growable list of element values. */
+typedef struct rt_list {
+    atomic_int refs;
+    ag_dtype elem_dtype;
+    bool dynamic_size;
+    int64_t size; /* number of slots */
+    int64_t cap;
+    struct rt_value **elems; /* NULL where never written */
+} rt_list;
+
+typedef enum rt_value_kind {
+    RT_CONCRETE, /* data is valid */
+    RT_SYMBOLIC  /* a graph value while tracing; `sym` is owned by ir/ */
+} rt_value_kind;
+
+typedef struct rt_value {
+    rt_value_kind kind;
+    ag_dtype dtype;
+    ag_shape shape;
+    int64_t numel;
+    rt_storage *storage; /* concrete tensors */
+    void *data;          /* == storage->data */
+    rt_list *list;       /* dtype RT_LIST: the elements; `shape` is then the
+                            element shape (rank -1 until known) */
+    ag_dtype elem_dtype; /* dtype RT_LIST: the elements' dtype */
+    void *sym;           /* symbolic values */
+} rt_value;
+
+/* A new concrete value of that type. Its data is NOT initialized: a
+ * kernel writes every element of its output. */
+rt_value *rt_value_new(ag_dtype dt, const ag_shape *s);
+/* A new value of a new shape sharing v's data (numel must match). */
+rt_value *rt_value_alias(const rt_value *v, const ag_shape *s);
+rt_value *rt_value_new_list(ag_dtype elem, int64_t size, bool dynamic);
+rt_value *rt_value_scalar(ag_dtype dt, double v);
+rt_value *rt_value_zeros(ag_dtype dt, const ag_shape *s);
+void rt_value_free(rt_value *v);
+size_t rt_value_bytes(const rt_value *v);
+
+/* ---------------------------------------------------------------- errors */
+
+/* Kernels and shape rules report failures into an rt_err, never directly. */
+typedef struct rt_err {
+    char msg[512];
+} rt_err;
+
+void rt_err_set(rt_err *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Reports an error at loc according to the error mode: prints and exits,
+ * or records it as ag_last_error(). */
+void rt_report(ag_loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rt_vreport(ag_loc loc, const char *fmt, va_list ap);
+
+/* The error tensor that failing calls return in AG_ERRORS_RETURN mode. */
+#define RT_ERROR_GEN 0xFFFFFFFFu
+static inline ag_tensor rt_error_tensor(void)
+{
+    ag_tensor t = {0, RT_ERROR_GEN};
+    return t;
+}
+
+/* ------------------------------------------------------------- handles */
+
+/* Registers v in the innermost scope of this thread; the handle owns v. */
+ag_tensor rt_handle_new(rt_value *v);
+/* The value behind a handle, or NULL after reporting at loc why not
+ * (error tensor, never-initialized handle, or a tensor used after free).
+ * Returns NULL silently for an error tensor in AG_ERRORS_RETURN mode. */
+rt_value *rt_handle_get(ag_loc loc, ag_tensor t);
+/* Replaces the value behind a live handle (tensor arrays). */
+void rt_handle_set(ag_tensor t, rt_value *v);
+/* Frees every handle and scope (ag_shutdown). */
+void rt_handles_shutdown(void);
+
+/* ----------------------------------------------------------- attributes */
+
+/* Which attribute fields an op uses (for printing, parsing and hashing). */
+enum {
+    RT_A_AXIS = 1 << 0,
+    RT_A_KEEPDIMS = 1 << 1,
+    RT_A_DTYPE = 1 << 2,
+    RT_A_SHAPE = 1 << 3,
+    RT_A_BEGIN = 1 << 4,
+    RT_A_SIZE = 1 << 5,
+    RT_A_PERM = 1 << 6,
+    RT_A_STRIDES = 1 << 7,
+    RT_A_PADDING = 1 << 8,
+    RT_A_VALUE = 1 << 9,
+    RT_A_RANGE = 1 << 10,
+    RT_A_SEED = 1 << 11,
+    RT_A_N = 1 << 12,
+    RT_A_TEXT = 1 << 13,
+    RT_A_REF = 1 << 14,
+    RT_A_LITERAL = 1 << 15,
+    RT_A_DYNAMIC = 1 << 16
+};
+
+typedef struct rt_attrs {
+    int64_t axis;          /* RT_A_AXIS (may be AG_ALL_AXES) */
+    bool keepdims;         /* RT_A_KEEPDIMS */
+    ag_dtype dtype;        /* RT_A_DTYPE: cast target, fill/eye/random dtype */
+    ag_shape shape;        /* RT_A_SHAPE: reshape target, fill/random shape */
+    ag_shape begin;        /* RT_A_BEGIN: slice */
+    ag_shape size;         /* RT_A_SIZE: slice (-1 = to the end) */
+    ag_shape perm;         /* RT_A_PERM: transpose */
+    int stride_h, stride_w; /* RT_A_STRIDES: conv2d */
+    ag_padding padding;    /* RT_A_PADDING: conv2d */
+    double value;          /* RT_A_VALUE: fill */
+    double lo, hi;         /* RT_A_RANGE: random_uniform */
+    uint64_t seed;         /* RT_A_SEED: random_uniform */
+    int64_t n;             /* RT_A_N: eye size, one_hot depth, list size */
+    bool dynamic;          /* RT_A_DYNAMIC: tensor array may grow */
+    const char *text;      /* RT_A_TEXT: print format, assert message */
+    void *ref;             /* RT_A_REF: the variable (rt_variable *) */
+    const rt_value *literal; /* RT_A_LITERAL: a constant's value */
+} rt_attrs;
+
+/* ------------------------------------------------------------ op table */
+
+/* Op flags. */
+enum {
+    RT_F_PURE = 1 << 0,        /* no side effect; result depends on inputs */
+    RT_F_ELEMENTWISE = 1 << 1, /* out[i] depends on broadcast inputs at i */
+    RT_F_COMMUTATIVE = 1 << 2, /* f(a, b) == f(b, a) */
+    RT_F_EFFECT = 1 << 3,      /* reads or writes state, or prints: ordered */
+    RT_F_RANDOM = 1 << 4,      /* never fold or merge */
+    RT_F_REDUCTION = 1 << 5,
+    RT_F_ALIAS = 1 << 6        /* result shares in[0]'s data (reshape) */
+};
+
+/* A dtype rule: the result dtype from the inputs' (and attrs), or an error. */
+typedef bool (*rt_dtype_fn)(const rt_attrs *a, rt_value *const *in, int n,
+                            ag_dtype *out, rt_err *e);
+/* A shape rule: the result shape. Inputs may be symbolic (data == NULL) and
+ * may have unknown (-1) dims; a rule then gives -1 where it cannot know. */
+typedef bool (*rt_shape_fn)(const rt_attrs *a, rt_value *const *in, int n,
+                            ag_shape *out, rt_err *e);
+/* A kernel: computes `out` (allocated with the inferred type) from
+ * concrete inputs. Data-dependent errors (integer division by zero, an
+ * index out of range) return false with a message. */
+typedef bool (*rt_kernel_fn)(const rt_attrs *a, rt_value *const *in, int n,
+                             rt_value *out, rt_err *e);
+
+typedef enum rt_op {
+#define X(id, name, arity, attrs, flags, dtype_fn, shape_fn, kernel) RT_OP_##id,
+#include "ops.def"
+#undef X
+    RT_OP_COUNT
+} rt_op;
+
+typedef struct rt_op_info {
+    const char *name;
+    int arity; /* -1: variadic */
+    unsigned attrs;
+    unsigned flags;
+    rt_dtype_fn dtype_rule;
+    rt_shape_fn shape_rule;
+    rt_kernel_fn kernel;
+} rt_op_info;
+
+extern const rt_op_info rt_ops[RT_OP_COUNT];
+bool rt_op_from_name(const char *name, rt_op *out);
+
+/* Infers the result type of op on in[] (values may be symbolic). */
+bool rt_infer(rt_op op, const rt_attrs *a, rt_value *const *in, int n,
+              ag_dtype *dt, ag_shape *shape, rt_err *e);
+
+/*
+ * Applies op to values: infers the result type and, when every input is
+ * concrete, allocates and runs the kernel. While tracing (or with a
+ * symbolic input), the trace hook records a node instead. Returns a new
+ * value, or NULL after reporting the error at loc.
+ */
+rt_value *rt_apply(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in, int n);
+
+/* Applies op to handles and returns a handle (the public API's path). */
+ag_tensor rt_call(ag_loc loc, rt_op op, const rt_attrs *a, const ag_tensor *in, int n);
+
+/* Converts a weak C-number operand to a scalar of dtype dt. */
+rt_value *rt_weak_scalar(const ag_operand *o, ag_dtype dt);
+/* Turns operands into values: tensors as they are, C numbers as scalars
+ * of the first tensor operand's dtype (or their default: i32, f32, bool).
+ * owned[i] marks the temporaries the caller frees. False if reported. */
+bool rt_operands_to_values(ag_loc loc, const char *opname, const ag_operand *ops,
+                           int n, rt_value **vals, bool *owned);
+/* rt_call for operands (at most 4) that may be C numbers. */
+ag_tensor rt_call_operands(ag_loc loc, rt_op op, const rt_attrs *a,
+                           const ag_operand *ops, int n);
+ag_tensor rt_call_binary(ag_loc loc, rt_op op, ag_operand a, ag_operand b);
+
+/* --------------------------------------------------------------- tracing */
+
+/* Installed by the tracer (ir/); NULL when no trace is active. */
+typedef rt_value *(*rt_trace_hook_fn)(ag_loc loc, rt_op op, const rt_attrs *a,
+                                      rt_value *const *in, int n, ag_dtype dt,
+                                      const ag_shape *shape);
+extern _Thread_local rt_trace_hook_fn rt_trace_hook;
+
+/* ------------------------------------------------------------- printing */
+
+/* Formats a concrete tensor like tf.print ("[[1 2] [3 4]]", long dims
+ * summarized with "..."), into a malloc'ed string. */
+char *rt_format_value(const rt_value *v);
+
+/* The stream ag_print writes to. */
+FILE *rt_print_stream(void);
+
+/* ----------------------------------------------------------- variables */
+
+typedef struct ag_variable_s {
+    uint32_t magic;
+    rt_value *value; /* owned */
+    ag_loc created_at;
+} rt_variable;
+
+#define RT_VARIABLE_MAGIC 0xA6A7A81Eu
+
+/* Frees every variable still alive and resets the print stream
+ * (ag_shutdown). */
+void rt_state_shutdown(void);
+
+/* ---------------------------------------------------------- allocation */
+
+void *rt_xmalloc(size_t n);
+void *rt_xcalloc(size_t n, size_t size);
+void *rt_xrealloc(void *p, size_t n);
+char *rt_xstrdup(const char *s);
+
+#endif /* RT_H */

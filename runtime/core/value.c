@@ -1,0 +1,119 @@
+/*
+ * value.c - tensor values and their storage.
+ *
+ * A value owns one reference to its storage; aliases (reshape, squeeze,
+ * expand_dims) share the storage and bump the count. Data is 64-byte
+ * aligned so that kernels and generated code can use aligned vector loads.
+ */
+#include "rt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { DATA_ALIGN = 64 };
+
+static rt_storage *storage_new(size_t bytes)
+{
+    rt_storage *s = rt_xmalloc(sizeof *s);
+    size_t rounded = (bytes + DATA_ALIGN - 1) / DATA_ALIGN * DATA_ALIGN;
+    s->data = aligned_alloc(DATA_ALIGN, rounded ? rounded : DATA_ALIGN);
+    if (!s->data) {
+        fprintf(stderr, "agc runtime: out of memory allocating %zu bytes\n", bytes);
+        abort();
+    }
+    s->bytes = bytes;
+    atomic_init(&s->refs, 1);
+    return s;
+}
+
+static void storage_release(rt_storage *s)
+{
+    if (s && atomic_fetch_sub(&s->refs, 1) == 1) {
+        free(s->data);
+        free(s);
+    }
+}
+
+rt_value *rt_value_new(ag_dtype dt, const ag_shape *s)
+{
+    rt_value *v = rt_xcalloc(1, sizeof *v);
+    v->kind = RT_CONCRETE;
+    v->dtype = dt;
+    v->shape = *s;
+    v->numel = rt_shape_numel(s);
+    if (dt == RT_LIST)
+        return v; /* the kernel attaches the list */
+    v->storage = storage_new((size_t)v->numel * rt_dtype_size(dt));
+    v->data = v->storage->data;
+    return v;
+}
+
+rt_value *rt_value_alias(const rt_value *src, const ag_shape *s)
+{
+    rt_value *v = rt_xcalloc(1, sizeof *v);
+    *v = *src;
+    v->shape = *s;
+    v->numel = rt_shape_numel(s);
+    if (v->storage)
+        atomic_fetch_add(&v->storage->refs, 1);
+    if (v->list)
+        atomic_fetch_add(&v->list->refs, 1);
+    return v;
+}
+
+rt_value *rt_value_zeros(ag_dtype dt, const ag_shape *s)
+{
+    rt_value *v = rt_value_new(dt, s);
+    if (v->data)
+        memset(v->data, 0, rt_value_bytes(v));
+    return v;
+}
+
+rt_value *rt_value_scalar(ag_dtype dt, double x)
+{
+    rt_value *v = rt_value_new(dt, &AG_SCALAR);
+    rt_store_f64(dt, v->data, 0, x);
+    return v;
+}
+
+rt_value *rt_value_new_list(ag_dtype elem, int64_t size, bool dynamic)
+{
+    ag_shape unknown = {.rank = -1};
+    rt_value *v = rt_value_new(RT_LIST, &AG_SCALAR);
+    rt_list *l = rt_xcalloc(1, sizeof *l);
+    atomic_init(&l->refs, 1);
+    l->elem_dtype = elem;
+    l->dynamic_size = dynamic;
+    l->size = size;
+    l->cap = size > 4 ? size : 4;
+    l->elems = rt_xcalloc((size_t)l->cap, sizeof *l->elems);
+    v->list = l;
+    v->elem_dtype = elem;
+    v->shape = unknown; /* a list value's shape is its element shape */
+    v->numel = 0;
+    return v;
+}
+
+static void list_release(rt_list *l)
+{
+    if (!l || atomic_fetch_sub(&l->refs, 1) != 1)
+        return;
+    for (int64_t i = 0; i < l->size; i++)
+        rt_value_free(l->elems[i]);
+    free(l->elems);
+    free(l);
+}
+
+void rt_value_free(rt_value *v)
+{
+    if (!v)
+        return;
+    storage_release(v->storage);
+    list_release(v->list);
+    free(v);
+}
+
+size_t rt_value_bytes(const rt_value *v)
+{
+    return v->numel > 0 ? (size_t)v->numel * rt_dtype_size(v->dtype) : 0;
+}

@@ -1,0 +1,458 @@
+/*
+ * ag.h - the public API of libag, the agc runtime.
+ *
+ * This is the only header a user includes. Compiled with any C compiler and
+ * linked with -lag, code written against it runs eagerly: every op executes
+ * at once. Passed through agc, the same code is traced into graphs.
+ *
+ * Most entry points are macros that capture the caller's __FILE__/__LINE__,
+ * so that errors (and, while tracing, graph nodes) point at the user's own
+ * source line. Each macro `ag_NAME(...)` forwards to a function
+ * `ag_NAME_at(AG_HERE, ...)` that generated code may also call directly.
+ *
+ * The contract is ../shared/design/dsl.md; docs/runtime.md explains the
+ * semantics chosen where dsl.md is silent.
+ */
+#ifndef AG_H
+#define AG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AG_VERSION_MAJOR 0
+#define AG_VERSION_MINOR 1
+#define AG_VERSION_PATCH 0
+#define AG_VERSION "0.1.0"
+
+/* ---------------------------------------------------------------- types */
+
+#define AG_MAX_RANK 8
+
+typedef enum ag_dtype {
+    AG_F32,
+    AG_F64,
+    AG_BF16,
+    AG_I32,
+    AG_I64,
+    AG_BOOL,
+    AG_NUM_DTYPES
+} ag_dtype;
+
+/* A shape. A dim of -1 means unknown (signatures and static shapes only). */
+typedef struct ag_shape {
+    int rank;
+    int64_t dims[AG_MAX_RANK];
+} ag_shape;
+
+/*
+ * A tensor handle, passed by value. It is a struct so that `if (t)` is a
+ * compile error. `gen` detects use after ag_free. The all-zero handle is
+ * "no tensor"; ag_is_error() is true for it and for failed results.
+ */
+typedef struct ag_tensor {
+    uint32_t id;
+    uint32_t gen;
+} ag_tensor;
+
+/* Values accumulated in a loop (TensorFlow's TensorArray). */
+typedef struct ag_tensor_array {
+    ag_tensor list;
+} ag_tensor_array;
+
+/* Mutable tensor state, shared by identity. */
+typedef struct ag_variable_s *ag_variable;
+
+/* A source location: the user's file and line. */
+typedef struct ag_loc {
+    const char *file;
+    int line;
+} ag_loc;
+
+#define AG_HERE ((ag_loc){__FILE__, __LINE__})
+
+/* ------------------------------------------------------- helper macros */
+
+#define AG__CAT_(a, b) a##b
+#define AG__CAT(a, b) AG__CAT_(a, b)
+#define AG__NARGS(...) AG__NARGS_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, \
+                                  9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define AG__NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, \
+                   _14, _15, _16, N, ...) N
+#define AG__MAP(f, ...) AG__CAT(AG__MAP_, AG__NARGS(__VA_ARGS__))(f, __VA_ARGS__)
+#define AG__MAP_1(f, x) f(x)
+#define AG__MAP_2(f, x, ...) f(x), AG__MAP_1(f, __VA_ARGS__)
+#define AG__MAP_3(f, x, ...) f(x), AG__MAP_2(f, __VA_ARGS__)
+#define AG__MAP_4(f, x, ...) f(x), AG__MAP_3(f, __VA_ARGS__)
+#define AG__MAP_5(f, x, ...) f(x), AG__MAP_4(f, __VA_ARGS__)
+#define AG__MAP_6(f, x, ...) f(x), AG__MAP_5(f, __VA_ARGS__)
+#define AG__MAP_7(f, x, ...) f(x), AG__MAP_6(f, __VA_ARGS__)
+#define AG__MAP_8(f, x, ...) f(x), AG__MAP_7(f, __VA_ARGS__)
+#define AG__MAP_9(f, x, ...) f(x), AG__MAP_8(f, __VA_ARGS__)
+#define AG__MAP_10(f, x, ...) f(x), AG__MAP_9(f, __VA_ARGS__)
+#define AG__MAP_11(f, x, ...) f(x), AG__MAP_10(f, __VA_ARGS__)
+#define AG__MAP_12(f, x, ...) f(x), AG__MAP_11(f, __VA_ARGS__)
+#define AG__MAP_13(f, x, ...) f(x), AG__MAP_12(f, __VA_ARGS__)
+#define AG__MAP_14(f, x, ...) f(x), AG__MAP_13(f, __VA_ARGS__)
+#define AG__MAP_15(f, x, ...) f(x), AG__MAP_14(f, __VA_ARGS__)
+#define AG__MAP_16(f, x, ...) f(x), AG__MAP_15(f, __VA_ARGS__)
+
+/* AG_SHAPE(2, 3) is the shape [2, 3]; AG_SCALAR the rank-0 shape. */
+#define AG_SHAPE(...) ((ag_shape){AG__NARGS(__VA_ARGS__), {__VA_ARGS__}})
+#define AG_SCALAR ((ag_shape){0, {0}})
+/* Index vectors (ag_slice's begin and size) are written the same way. */
+#define AG_INDEX(...) AG_SHAPE(__VA_ARGS__)
+
+/* ---------------------------------------------------------- annotations */
+
+/* Under clang (and so under agc, which parses with libclang) the marks are
+ * annotate attributes; other compilers see nothing, so eager builds stay
+ * warning-free everywhere. */
+#if defined(__clang__)
+#define AG_FUNCTION __attribute__((annotate("ag.function")))
+#define AG_SIGNATURE(spec) __attribute__((annotate("ag.signature=" spec)))
+#define AG_ALIAS(name) __attribute__((annotate("ag.alias=" name)))
+#else
+#define AG_FUNCTION
+#define AG_SIGNATURE(spec)
+#define AG_ALIAS(name)
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define AG_WARN_UNUSED_RESULT __attribute__((warn_unused_result))
+#else
+#define AG_WARN_UNUSED_RESULT
+#endif
+
+/* ------------------------------------------------------ weak operands */
+
+/*
+ * Binary ops accept a tensor or a plain C number for either operand. A C
+ * number is weakly typed: it takes the dtype of the tensor operand (when
+ * both are numbers, an integer becomes i32 and a floating number f32).
+ */
+typedef enum ag_operand_kind {
+    AG_OPERAND_TENSOR,
+    AG_OPERAND_INT,
+    AG_OPERAND_FLOAT,
+    AG_OPERAND_BOOL
+} ag_operand_kind;
+
+typedef struct ag_operand {
+    ag_operand_kind kind;
+    ag_tensor tensor;
+    int64_t i;
+    double f;
+} ag_operand;
+
+static inline ag_operand ag__tensor_operand(ag_tensor t)
+{
+    ag_operand o = {AG_OPERAND_TENSOR, t, 0, 0.0};
+    return o;
+}
+static inline ag_operand ag__int_operand(long long v)
+{
+    ag_operand o = {AG_OPERAND_INT, {0, 0}, (int64_t)v, (double)v};
+    return o;
+}
+static inline ag_operand ag__float_operand(double v)
+{
+    ag_operand o = {AG_OPERAND_FLOAT, {0, 0}, (int64_t)v, v};
+    return o;
+}
+static inline ag_operand ag__bool_operand(_Bool v)
+{
+    ag_operand o = {AG_OPERAND_BOOL, {0, 0}, v, v};
+    return o;
+}
+
+#define AG_OPERAND(x) _Generic((x),            \
+    ag_tensor: ag__tensor_operand,             \
+    _Bool: ag__bool_operand,                   \
+    char: ag__int_operand,                     \
+    signed char: ag__int_operand,              \
+    unsigned char: ag__int_operand,            \
+    short: ag__int_operand,                    \
+    unsigned short: ag__int_operand,           \
+    int: ag__int_operand,                      \
+    unsigned: ag__int_operand,                 \
+    long: ag__int_operand,                     \
+    unsigned long: ag__int_operand,            \
+    long long: ag__int_operand,                \
+    unsigned long long: ag__int_operand,       \
+    float: ag__float_operand,                  \
+    double: ag__float_operand)(x)
+
+/* ------------------------------------------------------- making tensors */
+
+ag_tensor ag_scalar_at(ag_loc loc, ag_dtype dt, double v);
+ag_tensor ag_scalar_i64_at(ag_loc loc, int64_t v); /* exact for all int64 */
+ag_tensor ag_from_data_at(ag_loc loc, ag_dtype dt, ag_shape s, const void *data);
+ag_tensor ag_fill_at(ag_loc loc, ag_dtype dt, ag_shape s, double v);
+ag_tensor ag_fill_like_at(ag_loc loc, ag_tensor t, double v);
+ag_tensor ag_eye_at(ag_loc loc, int64_t n, ag_dtype dt);
+ag_tensor ag_range_at(ag_loc loc, ag_operand start, ag_operand limit, ag_operand delta);
+ag_tensor ag_random_uniform_at(ag_loc loc, ag_shape s, double lo, double hi,
+                               ag_dtype dt, uint64_t seed);
+
+#define ag_scalar_f32(v) ag_scalar_at(AG_HERE, AG_F32, (double)(v))
+#define ag_scalar_f64(v) ag_scalar_at(AG_HERE, AG_F64, (double)(v))
+#define ag_scalar_bf16(v) ag_scalar_at(AG_HERE, AG_BF16, (double)(v))
+#define ag_scalar_i32(v) ag_scalar_at(AG_HERE, AG_I32, (double)(int32_t)(v))
+#define ag_scalar_i64(v) ag_scalar_i64_at(AG_HERE, (int64_t)(v))
+#define ag_scalar_bool(v) ag_scalar_at(AG_HERE, AG_BOOL, (v) ? 1.0 : 0.0)
+#define ag_scalar(dt, v) ag_scalar_at(AG_HERE, (dt), (double)(v))
+#define ag_from_data(dt, s, data) ag_from_data_at(AG_HERE, (dt), (s), (data))
+#define ag_zeros(dt, s) ag_fill_at(AG_HERE, (dt), (s), 0.0)
+#define ag_ones(dt, s) ag_fill_at(AG_HERE, (dt), (s), 1.0)
+#define ag_fill(dt, s, v) ag_fill_at(AG_HERE, (dt), (s), (double)(v))
+#define ag_zeros_like(t) ag_fill_like_at(AG_HERE, (t), 0.0)
+#define ag_ones_like(t) ag_fill_like_at(AG_HERE, (t), 1.0)
+#define ag_eye(n, dt) ag_eye_at(AG_HERE, (n), (dt))
+#define ag_range(start, limit, delta) \
+    ag_range_at(AG_HERE, AG_OPERAND(start), AG_OPERAND(limit), AG_OPERAND(delta))
+#define ag_random_uniform(s, lo, hi, dt, seed) \
+    ag_random_uniform_at(AG_HERE, (s), (lo), (hi), (dt), (seed))
+
+/* ------------------------------------------------------------------ ops */
+
+/* Binary elementwise ops, broadcasting like NumPy. */
+#define AG__BINARY_OPS(X)                                                 \
+    X(add) X(sub) X(mul) X(div) X(floordiv) X(mod) X(pow) X(maximum)      \
+    X(minimum) X(equal) X(not_equal) X(less) X(less_equal) X(greater)     \
+    X(greater_equal) X(logical_and) X(logical_or)
+
+/* Unary elementwise ops. */
+#define AG__UNARY_OPS(X)                                                  \
+    X(neg) X(abs) X(exp) X(log) X(sqrt) X(rsqrt) X(square) X(tanh)        \
+    X(sigmoid) X(relu) X(floor) X(ceil) X(sign) X(logical_not)
+
+#define AG__DECLARE_BINARY(name) \
+    ag_tensor ag_##name##_at(ag_loc loc, ag_operand a, ag_operand b);
+#define AG__DECLARE_UNARY(name) ag_tensor ag_##name##_at(ag_loc loc, ag_tensor x);
+AG__BINARY_OPS(AG__DECLARE_BINARY)
+AG__UNARY_OPS(AG__DECLARE_UNARY)
+#undef AG__DECLARE_BINARY
+#undef AG__DECLARE_UNARY
+
+#define ag_add(a, b) ag_add_at(AG_HERE, AG_OPERAND(a), AG_OPERAND(b))
+#define ag_sub(a, b) ag_sub_at(AG_HERE, AG_OPERAND(a), AG_OPERAND(b))
+#define ag_mul(a, b) ag_mul_at(AG_HERE, AG_OPERAND(a), AG_OPERAND(b))
+#define ag_div(a, b) ag_div_at(AG_HERE, AG_OPERAND(a), AG_OPERAND(b))
+#define ag_floordiv(a, b) ag_floordiv_at(AG_HERE, AG_OPERAND(a), AG_OPERAND(b))
+#define ag_mod(a, b) ag_mod_at(AG_HERE, AG_OPERAND(a), AG_OPERAND(b))
+#define ag_pow(a, b) ag_pow_at(AG_HERE, AG_OPERAND(a), AG_OPERAND(b))
+#define ag_maximum(a, b) ag_maximum_at(AG_HERE, AG_OPERAND(a), AG_OPERAND(b))
+#define ag_minimum(a, b) ag_minimum_at(AG_HERE, AG_OPERAND(a), AG_OPERAND(b))
+#define ag_equal(a, b) ag_equal_at(AG_HERE, AG_OPERAND(a), AG_OPERAND(b))
+#define ag_not_equal(a, b) ag_not_equal_at(AG_HERE, AG_OPERAND(a), AG_OPERAND(b))
+#define ag_less(a, b) ag_less_at(AG_HERE, AG_OPERAND(a), AG_OPERAND(b))
+#define ag_less_equal(a, b) ag_less_equal_at(AG_HERE, AG_OPERAND(a), AG_OPERAND(b))
+#define ag_greater(a, b) ag_greater_at(AG_HERE, AG_OPERAND(a), AG_OPERAND(b))
+#define ag_greater_equal(a, b) \
+    ag_greater_equal_at(AG_HERE, AG_OPERAND(a), AG_OPERAND(b))
+#define ag_logical_and(a, b) ag_logical_and_at(AG_HERE, AG_OPERAND(a), AG_OPERAND(b))
+#define ag_logical_or(a, b) ag_logical_or_at(AG_HERE, AG_OPERAND(a), AG_OPERAND(b))
+
+#define ag_neg(x) ag_neg_at(AG_HERE, (x))
+#define ag_abs(x) ag_abs_at(AG_HERE, (x))
+#define ag_exp(x) ag_exp_at(AG_HERE, (x))
+#define ag_log(x) ag_log_at(AG_HERE, (x))
+#define ag_sqrt(x) ag_sqrt_at(AG_HERE, (x))
+#define ag_rsqrt(x) ag_rsqrt_at(AG_HERE, (x))
+#define ag_square(x) ag_square_at(AG_HERE, (x))
+#define ag_tanh(x) ag_tanh_at(AG_HERE, (x))
+#define ag_sigmoid(x) ag_sigmoid_at(AG_HERE, (x))
+#define ag_relu(x) ag_relu_at(AG_HERE, (x))
+#define ag_floor(x) ag_floor_at(AG_HERE, (x))
+#define ag_ceil(x) ag_ceil_at(AG_HERE, (x))
+#define ag_sign(x) ag_sign_at(AG_HERE, (x))
+#define ag_logical_not(x) ag_logical_not_at(AG_HERE, (x))
+
+/* where(cond, a, b): a where cond is true, else b; all three broadcast. */
+ag_tensor ag_where_at(ag_loc loc, ag_tensor cond, ag_operand a, ag_operand b);
+#define ag_where(c, a, b) ag_where_at(AG_HERE, (c), AG_OPERAND(a), AG_OPERAND(b))
+
+ag_tensor ag_cast_at(ag_loc loc, ag_tensor t, ag_dtype dt);
+#define ag_cast(t, dt) ag_cast_at(AG_HERE, (t), (dt))
+
+/* Reductions over one axis (negative counts from the end) or all of them. */
+#define AG_ALL_AXES INT32_MIN
+ag_tensor ag_reduce_sum_at(ag_loc loc, ag_tensor t, int axis, bool keepdims);
+ag_tensor ag_reduce_mean_at(ag_loc loc, ag_tensor t, int axis, bool keepdims);
+ag_tensor ag_reduce_max_at(ag_loc loc, ag_tensor t, int axis, bool keepdims);
+ag_tensor ag_reduce_min_at(ag_loc loc, ag_tensor t, int axis, bool keepdims);
+ag_tensor ag_reduce_prod_at(ag_loc loc, ag_tensor t, int axis, bool keepdims);
+ag_tensor ag_argmax_at(ag_loc loc, ag_tensor t, int axis); /* gives i64 */
+#define ag_reduce_sum(t, axis, keep) ag_reduce_sum_at(AG_HERE, (t), (axis), (keep))
+#define ag_reduce_mean(t, axis, keep) ag_reduce_mean_at(AG_HERE, (t), (axis), (keep))
+#define ag_reduce_max(t, axis, keep) ag_reduce_max_at(AG_HERE, (t), (axis), (keep))
+#define ag_reduce_min(t, axis, keep) ag_reduce_min_at(AG_HERE, (t), (axis), (keep))
+#define ag_reduce_prod(t, axis, keep) ag_reduce_prod_at(AG_HERE, (t), (axis), (keep))
+#define ag_argmax(t, axis) ag_argmax_at(AG_HERE, (t), (axis))
+
+/* Linear algebra and neural-network ops. */
+typedef enum ag_padding { AG_VALID = 0, AG_SAME = 1 } ag_padding;
+ag_tensor ag_matmul_at(ag_loc loc, ag_tensor a, ag_tensor b);
+ag_tensor ag_conv2d_at(ag_loc loc, ag_tensor x, ag_tensor filter, int stride_h,
+                       int stride_w, ag_padding padding);
+ag_tensor ag_softmax_at(ag_loc loc, ag_tensor t, int axis);
+#define ag_matmul(a, b) ag_matmul_at(AG_HERE, (a), (b))
+#define ag_conv2d(x, f, sh, sw, pad) ag_conv2d_at(AG_HERE, (x), (f), (sh), (sw), (pad))
+#define ag_softmax(t, axis) ag_softmax_at(AG_HERE, (t), (axis))
+
+/* Shape manipulation. */
+ag_tensor ag_reshape_at(ag_loc loc, ag_tensor t, ag_shape s);
+ag_tensor ag_transpose_at(ag_loc loc, ag_tensor t, int n, const int *perm);
+ag_tensor ag_concat_at(ag_loc loc, int axis, int n, const ag_tensor *ts);
+ag_tensor ag_stack_at(ag_loc loc, int axis, int n, const ag_tensor *ts);
+ag_tensor ag_slice_at(ag_loc loc, ag_tensor t, ag_shape begin, ag_shape size);
+ag_tensor ag_gather_at(ag_loc loc, ag_tensor t, ag_tensor indices, int axis);
+ag_tensor ag_expand_dims_at(ag_loc loc, ag_tensor t, int axis);
+ag_tensor ag_squeeze_at(ag_loc loc, ag_tensor t, int axis);
+ag_tensor ag_shape_of_at(ag_loc loc, ag_tensor t);
+ag_tensor ag_size_at(ag_loc loc, ag_tensor t);
+ag_tensor ag_one_hot_at(ag_loc loc, ag_tensor indices, int64_t depth);
+#define ag_reshape(t, s) ag_reshape_at(AG_HERE, (t), (s))
+/* ag_transpose(t, 1, 0): the permutation is listed after the tensor. */
+#define ag_transpose(t, ...) \
+    ag_transpose_at(AG_HERE, (t), AG__NARGS(__VA_ARGS__), (const int[]){__VA_ARGS__})
+#define ag_concat(axis, n, ts) ag_concat_at(AG_HERE, (axis), (n), (ts))
+#define ag_stack(axis, n, ts) ag_stack_at(AG_HERE, (axis), (n), (ts))
+/* size -1 takes everything from begin to the end of that axis. */
+#define ag_slice(t, begin, size) ag_slice_at(AG_HERE, (t), (begin), (size))
+#define ag_gather(t, idx, axis) ag_gather_at(AG_HERE, (t), (idx), (axis))
+#define ag_expand_dims(t, axis) ag_expand_dims_at(AG_HERE, (t), (axis))
+/* axis AG_ALL_AXES removes every dim of size 1. */
+#define ag_squeeze(t, axis) ag_squeeze_at(AG_HERE, (t), (axis))
+#define ag_shape_of(t) ag_shape_of_at(AG_HERE, (t))
+#define ag_size(t) ag_size_at(AG_HERE, (t))
+#define ag_one_hot(idx, depth) ag_one_hot_at(AG_HERE, (idx), (depth))
+
+/* ------------------------------------------------------ reading values */
+
+ag_dtype ag_dtype_of(ag_tensor t);
+ag_shape ag_shape_get(ag_tensor t);
+int ag_rank(ag_tensor t);
+int64_t ag_num_elements(ag_tensor t);
+const void *ag_data_at(ag_loc loc, ag_tensor t);
+float ag_get_f32_at(ag_loc loc, ag_tensor t, int64_t i);
+double ag_get_f64_at(ag_loc loc, ag_tensor t, int64_t i);
+int32_t ag_get_i32_at(ag_loc loc, ag_tensor t, int64_t i);
+int64_t ag_get_i64_at(ag_loc loc, ag_tensor t, int64_t i);
+double ag_item_f64_at(ag_loc loc, ag_tensor t);
+#define ag_data(t) ag_data_at(AG_HERE, (t))
+#define ag_get_f32(t, i) ag_get_f32_at(AG_HERE, (t), (i))
+#define ag_get_f64(t, i) ag_get_f64_at(AG_HERE, (t), (i))
+#define ag_get_i32(t, i) ag_get_i32_at(AG_HERE, (t), (i))
+#define ag_get_i64(t, i) ag_get_i64_at(AG_HERE, (t), (i))
+#define ag_item_f64(t) ag_item_f64_at(AG_HERE, (t))
+
+const char *ag_dtype_name(ag_dtype dt); /* "f32", "i32", ... */
+bool ag_shape_equal(ag_shape a, ag_shape b);
+
+/* bfloat16 conversions: round to nearest even, NaN stays a quiet NaN. */
+uint16_t ag_f32_to_bf16(float f);
+float ag_bf16_to_f32(uint16_t b);
+
+/* ----------------------------------------------------- control flow */
+
+/* t: a scalar; true when non-zero. Conditions containing ag_bool are
+ * staged by agc. */
+bool ag_bool_at(ag_loc loc, ag_tensor t);
+#define ag_bool(t) ag_bool_at(AG_HERE, (t))
+
+/* ----------------------------------------------------- side effects */
+
+/* One argument of ag_print: a string (text != NULL) or a tensor. */
+typedef struct ag_print_arg {
+    const char *text;
+    ag_tensor tensor;
+} ag_print_arg;
+
+static inline ag_print_arg ag__print_text(const char *s)
+{
+    ag_print_arg a = {s ? s : "(null)", {0, 0}};
+    return a;
+}
+static inline ag_print_arg ag__print_tensor(ag_tensor t)
+{
+    ag_print_arg a = {NULL, t};
+    return a;
+}
+#define AG__PRINT_ARG(x) _Generic((x), \
+    ag_tensor: ag__print_tensor,       \
+    char *: ag__print_text,            \
+    const char *: ag__print_text)(x)
+
+void ag_print_at(ag_loc loc, int n, const ag_print_arg *args);
+/* ag_print("x =", x): strings and tensors, space-separated, then newline. */
+#define ag_print(...) ag_print_at(AG_HERE, AG__NARGS(__VA_ARGS__), \
+    (const ag_print_arg[]){AG__MAP(AG__PRINT_ARG, __VA_ARGS__)})
+void ag_set_print_stream(FILE *out); /* NULL means stdout */
+
+void ag_assert_at(ag_loc loc, ag_tensor cond, const char *message);
+#define ag_assert(cond, message) ag_assert_at(AG_HERE, (cond), (message))
+
+/* ----------------------------------------- variables and tensor arrays */
+
+ag_variable ag_variable_new_at(ag_loc loc, ag_tensor init);
+ag_tensor ag_variable_read_at(ag_loc loc, ag_variable v);
+void ag_assign_at(ag_loc loc, ag_variable v, ag_tensor value);
+void ag_assign_add_at(ag_loc loc, ag_variable v, ag_tensor value);
+void ag_assign_sub_at(ag_loc loc, ag_variable v, ag_tensor value);
+void ag_variable_free(ag_variable v);
+#define ag_variable_new(init) ag_variable_new_at(AG_HERE, (init))
+#define ag_variable_read(v) ag_variable_read_at(AG_HERE, (v))
+#define ag_assign(v, value) ag_assign_at(AG_HERE, (v), (value))
+#define ag_assign_add(v, value) ag_assign_add_at(AG_HERE, (v), (value))
+#define ag_assign_sub(v, value) ag_assign_sub_at(AG_HERE, (v), (value))
+
+ag_tensor_array ag_tensor_array_new_at(ag_loc loc, ag_dtype dt, int64_t size,
+                                       bool dynamic_size);
+AG_WARN_UNUSED_RESULT ag_tensor_array ag_tensor_array_write_at(
+    ag_loc loc, ag_tensor_array ta, ag_operand index, ag_tensor value);
+ag_tensor ag_tensor_array_read_at(ag_loc loc, ag_tensor_array ta, ag_operand index);
+ag_tensor ag_tensor_array_stack_at(ag_loc loc, ag_tensor_array ta);
+ag_tensor ag_tensor_array_size_at(ag_loc loc, ag_tensor_array ta);
+#define ag_tensor_array_new(dt, size, dyn) \
+    ag_tensor_array_new_at(AG_HERE, (dt), (size), (dyn))
+#define ag_tensor_array_write(ta, idx, value) \
+    ag_tensor_array_write_at(AG_HERE, (ta), AG_OPERAND(idx), (value))
+#define ag_tensor_array_read(ta, idx) \
+    ag_tensor_array_read_at(AG_HERE, (ta), AG_OPERAND(idx))
+#define ag_tensor_array_stack(ta) ag_tensor_array_stack_at(AG_HERE, (ta))
+#define ag_tensor_array_size(ta) ag_tensor_array_size_at(AG_HERE, (ta))
+
+/* ---------------------------------------------------------------- memory */
+
+void ag_scope_push(void);
+void ag_scope_pop(void);
+ag_tensor ag_keep(ag_tensor t); /* moves t to the enclosing scope; returns t */
+void ag_free(ag_tensor t);
+void ag_shutdown(void);
+int64_t ag_live_tensors(void); /* handles not yet freed, for leak checks */
+
+/* ---------------------------------------------------------------- errors */
+
+typedef enum ag_error_mode {
+    AG_ERRORS_EXIT,  /* print "file:line: error: message", exit(1) */
+    AG_ERRORS_RETURN /* the failing call returns an error tensor */
+} ag_error_mode;
+
+void ag_set_error_mode(ag_error_mode mode);
+ag_error_mode ag_get_error_mode(void);
+bool ag_is_error(ag_tensor t);
+const char *ag_last_error(void); /* NULL when none since start/clear */
+void ag_clear_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AG_H */

@@ -1,0 +1,155 @@
+/* test_core.c - handles, scopes, errors, weak operands and bfloat16. */
+#include "test_util.h"
+
+static void test_bf16_rounding(void **state)
+{
+    (void)state;
+    /* 1 + 2^-8 is exactly halfway between two bf16 values: ties to even. */
+    assert_int_equal(ag_f32_to_bf16(1.00390625f), 0x3F80);
+    /* 1 + 3 * 2^-8 is halfway too, and rounds up to the even neighbour. */
+    assert_int_equal(ag_f32_to_bf16(1.01171875f), 0x3F82);
+    assert_int_equal(ag_f32_to_bf16(1.0f), 0x3F80);
+    assert_int_equal(ag_f32_to_bf16(-2.0f), 0xC000);
+    /* Above halfway rounds up. */
+    assert_int_equal(ag_f32_to_bf16(1.0040f), 0x3F81);
+}
+
+static void test_bf16_nan_and_overflow(void **state)
+{
+    (void)state;
+    assert_true(isnan(ag_bf16_to_f32(ag_f32_to_bf16(NAN))));
+    /* A NaN whose payload sits only in the low half stays a NaN. */
+    uint32_t bits = 0x7F800001u;
+    float snan;
+    memcpy(&snan, &bits, sizeof snan);
+    uint16_t b = ag_f32_to_bf16(snan);
+    assert_true(isnan(ag_bf16_to_f32(b)));
+    assert_true(b & 0x0040);
+    /* The largest f32 rounds up past the largest bf16: infinity. */
+    assert_true(isinf(ag_bf16_to_f32(ag_f32_to_bf16(3.4028235e38f))));
+    assert_true(isinf(ag_bf16_to_f32(ag_f32_to_bf16(INFINITY))));
+}
+
+static void test_from_data_and_get(void **state)
+{
+    (void)state;
+    ag_tensor t = F32(AG_SHAPE(2, 2), 1, 2, 3, 4);
+    CHECK_TYPE(t, AG_F32, AG_SHAPE(2, 2));
+    CHECK_VALUES(t, 1, 2, 3, 4);
+    assert_int_equal(ag_rank(t), 2);
+    assert_int_equal(ag_num_elements(t), 4);
+    assert_float_equal(ag_get_f32(t, 3), 4.0f, 0);
+    ag_tensor s = ag_scalar_i64(INT64_MAX);
+    assert_true(ag_get_i64(s, 0) == INT64_MAX);
+    ag_tensor b = ag_scalar_bool(true);
+    CHECK_TYPE(b, AG_BOOL, AG_SCALAR);
+    assert_true(ag_bool(b));
+}
+
+static void test_bad_reads(void **state)
+{
+    (void)state;
+    ag_tensor t = F32(AG_SHAPE(2), 1, 2);
+    ag_clear_error();
+    assert_true(isnan(ag_get_f32(t, 2)));
+    assert_non_null(strstr(ag_last_error(), "out of range"));
+    ag_clear_error();
+    assert_false(ag_bool(t));
+    assert_non_null(strstr(ag_last_error(), "needs a scalar"));
+    EXPECT_ERROR(ag_from_data(AG_F32, AG_SHAPE(2), NULL), "data is NULL");
+    EXPECT_ERROR(ag_from_data(AG_F32, AG_SHAPE(-2), (const float[]){1}), "negative dim");
+    EXPECT_ERROR(ag_zeros((ag_dtype)42, AG_SHAPE(2)), "invalid dtype");
+}
+
+static void test_use_after_free(void **state)
+{
+    (void)state;
+    ag_tensor t = ag_scalar_f32(1);
+    ag_free(t);
+    ag_clear_error();
+    assert_true(isnan(ag_item_f64(t)));
+    assert_non_null(strstr(ag_last_error(), "used after it was freed"));
+    /* The slot is reused; the stale handle must still be rejected. */
+    ag_tensor u = ag_scalar_f32(2);
+    assert_int_equal(u.id, t.id);
+    ag_clear_error();
+    assert_true(isnan(ag_item_f64(t)));
+    assert_non_null(ag_last_error());
+    assert_float_equal(ag_item_f64(u), 2.0, 0);
+}
+
+static void test_zero_handle_is_reported(void **state)
+{
+    (void)state;
+    ag_tensor zero = {0, 0};
+    assert_true(ag_is_error(zero));
+    ag_clear_error();
+    assert_true(isnan(ag_item_f64(zero)));
+    assert_non_null(strstr(ag_last_error(), "uninitialized"));
+}
+
+static void test_scopes_and_keep(void **state)
+{
+    (void)state;
+    int64_t before = ag_live_tensors();
+    ag_tensor kept;
+    ag_scope_push();
+    {
+        ag_tensor a = ag_scalar_f32(1);
+        (void)ag_scalar_f32(2);
+        kept = ag_keep(a);
+        assert_int_equal(ag_live_tensors(), before + 2);
+    }
+    ag_scope_pop();
+    assert_int_equal(ag_live_tensors(), before + 1);
+    assert_float_equal(ag_item_f64(kept), 1.0, 0);
+    ag_free(kept);
+    assert_int_equal(ag_live_tensors(), before);
+}
+
+static void test_error_location_and_clear(void **state)
+{
+    (void)state;
+    ag_clear_error();
+    assert_null(ag_last_error());
+    ag_tensor t = ag_from_data(AG_F32, AG_SHAPE(1), NULL);
+    assert_true(ag_is_error(t));
+    const char *m = ag_last_error();
+    assert_non_null(m);
+    assert_non_null(strstr(m, "test_core.c:"));
+    /* A later successful call does not clear it. */
+    (void)ag_scalar_f32(1);
+    assert_non_null(ag_last_error());
+    ag_clear_error();
+    assert_null(ag_last_error());
+}
+
+static void test_weak_operand_conversion(void **state)
+{
+    (void)state;
+    ag_tensor i = I32(AG_SHAPE(2), 1, 2);
+    EXPECT_ERROR(ag_add(i, 2.5), "cannot be converted to i32");
+    ag_tensor f = F32(AG_SHAPE(2), 1, 2);
+    EXPECT_ERROR(ag_add(i, f), "different dtypes");
+    ag_tensor err = ag_add(i, f);
+    /* An op given an error tensor returns an error tensor, silently. */
+    ag_clear_error();
+    assert_true(ag_is_error(ag_neg(err)));
+    assert_null(ag_last_error());
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TU_TEST(test_bf16_rounding),
+        TU_TEST(test_bf16_nan_and_overflow),
+        TU_TEST(test_from_data_and_get),
+        TU_TEST(test_bad_reads),
+        TU_TEST(test_use_after_free),
+        TU_TEST(test_zero_handle_is_reported),
+        TU_TEST(test_scopes_and_keep),
+        TU_TEST(test_error_location_and_clear),
+        TU_TEST(test_weak_operand_conversion),
+    };
+    TU_RUN(tests);
+}
