@@ -94,6 +94,8 @@ rt_value *rt_value_alias(const rt_value *v, const ag_shape *s);
 rt_value *rt_value_new_list(ag_dtype elem, int64_t size, bool dynamic);
 rt_value *rt_value_scalar(ag_dtype dt, double v);
 rt_value *rt_value_zeros(ag_dtype dt, const ag_shape *s);
+/* Sets every element of a concrete value to x. */
+void rt_fill(rt_value *v, double x);
 void rt_value_free(rt_value *v);
 size_t rt_value_bytes(const rt_value *v);
 
