@@ -1,233 +1,792 @@
-/* elementwise.c - placeholder until this kernel family is written. */
+/*
+ * elementwise.c - elementwise kernels: binary arithmetic, comparisons,
+ * logic, where, unary math and cast.
+ *
+ * The file has three layers:
+ *   1. element functions: the scalar semantics of each op for each dtype
+ *      (one small inline function, generated per C type by a macro so that
+ *      the integer rules, say, are written once for i32 and i64);
+ *   2. typed runs: tight loops that apply an element function to a
+ *      contiguous run of the output, generated from the element functions;
+ *   3. the broadcasting walk: one function that splits the output into
+ *      maximal contiguous runs, with per-input strides (0 on broadcast
+ *      dims), and calls a run for each. Every binary op and where use it.
+ *
+ * Dtype conventions: bf16 is stored as uint16_t, computed in f32, and each
+ * result is rounded back with ag_f32_to_bf16; bool is uint8_t 0/1 (every
+ * producer normalizes it, so & and | are exact logic on it).
+ *
+ * Integer semantics follow TensorFlow: add/sub/mul/neg/abs/square/pow wrap
+ * modulo 2^n (computed in unsigned arithmetic, so no undefined behaviour);
+ * division by zero is an error; INT_MIN / -1 wraps to INT_MIN (mod gives 0).
+ */
 #include "../core/op_decls.h"
 
-RT_KERNEL(rt_k_add)
+#include <math.h>
+#include <string.h>
+
+/* =================================================== element functions */
+
+static inline float bf(uint16_t x) { return ag_bf16_to_f32(x); }
+
+/* a^b for b >= 0, modulo 2^64, by repeated squaring. Callers narrow the
+ * result: the low bits of a product depend only on the low bits of its
+ * factors, so this is also the wrapping power for 32-bit integers. */
+static uint64_t wrapping_pow(uint64_t base, uint64_t exp)
 {
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
+    uint64_t result = 1;
+    while (exp) {
+        if (exp & 1)
+            result *= base;
+        base *= base;
+        exp >>= 1;
+    }
+    return result;
+}
+
+/*
+ * Integer arithmetic for a signed type T whose unsigned twin is U.
+ *  - add/sub/mul wrap: computed in U, converted back (two's complement).
+ *  - div truncates toward zero like C's `/`. This is agc's choice (it is
+ *    tf.truncatediv; TF's `/` would give floats); ag_floordiv is the
+ *    flooring division.
+ *  - floordiv and mod floor like TF's floordiv/floormod and Python:
+ *    -7 // 2 == -4, -7 mod 2 == 1, 7 mod -2 == -1.
+ *  - A divisor of -1 is special-cased because INT_MIN / -1 overflows (and
+ *    traps on x86); the quotient wraps to INT_MIN and the remainder is 0.
+ *  - A zero divisor or a negative exponent never reaches these functions:
+ *    the kernels reject them first (see check_divisor, check_exponent).
+ */
+#define DEFINE_INT_ARITH(S, T, U)                                             \
+    static inline T add_##S(T a, T b) { return (T)((U)a + (U)b); }            \
+    static inline T sub_##S(T a, T b) { return (T)((U)a - (U)b); }            \
+    static inline T mul_##S(T a, T b) { return (T)((U)a * (U)b); }            \
+    static inline T div_##S(T a, T b) { return b == -1 ? sub_##S(0, a) : a / b; } \
+    static inline T floordiv_##S(T a, T b)                                    \
+    {                                                                         \
+        if (b == -1)                                                          \
+            return sub_##S(0, a);                                             \
+        T q = a / b;                                                          \
+        /* C truncates; step down when the exact quotient was negative     \
+         * and not whole. */                                                  \
+        return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;                \
+    }                                                                         \
+    static inline T mod_##S(T a, T b)                                         \
+    {                                                                         \
+        if (b == -1)                                                          \
+            return 0;                                                         \
+        T r = a % b;                                                          \
+        /* The floored remainder takes the divisor's sign. */                 \
+        return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;                    \
+    }                                                                         \
+    static inline T pow_##S(T a, T b) { return (T)(U)wrapping_pow((U)a, (uint64_t)b); } \
+    static inline T maximum_##S(T a, T b) { return a > b ? a : b; }           \
+    static inline T minimum_##S(T a, T b) { return a < b ? a : b; }           \
+    static inline T neg_##S(T x) { return sub_##S(0, x); }                    \
+    static inline T abs_##S(T x) { return x < 0 ? neg_##S(x) : x; }           \
+    static inline T square_##S(T x) { return mul_##S(x, x); }                 \
+    static inline T sign_##S(T x) { return (T)((x > 0) - (x < 0)); }          \
+    static inline T relu_##S(T x) { return x > 0 ? x : 0; }
+
+DEFINE_INT_ARITH(i32, int32_t, uint32_t)
+DEFINE_INT_ARITH(i64, int64_t, uint64_t)
+
+/*
+ * Float arithmetic for type T; F is the libm suffix (`f` for float, empty
+ * for double), so floor##F is floorf or floor.
+ *  - div is IEEE division: x/0 is +-inf, 0/0 is NaN.
+ *  - floordiv is floor(x / y) and mod is TF's floormod: fmod adjusted so
+ *    that a non-zero result has the divisor's sign.
+ *  - maximum/minimum propagate NaN (TF does; fmax would drop it).
+ *  - relu is max(x, 0) with the same NaN propagation; sign(NaN) is NaN.
+ *  - sigmoid uses exp(-|x|) only, so it never overflows.
+ */
+#define DEFINE_FLOAT_ARITH(S, T, F)                                           \
+    static inline T add_##S(T a, T b) { return a + b; }                       \
+    static inline T sub_##S(T a, T b) { return a - b; }                       \
+    static inline T mul_##S(T a, T b) { return a * b; }                       \
+    static inline T div_##S(T a, T b) { return a / b; }                       \
+    static inline T floordiv_##S(T a, T b) { return floor##F(a / b); }        \
+    static inline T mod_##S(T a, T b)                                         \
+    {                                                                         \
+        T r = fmod##F(a, b);                                                  \
+        return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;                    \
+    }                                                                         \
+    static inline T pow_##S(T a, T b) { return pow##F(a, b); }                \
+    static inline T maximum_##S(T a, T b) { return (a > b || isnan(a)) ? a : b; } \
+    static inline T minimum_##S(T a, T b) { return (a < b || isnan(a)) ? a : b; } \
+    static inline T neg_##S(T x) { return -x; }                               \
+    static inline T abs_##S(T x) { return fabs##F(x); }                       \
+    static inline T square_##S(T x) { return x * x; }                         \
+    static inline T sign_##S(T x) { return isnan(x) ? x : (T)((x > 0) - (x < 0)); } \
+    static inline T relu_##S(T x) { return (x > 0 || isnan(x)) ? x : 0; }     \
+    static inline T exp_##S(T x) { return exp##F(x); }                        \
+    static inline T log_##S(T x) { return log##F(x); }                        \
+    static inline T sqrt_##S(T x) { return sqrt##F(x); }                      \
+    static inline T rsqrt_##S(T x) { return 1 / sqrt##F(x); }                 \
+    static inline T tanh_##S(T x) { return tanh##F(x); }                      \
+    static inline T floor_##S(T x) { return floor##F(x); }                    \
+    static inline T ceil_##S(T x) { return ceil##F(x); }                      \
+    static inline T sigmoid_##S(T x)                                          \
+    {                                                                         \
+        if (x >= 0)                                                           \
+            return 1 / (1 + exp##F(-x));                                      \
+        T z = exp##F(x); /* x < 0 or NaN: z cannot overflow */                \
+        return z / (1 + z);                                                   \
+    }
+
+DEFINE_FLOAT_ARITH(f32, float, f)
+DEFINE_FLOAT_ARITH(f64, double, /* no suffix */)
+
+/* bf16: widen to f32, compute, round the result once. */
+#define DEFINE_BF16_BINARY(op)                                                \
+    static inline uint16_t op##_bf16(uint16_t a, uint16_t b)                  \
+    {                                                                         \
+        return ag_f32_to_bf16(op##_f32(bf(a), bf(b)));                        \
+    }
+#define DEFINE_BF16_UNARY(op)                                                 \
+    static inline uint16_t op##_bf16(uint16_t x) { return ag_f32_to_bf16(op##_f32(bf(x))); }
+
+DEFINE_BF16_BINARY(add)
+DEFINE_BF16_BINARY(sub)
+DEFINE_BF16_BINARY(mul)
+DEFINE_BF16_BINARY(div)
+DEFINE_BF16_BINARY(floordiv)
+DEFINE_BF16_BINARY(mod)
+DEFINE_BF16_BINARY(pow)
+DEFINE_BF16_BINARY(maximum)
+DEFINE_BF16_BINARY(minimum)
+DEFINE_BF16_UNARY(neg)
+DEFINE_BF16_UNARY(abs)
+DEFINE_BF16_UNARY(square)
+DEFINE_BF16_UNARY(sign)
+DEFINE_BF16_UNARY(relu)
+DEFINE_BF16_UNARY(exp)
+DEFINE_BF16_UNARY(log)
+DEFINE_BF16_UNARY(sqrt)
+DEFINE_BF16_UNARY(rsqrt)
+DEFINE_BF16_UNARY(tanh)
+DEFINE_BF16_UNARY(floor)
+DEFINE_BF16_UNARY(ceil)
+DEFINE_BF16_UNARY(sigmoid)
+
+/* Comparisons give uint8_t 0/1. Floats compare by IEEE rules (NaN is
+ * unequal to everything, itself included). LOAD widens bf16 to f32. */
+#define DEFINE_COMPARE(S, T, LOAD)                                                      \
+    static inline uint8_t equal_##S(T a, T b) { return LOAD(a) == LOAD(b); }            \
+    static inline uint8_t not_equal_##S(T a, T b) { return LOAD(a) != LOAD(b); }        \
+    static inline uint8_t less_##S(T a, T b) { return LOAD(a) < LOAD(b); }              \
+    static inline uint8_t less_equal_##S(T a, T b) { return LOAD(a) <= LOAD(b); }       \
+    static inline uint8_t greater_##S(T a, T b) { return LOAD(a) > LOAD(b); }           \
+    static inline uint8_t greater_equal_##S(T a, T b) { return LOAD(a) >= LOAD(b); }
+
+#define AS_IS(x) (x)
+DEFINE_COMPARE(f32, float, AS_IS)
+DEFINE_COMPARE(f64, double, AS_IS)
+DEFINE_COMPARE(bf16, uint16_t, bf)
+DEFINE_COMPARE(i32, int32_t, AS_IS)
+DEFINE_COMPARE(i64, int64_t, AS_IS)
+DEFINE_COMPARE(bool, uint8_t, AS_IS)
+
+static inline uint8_t logical_and_bool(uint8_t a, uint8_t b) { return a & b; }
+static inline uint8_t logical_or_bool(uint8_t a, uint8_t b) { return a | b; }
+static inline uint8_t logical_not_bool(uint8_t x) { return x ^ 1; }
+
+/* ========================================================== typed runs */
+
+/*
+ * A run computes n consecutive outputs. in[k] points at input k's first
+ * element for the run; step[k] is true when input k advances with the
+ * output and false when it is broadcast (one element repeated).
+ */
+typedef void (*run_fn)(void *out, const void *const *in, const bool *step, int64_t n);
+/* A unary run maps n contiguous inputs to n contiguous outputs. */
+typedef void (*unary_fn)(void *out, const void *in, int64_t n);
+
+/* The binary run: one tight loop per broadcasting pattern, so that the
+ * hot loops carry no index arithmetic and can vectorize. */
+#define DEFINE_BINARY_RUN(fn, TI, TO, ELEM)                                   \
+    static void fn(void *out, const void *const *in, const bool *step, int64_t n) \
+    {                                                                         \
+        TO *restrict o = out;                                                 \
+        const TI *x = in[0], *y = in[1];                                      \
+        if (step[0] && step[1]) {                                             \
+            for (int64_t i = 0; i < n; i++)                                   \
+                o[i] = ELEM(x[i], y[i]);                                      \
+        } else if (step[0]) {                                                 \
+            const TI b = y[0];                                                \
+            for (int64_t i = 0; i < n; i++)                                   \
+                o[i] = ELEM(x[i], b);                                         \
+        } else if (step[1]) {                                                 \
+            const TI a = x[0];                                                \
+            for (int64_t i = 0; i < n; i++)                                   \
+                o[i] = ELEM(a, y[i]);                                         \
+        } else {                                                              \
+            const TO v = ELEM(x[0], y[0]);                                    \
+            for (int64_t i = 0; i < n; i++)                                   \
+                o[i] = v;                                                     \
+        }                                                                     \
+    }
+
+#define DEFINE_UNARY_RUN(fn, TI, TO, ELEM)                                    \
+    static void fn(void *out, const void *in, int64_t n)                      \
+    {                                                                         \
+        TO *restrict o = out;                                                 \
+        const TI *x = in;                                                     \
+        for (int64_t i = 0; i < n; i++)                                       \
+            o[i] = ELEM(x[i]);                                                \
+    }
+
+/* Runs of ops whose result has the operands' dtype. */
+#define ARITH_RUNS_FLOAT(op, DEF)                                             \
+    DEF(op##_run_f32, float, float, op##_f32)                                 \
+    DEF(op##_run_f64, double, double, op##_f64)                               \
+    DEF(op##_run_bf16, uint16_t, uint16_t, op##_bf16)
+#define ARITH_RUNS_INT(op, DEF)                                               \
+    DEF(op##_run_i32, int32_t, int32_t, op##_i32)                             \
+    DEF(op##_run_i64, int64_t, int64_t, op##_i64)
+#define ARITH_RUNS(op, DEF) ARITH_RUNS_FLOAT(op, DEF) ARITH_RUNS_INT(op, DEF)
+
+/* Runs of comparisons: any input dtype, bool result. */
+#define COMPARE_RUNS(op)                                                      \
+    DEFINE_BINARY_RUN(op##_run_f32, float, uint8_t, op##_f32)                 \
+    DEFINE_BINARY_RUN(op##_run_f64, double, uint8_t, op##_f64)                \
+    DEFINE_BINARY_RUN(op##_run_bf16, uint16_t, uint8_t, op##_bf16)            \
+    DEFINE_BINARY_RUN(op##_run_i32, int32_t, uint8_t, op##_i32)               \
+    DEFINE_BINARY_RUN(op##_run_i64, int64_t, uint8_t, op##_i64)               \
+    DEFINE_BINARY_RUN(op##_run_bool, uint8_t, uint8_t, op##_bool)
+
+/* Table entries: runs indexed by the operands' dtype (NULL: not defined,
+ * which the dtype rules already exclude). */
+#define FLOAT_ENTRIES(op) \
+    [AG_F32] = op##_run_f32, [AG_F64] = op##_run_f64, [AG_BF16] = op##_run_bf16
+#define INT_ENTRIES(op) [AG_I32] = op##_run_i32, [AG_I64] = op##_run_i64
+#define BOOL_ENTRY(op) [AG_BOOL] = op##_run_bool
+
+ARITH_RUNS(add, DEFINE_BINARY_RUN)
+ARITH_RUNS(sub, DEFINE_BINARY_RUN)
+ARITH_RUNS(mul, DEFINE_BINARY_RUN)
+ARITH_RUNS(div, DEFINE_BINARY_RUN)
+ARITH_RUNS(floordiv, DEFINE_BINARY_RUN)
+ARITH_RUNS(mod, DEFINE_BINARY_RUN)
+ARITH_RUNS(pow, DEFINE_BINARY_RUN)
+ARITH_RUNS(maximum, DEFINE_BINARY_RUN)
+ARITH_RUNS(minimum, DEFINE_BINARY_RUN)
+COMPARE_RUNS(equal)
+COMPARE_RUNS(not_equal)
+COMPARE_RUNS(less)
+COMPARE_RUNS(less_equal)
+COMPARE_RUNS(greater)
+COMPARE_RUNS(greater_equal)
+DEFINE_BINARY_RUN(logical_and_run_bool, uint8_t, uint8_t, logical_and_bool)
+DEFINE_BINARY_RUN(logical_or_run_bool, uint8_t, uint8_t, logical_or_bool)
+
+static const run_fn add_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(add), INT_ENTRIES(add)};
+static const run_fn sub_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(sub), INT_ENTRIES(sub)};
+static const run_fn mul_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(mul), INT_ENTRIES(mul)};
+static const run_fn div_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(div), INT_ENTRIES(div)};
+static const run_fn floordiv_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(floordiv),
+                                                    INT_ENTRIES(floordiv)};
+static const run_fn mod_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(mod), INT_ENTRIES(mod)};
+static const run_fn pow_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(pow), INT_ENTRIES(pow)};
+static const run_fn maximum_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(maximum),
+                                                   INT_ENTRIES(maximum)};
+static const run_fn minimum_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(minimum),
+                                                   INT_ENTRIES(minimum)};
+static const run_fn equal_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(equal), INT_ENTRIES(equal),
+                                                 BOOL_ENTRY(equal)};
+static const run_fn not_equal_runs[AG_NUM_DTYPES] = {
+    FLOAT_ENTRIES(not_equal), INT_ENTRIES(not_equal), BOOL_ENTRY(not_equal)};
+/* Ordering bools (false < true) is well defined, though the dtype rule
+ * admits only numeric operands for these. */
+static const run_fn less_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(less), INT_ENTRIES(less),
+                                                BOOL_ENTRY(less)};
+static const run_fn less_equal_runs[AG_NUM_DTYPES] = {
+    FLOAT_ENTRIES(less_equal), INT_ENTRIES(less_equal), BOOL_ENTRY(less_equal)};
+static const run_fn greater_runs[AG_NUM_DTYPES] = {
+    FLOAT_ENTRIES(greater), INT_ENTRIES(greater), BOOL_ENTRY(greater)};
+static const run_fn greater_equal_runs[AG_NUM_DTYPES] = {
+    FLOAT_ENTRIES(greater_equal), INT_ENTRIES(greater_equal), BOOL_ENTRY(greater_equal)};
+static const run_fn logical_and_runs[AG_NUM_DTYPES] = {BOOL_ENTRY(logical_and)};
+static const run_fn logical_or_runs[AG_NUM_DTYPES] = {BOOL_ENTRY(logical_or)};
+
+/* where(cond, a, b) only selects, so one run per element type. The
+ * all-contiguous case gets its own loop; the others multiply by 0 or 1. */
+#define DEFINE_WHERE_RUN(fn, T)                                               \
+    static void fn(void *out, const void *const *in, const bool *step, int64_t n) \
+    {                                                                         \
+        T *restrict o = out;                                                  \
+        const uint8_t *c = in[0];                                             \
+        const T *x = in[1], *y = in[2];                                       \
+        if (step[0] && step[1] && step[2]) {                                  \
+            for (int64_t i = 0; i < n; i++)                                   \
+                o[i] = c[i] ? x[i] : y[i];                                    \
+            return;                                                           \
+        }                                                                     \
+        int64_t cs = step[0], xs = step[1], ys = step[2];                     \
+        for (int64_t i = 0; i < n; i++)                                       \
+            o[i] = c[i * cs] ? x[i * xs] : y[i * ys];                         \
+    }
+
+DEFINE_WHERE_RUN(where_run_f32, float)
+DEFINE_WHERE_RUN(where_run_f64, double)
+DEFINE_WHERE_RUN(where_run_bf16, uint16_t)
+DEFINE_WHERE_RUN(where_run_i32, int32_t)
+DEFINE_WHERE_RUN(where_run_i64, int64_t)
+DEFINE_WHERE_RUN(where_run_bool, uint8_t)
+
+static const run_fn where_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(where), INT_ENTRIES(where),
+                                                 BOOL_ENTRY(where)};
+
+/* Unary runs. */
+#define NUMERIC_UNARY(op) ARITH_RUNS(op, DEFINE_UNARY_RUN)
+#define FLOAT_UNARY(op) ARITH_RUNS_FLOAT(op, DEFINE_UNARY_RUN)
+
+NUMERIC_UNARY(neg)
+NUMERIC_UNARY(abs)
+NUMERIC_UNARY(square)
+NUMERIC_UNARY(sign)
+NUMERIC_UNARY(relu)
+FLOAT_UNARY(exp)
+FLOAT_UNARY(log)
+FLOAT_UNARY(sqrt)
+FLOAT_UNARY(rsqrt)
+FLOAT_UNARY(tanh)
+FLOAT_UNARY(sigmoid)
+FLOAT_UNARY(floor)
+FLOAT_UNARY(ceil)
+DEFINE_UNARY_RUN(logical_not_run_bool, uint8_t, uint8_t, logical_not_bool)
+
+static const unary_fn neg_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(neg), INT_ENTRIES(neg)};
+static const unary_fn abs_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(abs), INT_ENTRIES(abs)};
+static const unary_fn square_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(square),
+                                                    INT_ENTRIES(square)};
+static const unary_fn sign_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(sign), INT_ENTRIES(sign)};
+static const unary_fn relu_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(relu), INT_ENTRIES(relu)};
+static const unary_fn exp_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(exp)};
+static const unary_fn log_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(log)};
+static const unary_fn sqrt_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(sqrt)};
+static const unary_fn rsqrt_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(rsqrt)};
+static const unary_fn tanh_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(tanh)};
+static const unary_fn sigmoid_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(sigmoid)};
+static const unary_fn floor_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(floor)};
+static const unary_fn ceil_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(ceil)};
+static const unary_fn logical_not_runs[AG_NUM_DTYPES] = {BOOL_ENTRY(logical_not)};
+
+/* ================================================= the broadcasting walk */
+
+enum { MAX_INPUTS = 3 };
+
+/*
+ * The output seen as a (smaller) grid: output dims of size 1 are dropped,
+ * and neighbouring dims are merged wherever every input steps through them
+ * as through one dim. Strides are in elements, 0 where an input is
+ * broadcast. The innermost dim is then the longest run in which each input
+ * either advances by 1 or stays put.
+ */
+typedef struct grid {
+    int rank;
+    int64_t dims[AG_MAX_RANK];
+    int64_t strides[MAX_INPUTS][AG_MAX_RANK];
+} grid;
+
+/* Input v's stride along output dim d of out (rank out_rank): 0 where v is
+ * missing that dim or has size 1 there (it is broadcast). */
+static int64_t broadcast_stride(const rt_value *v, const int64_t *v_strides, int out_rank,
+                                int d)
+{
+    int vd = d - (out_rank - v->shape.rank);
+    return vd >= 0 && v->shape.dims[vd] != 1 ? v_strides[vd] : 0;
+}
+
+static void grid_build(grid *g, const ag_shape *out, rt_value *const *in, int n_in)
+{
+    int64_t in_strides[MAX_INPUTS][AG_MAX_RANK];
+    for (int k = 0; k < n_in; k++)
+        rt_strides(&in[k]->shape, in_strides[k]);
+    g->rank = 0;
+    for (int d = 0; d < out->rank; d++) {
+        if (out->dims[d] == 1)
+            continue;
+        int64_t s[MAX_INPUTS];
+        bool mergeable = g->rank > 0;
+        for (int k = 0; k < n_in; k++) {
+            s[k] = broadcast_stride(in[k], in_strides[k], out->rank, d);
+            /* The previous dim and this one are one dim for input k when
+             * stepping the previous one skips exactly this one's extent. */
+            if (mergeable && g->strides[k][g->rank - 1] != s[k] * out->dims[d])
+                mergeable = false;
+        }
+        int r = mergeable ? g->rank - 1 : g->rank++;
+        g->dims[r] = mergeable ? g->dims[r] * out->dims[d] : out->dims[d];
+        for (int k = 0; k < n_in; k++)
+            g->strides[k][r] = s[k];
+    }
+    if (g->rank == 0) { /* a single element */
+        g->rank = 1;
+        g->dims[0] = 1;
+        for (int k = 0; k < n_in; k++)
+            g->strides[k][0] = 0;
+    }
+}
+
+/*
+ * Computes every element of out from in[0..n_in) with run `run`.
+ *
+ * Fast path: when each input either has out's shape (then, since
+ * broadcasting never shrinks a dim, it also has out's layout) or is a
+ * single element, the whole output is one run. Otherwise the output grid
+ * is walked run by run with an odometer over the outer dims that keeps
+ * each input's offset up to date by adding and subtracting strides.
+ */
+static void broadcast_walk(rt_value *out, rt_value *const *in, int n_in, run_fn run)
+{
+    const int64_t total = out->numel;
+    const void *ptr[MAX_INPUTS];
+    bool step[MAX_INPUTS];
+    bool one_run = true;
+    if (total == 0)
+        return;
+    for (int k = 0; k < n_in; k++) {
+        ptr[k] = in[k]->data;
+        step[k] = in[k]->numel == total;
+        one_run = one_run && (step[k] || in[k]->numel == 1);
+    }
+    if (one_run) {
+        run(out->data, ptr, step, total);
+        return;
+    }
+
+    grid g;
+    grid_build(&g, &out->shape, in, n_in);
+    const int inner_dim = g.rank - 1;
+    const int64_t inner = g.dims[inner_dim];
+    size_t esize[MAX_INPUTS];
+    int64_t offset[MAX_INPUTS] = {0};
+    int64_t index[AG_MAX_RANK] = {0};
+    for (int k = 0; k < n_in; k++) {
+        esize[k] = rt_dtype_size(in[k]->dtype);
+        step[k] = g.strides[k][inner_dim] != 0; /* 1 or 0 on the innermost dim */
+    }
+    const size_t out_run_bytes = (size_t)inner * rt_dtype_size(out->dtype);
+    char *o = out->data;
+    for (int64_t done = 0; done < total; done += inner, o += out_run_bytes) {
+        for (int k = 0; k < n_in; k++)
+            ptr[k] = (const char *)in[k]->data + (size_t)offset[k] * esize[k];
+        run(o, ptr, step, inner);
+        /* Advance the odometer over the outer dims, innermost first. */
+        for (int d = inner_dim - 1; d >= 0; d--) {
+            if (++index[d] < g.dims[d]) {
+                for (int k = 0; k < n_in; k++)
+                    offset[k] += g.strides[k][d];
+                break;
+            }
+            index[d] = 0;
+            for (int k = 0; k < n_in; k++)
+                offset[k] -= g.strides[k][d] * (g.dims[d] - 1);
+        }
+    }
+}
+
+/* ============================================================= kernels */
+
+static bool undefined_for(ag_dtype dt, rt_err *e)
+{
+    rt_err_set(e, "is not defined for %s tensors", ag_dtype_name(dt));
     return false;
 }
 
-RT_KERNEL(rt_k_sub)
+static bool binary(const run_fn *runs, rt_value *const *in, rt_value *out, rt_err *e)
 {
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
+    run_fn run = runs[in[0]->dtype];
+    if (!run)
+        return undefined_for(in[0]->dtype, e);
+    broadcast_walk(out, in, 2, run);
+    return true;
+}
+
+static bool unary(const unary_fn *runs, rt_value *const *in, rt_value *out, rt_err *e)
+{
+    unary_fn run = runs[in[0]->dtype];
+    if (!run)
+        return undefined_for(in[0]->dtype, e);
+    run(out->data, in[0]->data, out->numel);
+    return true;
+}
+
+/* Whether an integer tensor holds a value in [lo, hi]. */
+static bool int_any_in(const rt_value *v, int64_t lo, int64_t hi)
+{
+    if (v->dtype == AG_I32) {
+        const int32_t *x = v->data;
+        for (int64_t i = 0; i < v->numel; i++)
+            if (x[i] >= lo && x[i] <= hi)
+                return true;
+    } else if (v->dtype == AG_I64) {
+        const int64_t *x = v->data;
+        for (int64_t i = 0; i < v->numel; i++)
+            if (x[i] >= lo && x[i] <= hi)
+                return true;
+    }
     return false;
 }
 
-RT_KERNEL(rt_k_mul)
+/*
+ * Integer division by zero is an error, as in TensorFlow. Checking the
+ * divisor tensor up front keeps the division loops free of error paths;
+ * it is exact because, when the output is not empty, broadcasting uses
+ * every element of every input.
+ */
+static bool check_divisor(rt_value *const *in, const rt_value *out, rt_err *e)
 {
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
+    if (!rt_is_int(in[1]->dtype) || out->numel == 0 || !int_any_in(in[1], 0, 0))
+        return true;
+    rt_err_set(e, "integer division by zero (the divisor, a %s tensor, contains 0); "
+                  "mask the zeros with ag_where, or cast to a float dtype for IEEE "
+                  "division", ag_dtype_name(in[1]->dtype));
     return false;
 }
+
+/* TensorFlow's rule for integer pow: no negative exponents (the result
+ * would not be an integer), whatever the base. */
+static bool check_exponent(rt_value *const *in, const rt_value *out, rt_err *e)
+{
+    if (!rt_is_int(in[1]->dtype) || out->numel == 0 || !int_any_in(in[1], INT64_MIN, -1))
+        return true;
+    rt_err_set(e, "integers to negative integer powers are not allowed (the exponent, "
+                  "a %s tensor, contains a negative value); cast to a float dtype first",
+               ag_dtype_name(in[1]->dtype));
+    return false;
+}
+
+#define BINARY_KERNEL(op)                                                     \
+    RT_KERNEL(rt_k_##op)                                                      \
+    {                                                                         \
+        (void)a, (void)n;                                                     \
+        return binary(op##_runs, in, out, e);                                 \
+    }
+#define UNARY_KERNEL(op)                                                      \
+    RT_KERNEL(rt_k_##op)                                                      \
+    {                                                                         \
+        (void)a, (void)n;                                                     \
+        return unary(op##_runs, in, out, e);                                  \
+    }
+
+BINARY_KERNEL(add)
+BINARY_KERNEL(sub)
+BINARY_KERNEL(mul)
+BINARY_KERNEL(maximum)
+BINARY_KERNEL(minimum)
+BINARY_KERNEL(equal)
+BINARY_KERNEL(not_equal)
+BINARY_KERNEL(less)
+BINARY_KERNEL(less_equal)
+BINARY_KERNEL(greater)
+BINARY_KERNEL(greater_equal)
+BINARY_KERNEL(logical_and)
+BINARY_KERNEL(logical_or)
 
 RT_KERNEL(rt_k_div)
 {
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
+    (void)a, (void)n;
+    return check_divisor(in, out, e) && binary(div_runs, in, out, e);
 }
 
 RT_KERNEL(rt_k_floordiv)
 {
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
+    (void)a, (void)n;
+    return check_divisor(in, out, e) && binary(floordiv_runs, in, out, e);
 }
 
 RT_KERNEL(rt_k_mod)
 {
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
+    (void)a, (void)n;
+    return check_divisor(in, out, e) && binary(mod_runs, in, out, e);
 }
 
 RT_KERNEL(rt_k_pow)
 {
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
+    (void)a, (void)n;
+    return check_exponent(in, out, e) && binary(pow_runs, in, out, e);
 }
 
-RT_KERNEL(rt_k_maximum)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
-
-RT_KERNEL(rt_k_minimum)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
-
-RT_KERNEL(rt_k_equal)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
-
-RT_KERNEL(rt_k_not_equal)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
-
-RT_KERNEL(rt_k_less)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
-
-RT_KERNEL(rt_k_less_equal)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
-
-RT_KERNEL(rt_k_greater)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
-
-RT_KERNEL(rt_k_greater_equal)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
-
-RT_KERNEL(rt_k_logical_and)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
-
-RT_KERNEL(rt_k_logical_or)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
-
-RT_KERNEL(rt_k_logical_not)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
-
+/* where(cond, a, b): the run is chosen by the branches' dtype. */
 RT_KERNEL(rt_k_where)
 {
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
+    (void)a, (void)n;
+    run_fn run = where_runs[in[1]->dtype];
+    if (!run)
+        return undefined_for(in[1]->dtype, e);
+    broadcast_walk(out, in, 3, run);
+    return true;
 }
 
-RT_KERNEL(rt_k_neg)
+UNARY_KERNEL(neg)
+UNARY_KERNEL(abs)
+UNARY_KERNEL(exp)
+UNARY_KERNEL(log)
+UNARY_KERNEL(sqrt)
+UNARY_KERNEL(rsqrt)
+UNARY_KERNEL(square)
+UNARY_KERNEL(tanh)
+UNARY_KERNEL(sigmoid)
+UNARY_KERNEL(relu)
+UNARY_KERNEL(floor)
+UNARY_KERNEL(ceil)
+UNARY_KERNEL(sign)
+UNARY_KERNEL(logical_not)
+
+/* ================================================================ cast */
+
+/* Float to integer truncates toward zero (like C and tf.cast) and
+ * saturates out-of-range values; NaN gives 0. The bounds are powers of
+ * two, exact in double, and the comparisons happen before the C
+ * conversion, which would be undefined out of range. */
+static inline int32_t sat_i32(double v)
 {
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
+    if (isnan(v))
+        return 0;
+    if (v >= 2147483648.0)
+        return INT32_MAX;
+    if (v < -2147483648.0)
+        return INT32_MIN;
+    return (int32_t)v;
 }
 
-RT_KERNEL(rt_k_abs)
+static inline int64_t sat_i64(double v)
 {
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
+    if (isnan(v))
+        return 0;
+    if (v >= 9223372036854775808.0)
+        return INT64_MAX;
+    if (v < -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)v;
 }
 
-RT_KERNEL(rt_k_exp)
+/* i64 to i32 keeps the low 32 bits, like a two's-complement narrowing
+ * (tf.cast does the same). */
+static inline int32_t wrap_i32(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+
+/*
+ * f64 to bf16, rounded once to nearest even. Going through f32 rounds
+ * twice, which is wrong only when the first rounding lands exactly on a
+ * bf16 tie (low 16 bits 0x8000) from a value that was not a tie; then one
+ * f32 step back toward the true value lets the second rounding see which
+ * side it was on.
+ */
+static uint16_t f64_to_bf16(double d)
 {
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
+    float f = (float)d;
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    if (!isnan(d) && (double)f != d && (bits & 0xFFFFu) == 0x8000u)
+        f = nextafterf(f, d > (double)f ? INFINITY : -INFINITY);
+    return ag_f32_to_bf16(f);
 }
 
-RT_KERNEL(rt_k_log)
+/*
+ * i64 to bf16, rounded once. The magnitude is shifted down to 24 bits (so
+ * it converts to f32 exactly) while OR-ing every dropped bit into bit 0: a
+ * "sticky" bit far below bf16's rounding position that marks a value as
+ * above a tie without moving it past one.
+ */
+static uint16_t i64_to_bf16(int64_t v)
 {
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
+    uint64_t mag = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    int shift = 0;
+    while (mag >= (UINT64_C(1) << 24)) {
+        mag = (mag >> 1) | (mag & 1);
+        shift++;
+    }
+    float f = ldexpf((float)mag, shift);
+    return ag_f32_to_bf16(v < 0 ? -f : f);
 }
 
-RT_KERNEL(rt_k_sqrt)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
+/* One loop per (source, destination) pair; `v` is the source element. */
+#define DEFINE_CAST(S, ST, D, DT, EXPR)                                       \
+    static void cast_##S##_##D(void *out, const void *in, int64_t n)          \
+    {                                                                         \
+        DT *restrict o = out;                                                 \
+        const ST *x = in;                                                     \
+        for (int64_t i = 0; i < n; i++) {                                     \
+            const ST v = x[i];                                                \
+            o[i] = EXPR;                                                      \
+        }                                                                     \
+    }
 
-RT_KERNEL(rt_k_rsqrt)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
+/* To bool is v != 0 (so NaN is true); from bool is 0 or 1. */
+DEFINE_CAST(f32, float, f64, double, (double)v)
+DEFINE_CAST(f32, float, bf16, uint16_t, ag_f32_to_bf16(v))
+DEFINE_CAST(f32, float, i32, int32_t, sat_i32(v))
+DEFINE_CAST(f32, float, i64, int64_t, sat_i64(v))
+DEFINE_CAST(f32, float, bool, uint8_t, v != 0)
 
-RT_KERNEL(rt_k_square)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
+DEFINE_CAST(f64, double, f32, float, (float)v)
+DEFINE_CAST(f64, double, bf16, uint16_t, f64_to_bf16(v))
+DEFINE_CAST(f64, double, i32, int32_t, sat_i32(v))
+DEFINE_CAST(f64, double, i64, int64_t, sat_i64(v))
+DEFINE_CAST(f64, double, bool, uint8_t, v != 0)
 
-RT_KERNEL(rt_k_tanh)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
+DEFINE_CAST(bf16, uint16_t, f32, float, bf(v))
+DEFINE_CAST(bf16, uint16_t, f64, double, bf(v))
+DEFINE_CAST(bf16, uint16_t, i32, int32_t, sat_i32(bf(v)))
+DEFINE_CAST(bf16, uint16_t, i64, int64_t, sat_i64(bf(v)))
+DEFINE_CAST(bf16, uint16_t, bool, uint8_t, bf(v) != 0)
 
-RT_KERNEL(rt_k_sigmoid)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
+DEFINE_CAST(i32, int32_t, f32, float, (float)v)
+DEFINE_CAST(i32, int32_t, f64, double, (double)v)
+DEFINE_CAST(i32, int32_t, bf16, uint16_t, f64_to_bf16(v)) /* i32 is exact in f64 */
+DEFINE_CAST(i32, int32_t, i64, int64_t, v)
+DEFINE_CAST(i32, int32_t, bool, uint8_t, v != 0)
 
-RT_KERNEL(rt_k_relu)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
+DEFINE_CAST(i64, int64_t, f32, float, (float)v)
+DEFINE_CAST(i64, int64_t, f64, double, (double)v)
+DEFINE_CAST(i64, int64_t, bf16, uint16_t, i64_to_bf16(v))
+DEFINE_CAST(i64, int64_t, i32, int32_t, wrap_i32(v))
+DEFINE_CAST(i64, int64_t, bool, uint8_t, v != 0)
 
-RT_KERNEL(rt_k_floor)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
+DEFINE_CAST(bool, uint8_t, f32, float, (float)v)
+DEFINE_CAST(bool, uint8_t, f64, double, (double)v)
+DEFINE_CAST(bool, uint8_t, bf16, uint16_t, ag_f32_to_bf16((float)v))
+DEFINE_CAST(bool, uint8_t, i32, int32_t, v)
+DEFINE_CAST(bool, uint8_t, i64, int64_t, v)
 
-RT_KERNEL(rt_k_ceil)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
-
-RT_KERNEL(rt_k_sign)
-{
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
-}
+/* cast_runs[source][destination]; the diagonal is a plain copy. */
+static const unary_fn cast_runs[AG_NUM_DTYPES][AG_NUM_DTYPES] = {
+    [AG_F32] = {
+        [AG_F64] = cast_f32_f64, [AG_BF16] = cast_f32_bf16, [AG_I32] = cast_f32_i32,
+        [AG_I64] = cast_f32_i64, [AG_BOOL] = cast_f32_bool},
+    [AG_F64] = {
+        [AG_F32] = cast_f64_f32, [AG_BF16] = cast_f64_bf16, [AG_I32] = cast_f64_i32,
+        [AG_I64] = cast_f64_i64, [AG_BOOL] = cast_f64_bool},
+    [AG_BF16] = {
+        [AG_F32] = cast_bf16_f32, [AG_F64] = cast_bf16_f64, [AG_I32] = cast_bf16_i32,
+        [AG_I64] = cast_bf16_i64, [AG_BOOL] = cast_bf16_bool},
+    [AG_I32] = {
+        [AG_F32] = cast_i32_f32, [AG_F64] = cast_i32_f64, [AG_BF16] = cast_i32_bf16,
+        [AG_I64] = cast_i32_i64, [AG_BOOL] = cast_i32_bool},
+    [AG_I64] = {
+        [AG_F32] = cast_i64_f32, [AG_F64] = cast_i64_f64, [AG_BF16] = cast_i64_bf16,
+        [AG_I32] = cast_i64_i32, [AG_BOOL] = cast_i64_bool},
+    [AG_BOOL] = {
+        [AG_F32] = cast_bool_f32, [AG_F64] = cast_bool_f64, [AG_BF16] = cast_bool_bf16,
+        [AG_I32] = cast_bool_i32, [AG_I64] = cast_bool_i64},
+};
 
 RT_KERNEL(rt_k_cast)
 {
-    (void)a, (void)in, (void)n, (void)out;
-    rt_err_set(e, "not implemented yet");
-    return false;
+    (void)a, (void)n;
+    ag_dtype from = in[0]->dtype, to = out->dtype;
+    if (from == to) {
+        memcpy(out->data, in[0]->data, rt_value_bytes(out));
+        return true;
+    }
+    unary_fn run = (unsigned)from < AG_NUM_DTYPES ? cast_runs[from][to] : NULL;
+    if (!run) {
+        rt_err_set(e, "cannot convert %s to %s", ag_dtype_name(from), ag_dtype_name(to));
+        return false;
+    }
+    run(out->data, in[0]->data, out->numel);
+    return true;
 }
