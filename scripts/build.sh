@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# scripts/build.sh - one entry point for a fresh Debian machine or a dev tree.
+#
+#   bash scripts/build.sh demo    install what is missing, build, run the main job
+#   bash scripts/build.sh test    install what is missing, build, run every test
+#                                 (the normal build and the ASan+UBSan build)
+#   bash scripts/build.sh deps    only install what is missing
+#   bash scripts/build.sh build   only configure and build (build/)
+#
+# Both `demo` and `test` work on their own, in either order. .ci/run runs
+# `test`. Environment: AG_JOBS (parallel jobs, default: nproc),
+# AG_BUILD_DIR (default: build), AG_SKIP_DEPS=1 to skip the package step.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
+jobs=${AG_JOBS:-$(nproc 2>/dev/null || echo 2)}
+build_dir=${AG_BUILD_DIR:-build}
+asan_dir=${build_dir}-asan
+
+# Debian bookworm packages the project needs (pinned stack: LLVM/clang 19).
+packages=(
+  build-essential cmake make pkg-config python3
+  clang-19 libclang-19-dev llvm-19-dev llvm-19-tools
+  libcmocka-dev libopenblas-dev
+)
+
+say() { printf '\n== %s\n' "$*"; }
+
+install_deps() {
+  [ "${AG_SKIP_DEPS:-0}" = 1 ] && return 0
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+      missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  say "installing: ${missing[*]}"
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || { echo "need root or sudo to install ${missing[*]}" >&2; exit 1; }
+    sudo=sudo
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+configure_and_build() { # dir, extra cmake args...
+  local dir=$1; shift
+  say "building $dir"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+run_demo() {
+  say "running the examples (eager build)"
+  for ex in simple_relu power squash fizzbuzz mlp conv2d; do
+    printf -- '--- examples/%s.c\n' "$ex"
+    "$build_dir/examples/example_$ex"
+  done
+}
+
+run_tests() { # dir
+  say "testing $1"
+  ctest --test-dir "$1" --output-on-failure -j "$jobs"
+}
+
+cmd=${1:-demo}
+case "$cmd" in
+  deps) install_deps ;;
+  build) install_deps; configure_and_build "$build_dir" ;;
+  demo) install_deps; configure_and_build "$build_dir"; run_demo ;;
+  test)
+    install_deps
+    configure_and_build "$build_dir"
+    run_tests "$build_dir"
+    configure_and_build "$asan_dir" -DAG_SANITIZE=ON -DAG_BUILD_BENCH=OFF
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+      run_tests "$asan_dir"
+    ;;
+  *) echo "usage: bash scripts/build.sh [demo|test|deps|build]" >&2; exit 2 ;;
+esac
