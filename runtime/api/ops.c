@@ -58,15 +58,11 @@ ag_tensor ag_where_at(ag_loc loc, ag_tensor cond, ag_operand a, ag_operand b)
     if (!c)
         return rt_error_tensor();
     /* Weak operands take their dtype from the other branch, not cond. */
-    rt_value *vals[3];
-    bool owned[3];
-    if (!rt_operands_to_values(loc, "ag_where", ops + 1, 2, vals + 1, owned + 1))
+    rt_operand_values branches;
+    if (!rt_operands_to_values(loc, "ag_where", ops + 1, 2, &branches))
         return rt_error_tensor();
-    vals[0] = c;
+    rt_value *vals[3] = {c, branches.v[0], branches.v[1]};
     rt_value *r = rt_apply(loc, RT_OP_WHERE, NULL, vals, 3);
-    for (int i = 1; i < 3; i++)
-        if (owned[i])
-            rt_value_free(vals[i]);
     return r ? rt_handle_new(r) : rt_error_tensor();
 }
 

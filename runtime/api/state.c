@@ -215,10 +215,17 @@ ag_variable ag_variable_new_at(ag_loc loc, ag_tensor init)
     rt_value *x = tensor_value(loc, "ag_variable_new", init);
     if (!x)
         return NULL;
+    /* Made while tracing: the tracer computes the initial value once (it
+     * allows this on a function's first trace only, as tf.function). */
+    rt_value *computed = NULL;
     if (x->kind != RT_CONCRETE) {
-        rt_report(loc, "ag_variable_new: the initial value must be a concrete tensor; "
-                       "make variables outside the traced function");
-        return NULL;
+        if (!rt_trace_concretize) {
+            rt_report(loc, "ag_variable_new: the initial value must be a concrete tensor");
+            return NULL;
+        }
+        if (!(computed = rt_trace_concretize(loc, x)))
+            return NULL;
+        x = computed;
     }
     rt_variable *v = rt_xcalloc(1, sizeof *v);
     v->magic = RT_VARIABLE_MAGIC;
@@ -226,6 +233,7 @@ ag_variable ag_variable_new_at(ag_loc loc, ag_tensor init)
     memcpy(v->value->data, x->data, rt_value_bytes(x));
     v->created_at = loc;
     registry_add(v);
+    rt_value_free(computed);
     return v;
 }
 
@@ -309,18 +317,15 @@ static rt_value *apply_indexed(ag_loc loc, rt_op op, const char *fn, ag_tensor_a
                                ag_operand index, const ag_tensor *value)
 {
     rt_value *in[3];
-    bool owned = false;
-    rt_value *result = NULL;
+    rt_operand_values idx;
     if (!(in[0] = list_value(loc, fn, ta)))
         return NULL;
     if (value && !(in[2] = tensor_value(loc, fn, *value)))
         return NULL;
-    if (!rt_operands_to_values(loc, fn, &index, 1, &in[1], &owned))
+    if (!rt_operands_to_values(loc, fn, &index, 1, &idx))
         return NULL;
-    result = rt_apply(loc, op, NULL, in, value ? 3 : 2);
-    if (owned)
-        rt_value_free(in[1]);
-    return result;
+    in[1] = idx.v[0];
+    return rt_apply(loc, op, NULL, in, value ? 3 : 2);
 }
 
 ag_tensor_array ag_tensor_array_write_at(ag_loc loc, ag_tensor_array ta,

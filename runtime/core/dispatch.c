@@ -12,6 +12,7 @@
 #include <string.h>
 
 _Thread_local rt_trace_hook_fn rt_trace_hook;
+_Thread_local rt_concretize_fn rt_trace_concretize;
 
 bool rt_infer(rt_op op, const rt_attrs *a, rt_value *const *in, int n,
               ag_dtype *dt, ag_shape *shape, rt_err *e)
@@ -37,7 +38,8 @@ static bool any_symbolic(rt_value *const *in, int n)
     return false;
 }
 
-rt_value *rt_apply(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in, int n)
+rt_value *rt_apply_eager(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in,
+                         int n)
 {
     static const rt_attrs no_attrs;
     const rt_op_info *info = &rt_ops[op];
@@ -50,8 +52,6 @@ rt_value *rt_apply(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in,
         rt_report(loc, "ag_%s: %s", info->name, e.msg);
         return NULL;
     }
-    if (rt_trace_hook)
-        return rt_trace_hook(loc, op, a, in, n, dt, &shape);
     if (any_symbolic(in, n)) {
         rt_report(loc, "ag_%s: a symbolic tensor was used outside the function "
                        "trace that made it", info->name);
@@ -66,6 +66,23 @@ rt_value *rt_apply(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in,
         return NULL;
     }
     return out;
+}
+
+rt_value *rt_apply(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in, int n)
+{
+    static const rt_attrs no_attrs;
+    if (!rt_trace_hook)
+        return rt_apply_eager(loc, op, a, in, n);
+    ag_dtype dt;
+    ag_shape shape;
+    rt_err e;
+    if (!a)
+        a = &no_attrs;
+    if (!rt_infer(op, a, in, n, &dt, &shape, &e)) {
+        rt_report(loc, "ag_%s: %s", rt_ops[op].name, e.msg);
+        return NULL;
+    }
+    return rt_trace_hook(loc, op, a, in, n, dt, &shape);
 }
 
 /* Resolves handles to values; false (already reported) if one is bad. */
@@ -102,14 +119,21 @@ ag_tensor rt_call(ag_loc loc, rt_op op, const rt_attrs *a, const ag_tensor *in, 
 
 /* ------------------------------------------------------- weak operands */
 
-rt_value *rt_weak_scalar(const ag_operand *o, ag_dtype dt)
+/* Makes slot i of out a scalar of dtype dt holding the C number o. */
+static rt_value *weak_scalar(rt_operand_values *out, int i, const ag_operand *o, ag_dtype dt)
 {
-    if (rt_is_int(dt) && o->kind != AG_OPERAND_FLOAT) {
-        rt_value *v = rt_value_new(dt, &AG_SCALAR);
+    rt_value *v = &out->scalar[i];
+    memset(v, 0, sizeof *v);
+    v->kind = RT_CONCRETE;
+    v->dtype = dt;
+    v->shape = AG_SCALAR;
+    v->numel = 1;
+    v->data = &out->data[i];
+    if (rt_is_int(dt) && o->kind != AG_OPERAND_FLOAT)
         rt_store_i64(dt, v->data, 0, o->i);
-        return v;
-    }
-    return rt_value_scalar(dt, o->f);
+    else
+        rt_store_f64(dt, v->data, 0, o->f);
+    return v;
 }
 
 static ag_dtype default_dtype(const ag_operand *o)
@@ -143,30 +167,37 @@ static void describe_operand(const ag_operand *o, char *buf, size_t n)
         snprintf(buf, n, "%lld", (long long)o->i);
 }
 
-/* Turns operands into values of one dtype. `owned[i]` is set for the
- * temporary scalars the caller must free. */
-bool rt_operands_to_values(ag_loc loc, const char *opname, const ag_operand *ops,
-                           int n, rt_value **vals, bool *owned)
+/* The dtype the C numbers take: the first tensor operand's. */
+static bool tensor_operands(ag_loc loc, const char *opname, const ag_operand *ops, int n,
+                            rt_operand_values *out, ag_dtype *dt)
 {
-    ag_dtype dt = AG_NUM_DTYPES;
+    *dt = AG_NUM_DTYPES;
     for (int i = 0; i < n; i++) {
-        owned[i] = false;
-        vals[i] = NULL;
+        out->v[i] = NULL;
         if (ops[i].kind != AG_OPERAND_TENSOR)
             continue;
-        vals[i] = rt_handle_get(loc, ops[i].tensor);
-        if (!vals[i])
+        out->v[i] = rt_handle_get(loc, ops[i].tensor);
+        if (!out->v[i])
             return false;
-        if (vals[i]->dtype == RT_LIST) {
+        if (out->v[i]->dtype == RT_LIST) {
             rt_report(loc, "%s: a tensor array was passed where a tensor is expected",
                       opname);
             return false;
         }
-        if (dt == AG_NUM_DTYPES)
-            dt = vals[i]->dtype;
+        if (*dt == AG_NUM_DTYPES)
+            *dt = out->v[i]->dtype;
     }
+    return true;
+}
+
+bool rt_operands_to_values(ag_loc loc, const char *opname, const ag_operand *ops, int n,
+                           rt_operand_values *out)
+{
+    ag_dtype dt;
+    if (n > RT_MAX_OPERANDS || !tensor_operands(loc, opname, ops, n, out, &dt))
+        return false;
     for (int i = 0; i < n; i++) {
-        if (vals[i])
+        if (out->v[i])
             continue;
         ag_dtype want = dt != AG_NUM_DTYPES ? dt : default_dtype(&ops[i]);
         if (!weak_fits(&ops[i], want)) {
@@ -176,13 +207,9 @@ bool rt_operands_to_values(ag_loc loc, const char *opname, const ag_operand *ops
                            "changing its value; cast the tensor or write the "
                            "number as %s", opname, num, ag_dtype_name(want),
                       ag_dtype_name(want));
-            for (int j = 0; j < i; j++)
-                if (owned[j])
-                    rt_value_free(vals[j]);
             return false;
         }
-        vals[i] = rt_weak_scalar(&ops[i], want);
-        owned[i] = true;
+        out->v[i] = weak_scalar(out, i, &ops[i], want);
     }
     return true;
 }
@@ -190,17 +217,12 @@ bool rt_operands_to_values(ag_loc loc, const char *opname, const ag_operand *ops
 ag_tensor rt_call_operands(ag_loc loc, rt_op op, const rt_attrs *a,
                            const ag_operand *ops, int n)
 {
-    rt_value *vals[4];
-    bool owned[4];
+    rt_operand_values vals;
     char opname[64];
     snprintf(opname, sizeof opname, "ag_%s", rt_ops[op].name);
-    if (!rt_operands_to_values(loc, opname, ops, n, vals, owned))
+    if (!rt_operands_to_values(loc, opname, ops, n, &vals))
         return rt_error_tensor();
-    ag_tensor out = wrap(rt_apply(loc, op, a, vals, n));
-    for (int i = 0; i < n; i++)
-        if (owned[i])
-            rt_value_free(vals[i]);
-    return out;
+    return wrap(rt_apply(loc, op, a, vals.v, n));
 }
 
 ag_tensor rt_call_binary(ag_loc loc, rt_op op, ag_operand a, ag_operand b)

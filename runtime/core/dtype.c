@@ -57,6 +57,21 @@ uint16_t ag_f32_to_bf16(float f)
     return (uint16_t)(u >> 16);
 }
 
+/*
+ * A double rounded once to bf16. Going through f32 would round twice: when
+ * the f32 lands exactly on a bf16 tie but the double was not on it, the
+ * f32 is nudged one ulp toward the double so the tie breaks the right way.
+ */
+uint16_t rt_f64_to_bf16(double d)
+{
+    float f = (float)d;
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    if (!isnan(d) && (double)f != d && (bits & 0xFFFFu) == 0x8000u)
+        f = nextafterf(f, d > (double)f ? INFINITY : -INFINITY);
+    return ag_f32_to_bf16(f);
+}
+
 float ag_bf16_to_f32(uint16_t b)
 {
     uint32_t u = (uint32_t)b << 16;
@@ -112,7 +127,7 @@ void rt_store_f64(ag_dtype dt, void *data, int64_t i, double v)
     switch (dt) {
     case AG_F32: ((float *)data)[i] = (float)v; break;
     case AG_F64: ((double *)data)[i] = v; break;
-    case AG_BF16: ((uint16_t *)data)[i] = ag_f32_to_bf16((float)v); break;
+    case AG_BF16: ((uint16_t *)data)[i] = rt_f64_to_bf16(v); break;
     case AG_I32: {
         double c = isnan(v) ? 0 : v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v;
         ((int32_t *)data)[i] = (int32_t)c;

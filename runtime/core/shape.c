@@ -38,7 +38,7 @@ char *rt_shape_str(const ag_shape *s, char *buf, size_t n)
 {
     size_t len = 0;
     if (s->rank < 0) {
-        snprintf(buf, n, "<unknown rank>");
+        snprintf(buf, n, "[*]"); /* unknown rank, as the IR text form writes it */
         return buf;
     }
     len += (size_t)snprintf(buf + len, n - len, "[");

@@ -668,22 +668,7 @@ static inline int64_t sat_i64(double v)
  * (tf.cast does the same). */
 static inline int32_t wrap_i32(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
 
-/*
- * f64 to bf16, rounded once to nearest even. Going through f32 rounds
- * twice, which is wrong only when the first rounding lands exactly on a
- * bf16 tie (low 16 bits 0x8000) from a value that was not a tie; then one
- * f32 step back toward the true value lets the second rounding see which
- * side it was on.
- */
-static uint16_t f64_to_bf16(double d)
-{
-    float f = (float)d;
-    uint32_t bits;
-    memcpy(&bits, &f, sizeof bits);
-    if (!isnan(d) && (double)f != d && (bits & 0xFFFFu) == 0x8000u)
-        f = nextafterf(f, d > (double)f ? INFINITY : -INFINITY);
-    return ag_f32_to_bf16(f);
-}
+/* f64 to bf16 is rt_f64_to_bf16 (core/dtype.c): rounded once. */
 
 /*
  * i64 to bf16, rounded once. The magnitude is shifted down to 24 bits (so
@@ -723,7 +708,7 @@ DEFINE_CAST(f32, float, i64, int64_t, sat_i64(v))
 DEFINE_CAST(f32, float, bool, uint8_t, v != 0)
 
 DEFINE_CAST(f64, double, f32, float, (float)v)
-DEFINE_CAST(f64, double, bf16, uint16_t, f64_to_bf16(v))
+DEFINE_CAST(f64, double, bf16, uint16_t, rt_f64_to_bf16(v))
 DEFINE_CAST(f64, double, i32, int32_t, sat_i32(v))
 DEFINE_CAST(f64, double, i64, int64_t, sat_i64(v))
 DEFINE_CAST(f64, double, bool, uint8_t, v != 0)
@@ -736,7 +721,7 @@ DEFINE_CAST(bf16, uint16_t, bool, uint8_t, bf(v) != 0)
 
 DEFINE_CAST(i32, int32_t, f32, float, (float)v)
 DEFINE_CAST(i32, int32_t, f64, double, (double)v)
-DEFINE_CAST(i32, int32_t, bf16, uint16_t, f64_to_bf16(v)) /* i32 is exact in f64 */
+DEFINE_CAST(i32, int32_t, bf16, uint16_t, rt_f64_to_bf16(v)) /* i32 is exact in f64 */
 DEFINE_CAST(i32, int32_t, i64, int64_t, v)
 DEFINE_CAST(i32, int32_t, bool, uint8_t, v != 0)
 
