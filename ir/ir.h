@@ -1,0 +1,164 @@
+/*
+ * ir.h - the graph IR (prefix ir_).
+ *
+ * A function is a graph: typed SSA values in program order, each made by one
+ * node. Nodes reuse the runtime's op table (rt_op); a few structural opcodes
+ * follow it: function and region parameters, functional `cond` and `while`
+ * whose regions are sub-graphs with explicit inputs and outputs, and `get`,
+ * which picks one result of a cond or while.
+ *
+ * Side effects (print, assert, variable reads and writes, and cond/while
+ * regions that contain any) form a chain per graph: each effectful node has
+ * a control edge to the previous one, so program order survives every pass.
+ *
+ * Every node keeps the user's source location and a device. All memory of a
+ * function lives in its arena and is freed at once.
+ */
+#ifndef IR_H
+#define IR_H
+
+#include "rt.h"
+
+/* ------------------------------------------------------------------ arena */
+
+typedef struct ir_arena ir_arena;
+
+ir_arena *ir_arena_new(void);
+void ir_arena_free(ir_arena *a);
+void *ir_alloc(ir_arena *a, size_t n); /* zeroed, 16-byte aligned */
+char *ir_strdup(ir_arena *a, const char *s);
+
+/* ---------------------------------------------------------------- opcodes */
+
+typedef enum ir_opcode {
+    /* 0 .. RT_OP_COUNT-1 are the runtime ops of ops.def */
+    IR_PARAM = RT_OP_COUNT, /* a graph's input */
+    IR_COND,                /* cond(pred, inputs...) {then} {else} */
+    IR_WHILE,               /* while(inputs...) {cond} {body} */
+    IR_GET,                 /* get(tuple) {index}: one result of cond/while */
+    IR_OPCODE_COUNT
+} ir_opcode;
+
+const char *ir_opcode_name(int opcode);
+bool ir_opcode_from_name(const char *name, int *out);
+
+typedef enum ir_device { IR_DEVICE_CPU = 0, IR_DEVICE_TPU = 1 } ir_device;
+
+/* ------------------------------------------------------------------ types */
+
+/* The static type of a value: dtype and shape, with -1 for unknown dims.
+ * For tensor arrays (dtype RT_LIST) the shape is the element shape (rank -1
+ * when unknown) and elem_dtype the element dtype. cond and while nodes have
+ * a tuple of types instead (ir_node.results). */
+typedef struct ir_type {
+    ag_dtype dtype;
+    ag_dtype elem_dtype;
+    ag_shape shape;
+} ir_type;
+
+bool ir_type_equal(const ir_type *a, const ir_type *b);
+/* "f32[2,?]", "bool[]", "list<i32>[3]" into buf. */
+char *ir_type_str(const ir_type *t, char *buf, size_t n);
+
+/* ------------------------------------------------------------ graph, node */
+
+typedef struct ir_graph ir_graph;
+typedef struct ir_node ir_node;
+
+struct ir_node {
+    int opcode;     /* rt_op or ir_opcode */
+    int id;         /* value number, unique in its function; printed %id */
+    ir_graph *graph; /* the graph this node belongs to */
+    ir_node *prev, *next;
+
+    int n_in;
+    ir_node **in; /* data inputs */
+
+    ir_node *ctrl; /* control edge: the previous effectful node, or NULL */
+    bool effect;   /* on the effect chain (op flag, or a region with effects) */
+
+    rt_attrs attrs; /* strings and literals live in the function's arena */
+    int index;      /* IR_GET: which result; IR_PARAM: position */
+
+    ir_type type;   /* the result type (not for cond/while) */
+    int n_results;  /* cond/while: the number of results */
+    ir_type *results;
+
+    ir_graph *region[2]; /* cond: then, else; while: cond, body */
+
+    ag_loc loc; /* the user's file and line */
+    int col;
+    ir_device device;
+    void *aux; /* scratch for passes and executors */
+};
+
+struct ir_graph {
+    struct ir_function *fn;
+    ir_node *parent; /* the cond/while owning this region; NULL at top */
+    int n_params;
+    ir_node **params;
+    ir_node *first, *last; /* nodes in program order (params excluded) */
+    int n_results;
+    ir_node **results; /* values yielded (or returned at top level) */
+    ir_node *last_effect; /* tail of the effect chain while building */
+};
+
+typedef struct ir_function {
+    ir_arena *arena;
+    const char *name;
+    ir_graph *body;
+    int next_id;
+    /* Variables the function captures by identity; attrs.ref of var_read
+     * and assign nodes points at one of them. The text form names them
+     * by index (@v0, @v1, ...). */
+    int n_vars, cap_vars;
+    rt_variable **vars;
+} ir_function;
+
+ir_function *ir_function_new(const char *name);
+void ir_function_free(ir_function *fn);
+
+/* A fresh region graph owned by fn (its parent is set when attached). */
+ir_graph *ir_graph_new(ir_function *fn);
+ir_node *ir_add_param(ir_graph *g, const ir_type *t);
+void ir_set_results(ir_graph *g, int n, ir_node *const *values);
+
+/*
+ * Appends a node computing opcode on inputs, with a copy of attrs (strings
+ * and literal copied into the arena). Effectful ops are chained to the
+ * graph's previous effect. Returns the node; its type is set by the caller
+ * (the tracer infers it with rt_infer).
+ */
+ir_node *ir_append(ir_graph *g, int opcode, const rt_attrs *attrs, int n_in,
+                   ir_node *const *in, const ir_type *type, ag_loc loc);
+/* A constant holding a copy of a concrete value. */
+ir_node *ir_append_const(ir_graph *g, const rt_value *v, ag_loc loc);
+/* cond/while with their regions already built; results typed by caller. */
+ir_node *ir_append_region_op(ir_graph *g, int opcode, int n_in, ir_node *const *in,
+                             ir_graph *r0, ir_graph *r1, int n_results,
+                             const ir_type *results, ag_loc loc);
+/* get(tuple) {index} */
+ir_node *ir_append_get(ir_graph *g, ir_node *tuple, int index, ag_loc loc);
+
+/* The index of a captured variable, adding it if new. */
+int ir_function_var_index(ir_function *fn, rt_variable *v);
+
+/* Unlinks a node from its graph (its uses must be gone). */
+void ir_remove(ir_node *n);
+/* Whether a region (recursively) contains an effectful node. */
+bool ir_graph_has_effects(const ir_graph *g);
+/* The number of nodes of fn, counting regions recursively (params excluded). */
+int ir_function_num_nodes(const ir_function *fn);
+
+/* ------------------------------------------------- text form and verifier */
+
+/* Prints fn in the text form (docs/ir.md). */
+void ir_print(const ir_function *fn, FILE *out);
+/* Parses one function from text; on error returns NULL and writes
+ * "name:line:col: error: message" into err. */
+ir_function *ir_parse(const char *text, const char *name, char *err, size_t errlen);
+/* Checks the invariants; on failure writes "file:line:col: error: ..."
+ * (the node's source location) into err and returns false. */
+bool ir_verify(const ir_function *fn, char *err, size_t errlen);
+
+#endif /* IR_H */

@@ -1,0 +1,40 @@
+# lit configuration for agc's text-IR tests (tests/lit/).
+#
+# Each .ir file holds its own RUN lines, e.g.
+#   // RUN: %agc-opt %s | %agc-opt - | FileCheck %s
+# and is run from the build tree (lit.site.cfg.py, made by CMake, says
+# where the tools are and then loads this file).
+import os
+import shutil
+
+import lit.formats
+
+config.name = "agc"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".ir"]
+
+if not hasattr(config, "agc_opt"):
+    lit_config.fatal("run lit on the build directory (tests/lit in the build tree), "
+                     "whose lit.site.cfg.py CMake generates")
+
+
+def llvm_tool(name):
+    """A tool of LLVM 19: from its bin directory, else from PATH."""
+    path = os.path.join(config.llvm_tools_dir, name)
+    if os.access(path, os.X_OK):
+        return path
+    found = shutil.which(name)
+    if not found:
+        lit_config.fatal("cannot find the LLVM tool '%s'" % name)
+    return found
+
+
+def command(name):
+    """A regex for `name` used as a command word, not inside a path."""
+    return r"(?<![\w/.-])%s(?![\w/.-])" % name
+
+
+config.substitutions.append(("%agc-opt", config.agc_opt))
+config.substitutions.append((command("FileCheck"), config.filecheck))
+config.substitutions.append((command("not"), llvm_tool("not")))
+config.substitutions.append((command("count"), llvm_tool("count")))
