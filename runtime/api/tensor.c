@@ -257,6 +257,7 @@ bool ag_bool_at(ag_loc loc, ag_tensor t)
 
 void ag_shutdown(void)
 {
+    rt_run_shutdown_hooks();
     rt_state_shutdown();
     rt_handles_shutdown();
 }

@@ -14,6 +14,51 @@
 static atomic_int error_mode = AG_ERRORS_EXIT;
 static _Thread_local char last_error[1024];
 static _Thread_local bool has_last_error;
+static _Thread_local uint64_t error_count;
+
+static _Thread_local int latch_depth;
+static _Thread_local bool latched;
+
+uint64_t rt_error_count(void) { return error_count; }
+
+void rt_error_latch(bool on)
+{
+    latch_depth += on ? 1 : -1;
+    if (latch_depth == 0 || (on && latch_depth == 1))
+        latched = false;
+}
+
+void rt_warn(ag_loc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fflush(stdout);
+    if (loc.file)
+        fprintf(stderr, "%s:%d: warning: ", loc.file, loc.line);
+    else
+        fprintf(stderr, "warning: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void (*shutdown_hooks[8])(void);
+static int n_shutdown_hooks;
+
+void rt_at_shutdown(void (*fn)(void))
+{
+    for (int i = 0; i < n_shutdown_hooks; i++)
+        if (shutdown_hooks[i] == fn)
+            return;
+    if (n_shutdown_hooks < 8)
+        shutdown_hooks[n_shutdown_hooks++] = fn;
+}
+
+void rt_run_shutdown_hooks(void)
+{
+    for (int i = n_shutdown_hooks - 1; i >= 0; i--)
+        shutdown_hooks[i]();
+}
 
 void ag_set_error_mode(ag_error_mode mode) { atomic_store(&error_mode, (int)mode); }
 ag_error_mode ag_get_error_mode(void) { return (ag_error_mode)atomic_load(&error_mode); }
@@ -34,12 +79,18 @@ void rt_err_set(rt_err *e, const char *fmt, ...)
 void rt_vreport(ag_loc loc, const char *fmt, va_list ap)
 {
     char msg[768];
+    if (latched) {
+        error_count++;
+        return;
+    }
+    latched = latch_depth > 0;
     vsnprintf(msg, sizeof msg, fmt, ap);
     if (loc.file)
         snprintf(last_error, sizeof last_error, "%s:%d: %s", loc.file, loc.line, msg);
     else
         snprintf(last_error, sizeof last_error, "%s", msg);
     has_last_error = true;
+    error_count++;
     if (ag_get_error_mode() == AG_ERRORS_RETURN)
         return;
     fflush(stdout);

@@ -29,6 +29,8 @@ bool rt_is_float(ag_dtype dt);   /* f32, f64, bf16 */
 bool rt_is_int(ag_dtype dt);     /* i32, i64 */
 bool rt_is_numeric(ag_dtype dt); /* float or int */
 bool rt_dtype_from_name(const char *name, ag_dtype *out);
+/* A double rounded once (to nearest even) to bfloat16. */
+uint16_t rt_f64_to_bf16(double d);
 
 /* Load element i of a buffer of dtype dt as a double / int64, and store. */
 double rt_load_f64(ag_dtype dt, const void *data, int64_t i);
@@ -113,6 +115,18 @@ void rt_err_set(rt_err *e, const char *fmt, ...)
  * or records it as ag_last_error(). */
 void rt_report(ag_loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rt_vreport(ag_loc loc, const char *fmt, va_list ap);
+/* How many errors this thread has reported (to tell whether a call that
+ * runs user code, like a trace, failed). */
+uint64_t rt_error_count(void);
+/* While latched (during a trace), only the first error is recorded: the
+ * ones that follow from it would bury it. Latching nests. */
+void rt_error_latch(bool on);
+/* Prints "file:line: warning: message" on stderr. */
+void rt_warn(ag_loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Functions ag_shutdown calls (upper layers register their cleanup). */
+void rt_at_shutdown(void (*fn)(void));
+void rt_run_shutdown_hooks(void);
 
 /* The error tensor that failing calls return in AG_ERRORS_RETURN mode. */
 #define RT_ERROR_GEN 0xFFFFFFFFu
@@ -236,16 +250,31 @@ bool rt_infer(rt_op op, const rt_attrs *a, rt_value *const *in, int n,
  */
 rt_value *rt_apply(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in, int n);
 
+/* rt_apply without the trace hook: always computes (executors use it). */
+rt_value *rt_apply_eager(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in,
+                         int n);
+
 /* Applies op to handles and returns a handle (the public API's path). */
 ag_tensor rt_call(ag_loc loc, rt_op op, const rt_attrs *a, const ag_tensor *in, int n);
 
-/* Converts a weak C-number operand to a scalar of dtype dt. */
-rt_value *rt_weak_scalar(const ag_operand *o, ag_dtype dt);
+/* The values of up to RT_MAX_OPERANDS operands. C numbers become scalars
+ * stored right here, so the common `ag_mul(x, 2)` allocates nothing for
+ * its constant; the struct must not be copied or outlive the call. */
+#define RT_MAX_OPERANDS 4
+typedef struct rt_operand_values {
+    rt_value *v[RT_MAX_OPERANDS];
+    rt_value scalar[RT_MAX_OPERANDS];
+    union {
+        int64_t i;
+        double f;
+    } data[RT_MAX_OPERANDS];
+} rt_operand_values;
+
 /* Turns operands into values: tensors as they are, C numbers as scalars
  * of the first tensor operand's dtype (or their default: i32, f32, bool).
- * owned[i] marks the temporaries the caller frees. False if reported. */
+ * False after reporting a bad handle or a number the dtype cannot hold. */
 bool rt_operands_to_values(ag_loc loc, const char *opname, const ag_operand *ops,
-                           int n, rt_value **vals, bool *owned);
+                           int n, rt_operand_values *out);
 /* rt_call for operands (at most 4) that may be C numbers. */
 ag_tensor rt_call_operands(ag_loc loc, rt_op op, const rt_attrs *a,
                            const ag_operand *ops, int n);
@@ -258,6 +287,11 @@ typedef rt_value *(*rt_trace_hook_fn)(ag_loc loc, rt_op op, const rt_attrs *a,
                                       rt_value *const *in, int n, ag_dtype dt,
                                       const ag_shape *shape);
 extern _Thread_local rt_trace_hook_fn rt_trace_hook;
+
+/* Also installed by the tracer: the concrete value of a symbolic one, for
+ * variables created while tracing; NULL after reporting why it cannot. */
+typedef rt_value *(*rt_concretize_fn)(ag_loc loc, const rt_value *v);
+extern _Thread_local rt_concretize_fn rt_trace_concretize;
 
 /* ------------------------------------------------------------- printing */
 

@@ -429,6 +429,88 @@ ag_tensor ag_tensor_array_size_at(ag_loc loc, ag_tensor_array ta);
 #define ag_tensor_array_stack(ta) ag_tensor_array_stack_at(AG_HERE, (ta))
 #define ag_tensor_array_size(ta) ag_tensor_array_size_at(AG_HERE, (ta))
 
+/* ------------------------------------------- staged control flow (agc) */
+
+/*
+ * The entry points agc's generated code calls for control flow whose
+ * condition is a tensor. `vars` point at the tensor (or tensor array .list)
+ * variables the construct may change; `names` name them for messages.
+ * Eagerly they run the C callbacks as ordinary control flow; while tracing
+ * they trace each branch, or the loop condition and body once, into graph
+ * regions. A variable that is still the zero handle is "undefined".
+ */
+typedef ag_tensor (*ag_cond_fn)(void *state);
+typedef void (*ag_body_fn)(void *state);
+
+void ag_if_at(ag_loc loc, ag_tensor pred, int n_vars, ag_tensor *const *vars,
+              const char *const *names, ag_body_fn then_fn, ag_body_fn else_fn,
+              void *state);
+void ag_while_at(ag_loc loc, int n_vars, ag_tensor *const *vars,
+                 const char *const *names, ag_cond_fn cond, ag_body_fn body,
+                 void *state);
+
+/* Relaxes the shape that staged loops check for *var: `invariant` may have
+ * -1 dims (tf.autograph.experimental.set_loop_options(shape_invariants)). */
+void ag_set_loop_options_at(ag_loc loc, const ag_tensor *var, ag_shape invariant);
+#define ag_set_loop_options(var, invariant) \
+    ag_set_loop_options_at(AG_HERE, (var), (invariant))
+
+/* --------------------------------------------- functions and concrete graphs */
+
+/* One argument of a call to an AG_FUNCTION, as generated code passes it. */
+typedef enum ag_arg_kind {
+    AG_ARG_TENSOR,
+    AG_ARG_TENSOR_ARRAY,
+    AG_ARG_VARIABLE,
+    AG_ARG_INT,   /* int, long, bool, enums: trace-time constants */
+    AG_ARG_FLOAT  /* float, double: trace-time constants */
+} ag_arg_kind;
+
+typedef struct ag_arg {
+    ag_arg_kind kind;
+    ag_tensor tensor; /* AG_ARG_TENSOR; AG_ARG_TENSOR_ARRAY: its .list */
+    ag_variable variable;
+    int64_t i;
+    double f;
+} ag_arg;
+
+/* What agc generates for each AG_FUNCTION. `trace` runs the staged body on
+ * args and stores its n_outputs results. */
+typedef struct ag_function_desc {
+    const char *name;
+    const char *file;
+    int line;
+    int n_params;
+    const char *const *param_names;
+    const ag_arg_kind *param_kinds;
+    const char *signature; /* AG_SIGNATURE text, or NULL */
+    const char *alias;     /* AG_ALIAS text, or NULL */
+    int n_outputs;
+    void (*trace)(const ag_arg *args, ag_tensor *outputs);
+} ag_function_desc;
+
+typedef struct ag_concrete_function ag_concrete_function;
+
+/* Calls an AG_FUNCTION: finds or traces the concrete function for these
+ * arguments and runs its graph. Returns false (outputs are error tensors)
+ * after reporting an error. */
+bool ag_function_call_at(ag_loc loc, const ag_function_desc *fn, const ag_arg *args,
+                         ag_tensor *outputs);
+/* Makes a function known by name before its first call (agc emits this). */
+void ag_function_register(const ag_function_desc *fn);
+
+int ag_function_trace_count(const char *name);
+void ag_function_print_signatures(const char *name, FILE *out);
+/* Traces (without running) the concrete function for spec, e.g.
+ * "i32[10,10], y=100"; NULL after reporting an error. */
+ag_concrete_function *ag_get_concrete_function_at(ag_loc loc, const char *name,
+                                                  const char *spec);
+#define ag_get_concrete_function(name, spec) \
+    ag_get_concrete_function_at(AG_HERE, (name), (spec))
+void ag_concrete_print_graph(const ag_concrete_function *cf, FILE *out);
+int ag_concrete_num_nodes(const ag_concrete_function *cf);
+void ag_run_functions_eagerly(bool on); /* also: AG_RUN_FUNCTIONS_EAGERLY=1 */
+
 /* ---------------------------------------------------------------- memory */
 
 void ag_scope_push(void);

@@ -1,0 +1,31 @@
+/*
+ * exec.h - the reference executor: runs a function's graph with the
+ * runtime's kernels. It is the oracle every backend is compared against.
+ *
+ * Execution is non-strict, as in tf.function: only nodes that reach a
+ * result or an effect (print, assert, state update) run, so an unused op
+ * that would fail never does. Effects run in program order.
+ */
+#ifndef IR_EXEC_H
+#define IR_EXEC_H
+
+#include "ir.h"
+
+/* What the executor precomputes for a function (which nodes are live). It
+ * is immutable afterwards, so several threads may execute it at once. */
+typedef struct ir_plan ir_plan;
+
+ir_plan *ir_plan_new(const ir_function *fn);
+void ir_plan_free(ir_plan *p);
+
+/* Runs the function on args (one value per parameter). On success stores
+ * one new value per result (the caller frees them) and returns true; on an
+ * error returns false after reporting it at the failing node's location. */
+bool ir_execute(const ir_plan *p, rt_value *const *args, int n_args, rt_value **results);
+
+/* Computes the value of one node of fn's top-level graph that depends on
+ * no parameter (for variables created while tracing); NULL after
+ * reporting an error. */
+rt_value *ir_evaluate(const ir_function *fn, const ir_node *node);
+
+#endif

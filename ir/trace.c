@@ -1,0 +1,290 @@
+/*
+ * trace.c - the tracer: rt_apply's hook, frames and captures.
+ *
+ * Staged control flow lives in staged.c; it builds on the frame functions
+ * declared in trace_internal.h.
+ */
+#include "trace_internal.h"
+
+#include "exec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local ir_trace *current;
+
+ir_trace *ir_trace_current(void) { return current; }
+bool ir_trace_active(void) { return current != NULL; }
+
+void ir_trace_fail(void)
+{
+    if (current)
+        current->failed = true;
+}
+
+rt_value *ir_symbolic_value(ir_node *node)
+{
+    rt_value *v = rt_xcalloc(1, sizeof *v);
+    v->kind = RT_SYMBOLIC;
+    v->dtype = node->type.dtype;
+    v->elem_dtype = node->type.elem_dtype;
+    v->shape = node->type.shape;
+    v->numel = v->shape.rank >= 0 ? rt_shape_numel(&v->shape) : -1;
+    v->sym = node;
+    return v;
+}
+
+ag_tensor ir_symbolic_handle(ir_node *node)
+{
+    return rt_handle_new(ir_symbolic_value(node));
+}
+
+/* ----------------------------------------------------------------- frames */
+
+void ir_frame_push(ir_trace *t, ir_frame *f, ir_graph *g)
+{
+    memset(f, 0, sizeof *f);
+    f->g = g;
+    f->outer = t->cur;
+    t->cur = f;
+}
+
+void ir_frame_pop(ir_trace *t, ir_frame *f)
+{
+    t->cur = f->outer;
+}
+
+void ir_frame_release(ir_frame *f)
+{
+    free(f->caps);
+    f->caps = NULL;
+    f->n_caps = f->cap_caps = 0;
+}
+
+static ir_node *capture(ir_frame *f, ir_node *n);
+
+/* The node standing for n inside frame f: n itself, or a capture of it. */
+ir_node *ir_frame_localize(ir_frame *f, ir_node *n)
+{
+    if (n->graph == f->g)
+        return n;
+    for (int i = 0; i < f->n_caps; i++)
+        if (f->caps[i].key == n)
+            return f->caps[i].param;
+    return capture(f, n);
+}
+
+static ir_node *capture(ir_frame *f, ir_node *n)
+{
+    if (!f->outer)
+        return NULL; /* not from this trace */
+    ir_node *outer = ir_frame_localize(f->outer, n);
+    if (!outer)
+        return NULL;
+    if (f->n_caps == f->cap_caps) {
+        f->cap_caps = f->cap_caps ? f->cap_caps * 2 : 8;
+        f->caps = rt_xrealloc(f->caps, (size_t)f->cap_caps * sizeof *f->caps);
+    }
+    ir_node *p = ir_add_param(f->g, &n->type);
+    f->caps[f->n_caps++] = (ir_capture){n, outer, p};
+    return p;
+}
+
+/* The node for value v in the current frame: symbolic values are localized,
+ * concrete ones become constants. NULL after reporting at loc. */
+ir_node *ir_trace_node_of(ir_trace *t, rt_value *v, ag_loc loc)
+{
+    if (v->kind == RT_SYMBOLIC) {
+        ir_node *n = v->sym;
+        ir_node *local = n->graph->fn == t->fn ? ir_frame_localize(t->cur, n) : NULL;
+        if (!local) {
+            rt_report(loc, "a symbolic tensor from another function's trace was used "
+                           "here; return it from that function instead");
+            t->failed = true;
+        }
+        return local;
+    }
+    if (v->dtype == RT_LIST) {
+        rt_report(loc, "a tensor array made outside this function cannot be used in "
+                       "its graph; pass it as a parameter");
+        t->failed = true;
+        return NULL;
+    }
+    return ir_append_const(t->cur->g, v, loc);
+}
+
+/* Like ir_trace_node_of, for a handle; NULL for the zero ("undefined")
+ * handle without an error, and after reporting a bad handle. */
+ir_node *ir_trace_node_of_handle(ir_trace *t, ag_tensor h, ag_loc loc, bool *undefined)
+{
+    *undefined = h.id == 0 && h.gen == 0;
+    if (*undefined)
+        return NULL;
+    rt_value *v = rt_handle_get(loc, h);
+    if (!v) {
+        t->failed = true;
+        return NULL;
+    }
+    return ir_trace_node_of(t, v, loc);
+}
+
+/* ------------------------------------------------------------------- hook */
+
+static rt_value *record(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in,
+                        int n, ag_dtype dt, const ag_shape *shape)
+{
+    ir_trace *t = current;
+    ir_node *stack_nodes[8];
+    ir_node **nodes = n <= 8 ? stack_nodes : rt_xmalloc((size_t)n * sizeof *nodes);
+    rt_value *out = NULL;
+    bool ok = true;
+    for (int i = 0; i < n && ok; i++)
+        ok = (nodes[i] = ir_trace_node_of(t, in[i], loc)) != NULL;
+    if (ok) {
+        ir_type type = {.dtype = dt, .shape = *shape};
+        if (dt == RT_LIST)
+            type.elem_dtype = op == RT_OP_TA_NEW ? a->dtype : in[0]->elem_dtype;
+        out = ir_symbolic_value(ir_append(t->cur->g, op, a, n, nodes, &type, loc));
+    }
+    if (nodes != stack_nodes)
+        free(nodes);
+    return out;
+}
+
+/* ----------------------------------------- variables made while tracing */
+
+static bool depends_on_param(const ir_node *n, bool *seen)
+{
+    if (seen[n->id])
+        return false;
+    seen[n->id] = true;
+    if (n->opcode == IR_PARAM)
+        return true;
+    for (int i = 0; i < n->n_in; i++)
+        if (depends_on_param(n->in[i], seen))
+            return true;
+    return false;
+}
+
+static rt_value *concretize(ag_loc loc, const rt_value *v)
+{
+    ir_trace *t = current;
+    const ir_node *n = v->sym;
+    if (!t->first_trace) {
+        rt_report(loc, "ag_variable_new: a variable may be created inside '%s' only on "
+                       "its first trace; this call is traced again (a new input "
+                       "signature) and would create a second variable. Create the "
+                       "variable outside the function and pass it in", t->fn->name);
+        t->failed = true;
+        return NULL;
+    }
+    bool *seen = rt_xcalloc((size_t)t->fn->next_id + 1, sizeof *seen);
+    bool depends = n->graph != t->fn->body || depends_on_param(n, seen);
+    free(seen);
+    if (depends) {
+        rt_report(loc, "ag_variable_new: the initial value of a variable created inside "
+                       "'%s' must not depend on its parameters or on staged control "
+                       "flow; compute it from constants", t->fn->name);
+        t->failed = true;
+        return NULL;
+    }
+    rt_value *out = ir_evaluate(t->fn, n);
+    if (!out)
+        t->failed = true;
+    return out;
+}
+
+void ir_trace_set_first(ir_trace *t, bool first) { t->first_trace = first; }
+
+/* ---------------------------------------------------------- begin and end */
+
+ir_trace *ir_trace_begin(ir_function *fn)
+{
+    ir_trace *t = rt_xcalloc(1, sizeof *t);
+    t->fn = fn;
+    ir_frame_push(t, &t->top, fn->body);
+    t->saved_hook = rt_trace_hook;
+    t->saved_concretize = rt_trace_concretize;
+    t->saved = current;
+    rt_trace_hook = record;
+    rt_trace_concretize = concretize;
+    rt_error_latch(true);
+    current = t;
+    return t;
+}
+
+bool ir_trace_end(ir_trace *t)
+{
+    bool ok = !t->failed;
+    rt_trace_hook = t->saved_hook;
+    rt_trace_concretize = t->saved_concretize;
+    rt_error_latch(false);
+    current = t->saved;
+    ir_frame_release(&t->top);
+    free(t->invariants);
+    free(t);
+    return ok;
+}
+
+ag_tensor ir_trace_param(ir_trace *t, const ir_type *type)
+{
+    return ir_symbolic_handle(ir_add_param(t->fn->body, type));
+}
+
+bool ir_trace_set_outputs(ir_trace *t, int n, const ag_tensor *outs, ag_loc loc)
+{
+    ir_node **nodes = rt_xcalloc((size_t)(n ? n : 1), sizeof *nodes);
+    bool ok = true;
+    /* After a reported failure the outputs are usually undefined too;
+     * saying so again would only bury the first, real error. */
+    for (int i = 0; i < n && ok && !t->failed; i++) {
+        bool undefined;
+        nodes[i] = ir_trace_node_of_handle(t, outs[i], loc, &undefined);
+        if (undefined)
+            rt_report(loc, "the function returns an undefined tensor (output %d)", i);
+        ok = nodes[i] != NULL;
+    }
+    ok = ok && !t->failed;
+    if (ok)
+        ir_set_results(t->fn->body, n, nodes);
+    free(nodes);
+    if (!ok)
+        t->failed = true;
+    return ok;
+}
+
+/* ------------------------------------------------------ loop options */
+
+void ag_set_loop_options_at(ag_loc loc, const ag_tensor *var, ag_shape invariant)
+{
+    ir_trace *t = current;
+    if (!var) {
+        rt_report(loc, "ag_set_loop_options: the variable pointer is NULL");
+        return;
+    }
+    if (invariant.rank < 0 || invariant.rank > AG_MAX_RANK) {
+        rt_report(loc, "ag_set_loop_options: rank %d is out of range", invariant.rank);
+        return;
+    }
+    if (!t)
+        return; /* eager loops check nothing */
+    if (t->n_invariants == t->cap_invariants) {
+        t->cap_invariants = t->cap_invariants ? t->cap_invariants * 2 : 4;
+        t->invariants = rt_xrealloc(t->invariants,
+                                    (size_t)t->cap_invariants * sizeof *t->invariants);
+    }
+    t->invariants[t->n_invariants++] = (ir_invariant){*var, invariant};
+}
+
+/* Takes the pending shape invariant set for handle h, if any. */
+bool ir_trace_take_invariant(ir_trace *t, ag_tensor h, ag_shape *out)
+{
+    for (int i = 0; i < t->n_invariants; i++) {
+        if (t->invariants[i].handle.id == h.id && t->invariants[i].handle.gen == h.gen) {
+            *out = t->invariants[i].shape;
+            t->invariants[i] = t->invariants[--t->n_invariants];
+            return true;
+        }
+    }
+    return false;
+}

@@ -1,0 +1,50 @@
+/* trace_internal.h - the tracer's state, shared by trace.c and staged.c. */
+#ifndef IR_TRACE_INTERNAL_H
+#define IR_TRACE_INTERNAL_H
+
+#include "trace.h"
+
+/* A value of an enclosing graph used inside a region: `key` is the node the
+ * user's code referred to, `outer` its stand-in in the enclosing frame
+ * (the region op's input), `param` the region's parameter. */
+typedef struct ir_capture {
+    ir_node *key, *outer, *param;
+} ir_capture;
+
+/* The graph being traced into, and its captures. */
+typedef struct ir_frame {
+    ir_graph *g;
+    struct ir_frame *outer;
+    ir_capture *caps;
+    int n_caps, cap_caps;
+} ir_frame;
+
+typedef struct ir_invariant {
+    ag_tensor handle;
+    ag_shape shape;
+} ir_invariant;
+
+struct ir_trace {
+    ir_function *fn;
+    ir_frame top;
+    ir_frame *cur;
+    bool failed;
+    bool first_trace; /* variables may be created only on the first */
+    rt_trace_hook_fn saved_hook;
+    rt_concretize_fn saved_concretize;
+    ir_trace *saved;
+    ir_invariant *invariants; /* from ag_set_loop_options */
+    int n_invariants, cap_invariants;
+};
+
+ir_trace *ir_trace_current(void);
+void ir_frame_push(ir_trace *t, ir_frame *f, ir_graph *g);
+void ir_frame_pop(ir_trace *t, ir_frame *f);
+void ir_frame_release(ir_frame *f);
+ir_node *ir_frame_localize(ir_frame *f, ir_node *n);
+ir_node *ir_trace_node_of(ir_trace *t, rt_value *v, ag_loc loc);
+ir_node *ir_trace_node_of_handle(ir_trace *t, ag_tensor h, ag_loc loc, bool *undefined);
+ag_tensor ir_symbolic_handle(ir_node *node);
+bool ir_trace_take_invariant(ir_trace *t, ag_tensor h, ag_shape *out);
+
+#endif

@@ -1,0 +1,557 @@
+/*
+ * function.c - the function cache: tf.function's concrete functions in C.
+ *
+ * Each AG_FUNCTION has an entry; each distinct input signature (dtype and
+ * shape of every tensor, value of every C scalar, identity of every
+ * variable) has a concrete function: the traced graph and its execution
+ * plan. A call finds or traces its concrete function, then runs the graph.
+ */
+#include "function.h"
+
+#include "exec.h"
+#include "trace.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The identity of one argument in the cache. */
+typedef struct arg_key {
+    ag_arg_kind kind;
+    ir_type type; /* tensors and tensor arrays: the traced type */
+    int64_t i;
+    double f;
+    ag_variable var;
+} arg_key;
+
+typedef struct fn_entry fn_entry;
+
+struct ag_concrete_function {
+    fn_entry *entry;
+    arg_key *keys;
+    ir_function *ir;
+    ir_plan *plan;
+    ag_concrete_function *next;
+};
+
+struct fn_entry {
+    const ag_function_desc *desc;
+    pthread_mutex_t lock;
+    bool has_signature;
+    fn_spec signature;
+    ag_concrete_function *concretes; /* newest first */
+    int trace_count;
+    unsigned history; /* bit i: whether the i-th latest call traced */
+    int calls;
+    bool warned;
+    fn_entry *next;
+};
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static fn_entry *registry;
+static int eager_override = -1; /* -1: not set; else ag_run_functions_eagerly */
+
+/* --------------------------------------------------------------- registry */
+
+static void registry_shutdown(void);
+
+static bool signature_for(const ag_function_desc *d, fn_spec *sig)
+{
+    char err[256];
+    if (!d->signature)
+        return false;
+    if (!fn_parse_spec(d->signature, sig, err, sizeof err)) {
+        rt_report((ag_loc){d->file, d->line}, "AG_SIGNATURE(\"%s\") of '%s': %s",
+                  d->signature, d->name, err);
+        return false;
+    }
+    return true;
+}
+
+static fn_entry *find_locked(const ag_function_desc *d, const char *name)
+{
+    for (fn_entry *e = registry; e; e = e->next)
+        if (e->desc == d || (name && strcmp(e->desc->name, name) == 0))
+            return e;
+    return NULL;
+}
+
+static fn_entry *entry_for(const ag_function_desc *d)
+{
+    pthread_mutex_lock(&registry_lock);
+    fn_entry *e = find_locked(d, NULL);
+    if (!e) {
+        e = rt_xcalloc(1, sizeof *e);
+        e->desc = d;
+        pthread_mutex_init(&e->lock, NULL);
+        e->has_signature = signature_for(d, &e->signature);
+        e->next = registry;
+        registry = e;
+        rt_at_shutdown(registry_shutdown);
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return e;
+}
+
+static fn_entry *entry_named(const char *name)
+{
+    pthread_mutex_lock(&registry_lock);
+    fn_entry *e = find_locked(NULL, name);
+    pthread_mutex_unlock(&registry_lock);
+    return e;
+}
+
+void ag_function_register(const ag_function_desc *fn) { entry_for(fn); }
+
+static void concrete_free(ag_concrete_function *cf)
+{
+    ir_plan_free(cf->plan);
+    ir_function_free(cf->ir);
+    free(cf->keys);
+    free(cf);
+}
+
+static void registry_shutdown(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (fn_entry *e = registry, *next; e; e = next) {
+        next = e->next;
+        for (ag_concrete_function *cf = e->concretes, *n2; cf; cf = n2) {
+            n2 = cf->next;
+            concrete_free(cf);
+        }
+        pthread_mutex_destroy(&e->lock);
+        free(e);
+    }
+    registry = NULL;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+/* ------------------------------------------------------------------ keys */
+
+static const char *param_name(const fn_entry *e, int i)
+{
+    return e->desc->param_names ? e->desc->param_names[i] : "?";
+}
+
+static int count_tensor_params(const ag_function_desc *d)
+{
+    int n = 0;
+    for (int i = 0; i < d->n_params; i++)
+        n += d->param_kinds[i] == AG_ARG_TENSOR;
+    return n;
+}
+
+static int count_tensor_entries(const fn_spec *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->n; i++)
+        n += !s->entries[i].is_scalar_value;
+    return n;
+}
+
+/* Checks a tensor argument against the signature's spec for it. */
+static bool match_signature(const fn_entry *e, ag_loc loc, int param, const fn_spec_entry *spec,
+                            arg_key *k)
+{
+    char want[200], got[200];
+    if (spec->dtype == k->type.dtype && fn_shape_matches(&spec->shape, &k->type.shape)) {
+        k->type.shape = spec->shape; /* one concrete function for the whole spec */
+        return true;
+    }
+    rt_report(loc, "'%s' parameter '%s' expects %s (from its AG_SIGNATURE), got %s",
+              e->desc->name, param_name(e, param),
+              fn_type_str(spec->dtype, &spec->shape, want, sizeof want),
+              fn_type_str(k->type.dtype, &k->type.shape, got, sizeof got));
+    return false;
+}
+
+static bool tensor_key(const fn_entry *e, ag_loc loc, int i, ag_tensor h, bool is_array,
+                       arg_key *k)
+{
+    rt_value *v = rt_handle_get(loc, h);
+    if (!v)
+        return false;
+    if ((v->dtype == RT_LIST) != is_array) {
+        rt_report(loc, "'%s' parameter '%s' expects a %s", e->desc->name, param_name(e, i),
+                  is_array ? "tensor array" : "tensor, got a tensor array");
+        return false;
+    }
+    if (v->kind == RT_SYMBOLIC) {
+        rt_report(loc, "'%s' was given a symbolic tensor outside a trace", e->desc->name);
+        return false;
+    }
+    k->type = (ir_type){.dtype = v->dtype, .elem_dtype = v->elem_dtype, .shape = v->shape};
+    return true;
+}
+
+static bool make_keys(const fn_entry *e, ag_loc loc, const ag_arg *args, arg_key *keys)
+{
+    const ag_function_desc *d = e->desc;
+    if (e->has_signature && count_tensor_entries(&e->signature) != count_tensor_params(d)) {
+        rt_report(loc, "the AG_SIGNATURE of '%s' describes %d tensors but the function has "
+                       "%d tensor parameters", d->name, count_tensor_entries(&e->signature),
+                  count_tensor_params(d));
+        return false;
+    }
+    int t = 0;
+    for (int i = 0; i < d->n_params; i++) {
+        arg_key *k = &keys[i];
+        memset(k, 0, sizeof *k);
+        k->kind = d->param_kinds[i];
+        switch (k->kind) {
+        case AG_ARG_TENSOR:
+            if (!tensor_key(e, loc, i, args[i].tensor, false, k))
+                return false;
+            while (e->has_signature && e->signature.entries[t].is_scalar_value)
+                t++;
+            if (e->has_signature && !match_signature(e, loc, i, &e->signature.entries[t++], k))
+                return false;
+            break;
+        case AG_ARG_TENSOR_ARRAY:
+            if (!tensor_key(e, loc, i, args[i].tensor, true, k))
+                return false;
+            break;
+        case AG_ARG_VARIABLE: k->var = args[i].variable; break;
+        case AG_ARG_INT: k->i = args[i].i; break;
+        case AG_ARG_FLOAT: k->f = args[i].f; break;
+        }
+    }
+    return true;
+}
+
+static bool key_equal(const arg_key *a, const arg_key *b)
+{
+    switch (a->kind) {
+    case AG_ARG_TENSOR:
+    case AG_ARG_TENSOR_ARRAY: return ir_type_equal(&a->type, &b->type);
+    case AG_ARG_VARIABLE: return a->var == b->var;
+    case AG_ARG_INT: return a->i == b->i;
+    case AG_ARG_FLOAT: return memcmp(&a->f, &b->f, sizeof a->f) == 0;
+    }
+    return false;
+}
+
+static ag_concrete_function *find_concrete(fn_entry *e, const arg_key *keys)
+{
+    for (ag_concrete_function *cf = e->concretes; cf; cf = cf->next) {
+        bool same = true;
+        for (int i = 0; i < e->desc->n_params && same; i++)
+            same = key_equal(&cf->keys[i], &keys[i]);
+        if (same)
+            return cf;
+    }
+    return NULL;
+}
+
+/* --------------------------------------------------------------- tracing */
+
+static void trace_args(ir_trace *t, const fn_entry *e, const arg_key *keys, ag_arg *args)
+{
+    for (int i = 0; i < e->desc->n_params; i++) {
+        memset(&args[i], 0, sizeof args[i]);
+        args[i].kind = keys[i].kind;
+        switch (keys[i].kind) {
+        case AG_ARG_TENSOR:
+        case AG_ARG_TENSOR_ARRAY: args[i].tensor = ir_trace_param(t, &keys[i].type); break;
+        case AG_ARG_VARIABLE: args[i].variable = keys[i].var; break;
+        case AG_ARG_INT: args[i].i = keys[i].i; break;
+        case AG_ARG_FLOAT: args[i].f = keys[i].f; break;
+        }
+    }
+}
+
+static bool verify_traced(const ag_function_desc *d, ir_function *fn)
+{
+    char err[768];
+    if (ir_verify(fn, err, sizeof err))
+        return true;
+    rt_report((ag_loc){d->file, d->line}, "internal error: the graph traced for '%s' is "
+                                          "invalid: %s", d->name, err);
+    return false;
+}
+
+static ag_concrete_function *trace_concrete(fn_entry *e, const arg_key *keys)
+{
+    const ag_function_desc *d = e->desc;
+    ag_loc at = {d->file, d->line};
+    size_t np = (size_t)(d->n_params ? d->n_params : 1);
+    ag_arg *args = rt_xcalloc(np, sizeof *args);
+    ag_tensor *outs = rt_xcalloc((size_t)d->n_outputs + 1, sizeof *outs);
+    ir_function *fn = ir_function_new(d->name);
+    uint64_t errors = rt_error_count();
+    ir_trace *t = ir_trace_begin(fn);
+    ir_trace_set_first(t, e->trace_count == 0);
+    ag_scope_push();
+    trace_args(t, e, keys, args);
+    d->trace(args, outs);
+    ir_trace_set_outputs(t, d->n_outputs, outs, at);
+    ag_scope_pop();
+    bool ok = ir_trace_end(t) && rt_error_count() == errors && verify_traced(d, fn);
+    free(args);
+    free(outs);
+    if (!ok) {
+        ir_function_free(fn);
+        return NULL;
+    }
+    ag_concrete_function *cf = rt_xcalloc(1, sizeof *cf);
+    cf->entry = e;
+    cf->keys = rt_xmalloc(np * sizeof *cf->keys);
+    memcpy(cf->keys, keys, (size_t)d->n_params * sizeof *keys);
+    cf->ir = fn;
+    cf->plan = ir_plan_new(fn);
+    cf->next = e->concretes;
+    e->concretes = cf;
+    e->trace_count++;
+    return cf;
+}
+
+/* ----------------------------------------------------- retrace warning */
+
+static void describe_key(const arg_key *k, char *buf, size_t n)
+{
+    switch (k->kind) {
+    case AG_ARG_TENSOR:
+    case AG_ARG_TENSOR_ARRAY: ir_type_str(&k->type, buf, n); break;
+    case AG_ARG_VARIABLE: snprintf(buf, n, "variable %p", (void *)k->var); break;
+    case AG_ARG_INT: snprintf(buf, n, "%lld", (long long)k->i); break;
+    case AG_ARG_FLOAT: snprintf(buf, n, "%g", k->f); break;
+    }
+}
+
+/* Names the first parameter whose key differs between two traces. */
+static void retrace_cause(const fn_entry *e, const arg_key *old, const arg_key *now, char *buf,
+                          size_t n)
+{
+    for (int i = 0; i < e->desc->n_params; i++) {
+        if (key_equal(&old[i], &now[i]))
+            continue;
+        char a[160], b[160];
+        describe_key(&old[i], a, sizeof a);
+        describe_key(&now[i], b, sizeof b);
+        snprintf(buf, n, "parameter '%s' changed from %s to %s%s", param_name(e, i), a, b,
+                 now[i].kind == AG_ARG_INT || now[i].kind == AG_ARG_FLOAT
+                     ? " (every new value of a C scalar parameter is a new trace; pass a "
+                       "tensor instead)"
+                     : " (give the function an AG_SIGNATURE with '?' dims to trace once)");
+        return;
+    }
+    snprintf(buf, n, "its arguments changed");
+}
+
+static void note_call(fn_entry *e, ag_loc loc, bool traced, const arg_key *previous,
+                      const arg_key *keys)
+{
+    e->history = ((e->history << 1) | traced) & 0x3FFu;
+    e->calls++;
+    if (!traced || e->warned || __builtin_popcount(e->history) < 5 || !previous)
+        return;
+    char cause[512];
+    retrace_cause(e, previous, keys, cause, sizeof cause);
+    rt_warn(loc, "%d of the last %d calls to '%s' traced a new graph: %s",
+            __builtin_popcount(e->history), e->calls < 10 ? e->calls : 10, e->desc->name,
+            cause);
+    e->warned = true;
+}
+
+/* ------------------------------------------------------------------ calls */
+
+static bool run_eagerly(void)
+{
+    if (eager_override >= 0)
+        return eager_override;
+    const char *env = getenv("AG_RUN_FUNCTIONS_EAGERLY");
+    return env && *env && strcmp(env, "0") != 0;
+}
+
+void ag_run_functions_eagerly(bool on) { eager_override = on; }
+
+static void fail_outputs(const ag_function_desc *d, ag_tensor *outputs)
+{
+    for (int i = 0; i < d->n_outputs; i++)
+        outputs[i] = rt_error_tensor();
+}
+
+/* Finds or traces the concrete function for keys (under the entry's lock,
+ * so concurrent first calls with one signature trace once). */
+static ag_concrete_function *lookup_or_trace(fn_entry *e, ag_loc loc, const arg_key *keys)
+{
+    pthread_mutex_lock(&e->lock);
+    ag_concrete_function *cf = find_concrete(e, keys);
+    bool traced = false;
+    const arg_key *previous = e->concretes ? e->concretes->keys : NULL;
+    if (!cf) {
+        cf = trace_concrete(e, keys);
+        traced = cf != NULL;
+    }
+    note_call(e, loc, traced, previous, keys);
+    pthread_mutex_unlock(&e->lock);
+    return cf;
+}
+
+static bool run_concrete(ag_concrete_function *cf, ag_loc loc, const ag_arg *args,
+                         ag_tensor *outputs)
+{
+    const ag_function_desc *d = cf->entry->desc;
+    size_t np = (size_t)(d->n_params ? d->n_params : 1);
+    rt_value **in = rt_xcalloc(np, sizeof *in);
+    rt_value **out = rt_xcalloc((size_t)d->n_outputs + 1, sizeof *out);
+    int n_in = 0;
+    for (int i = 0; i < d->n_params; i++)
+        if (d->param_kinds[i] == AG_ARG_TENSOR || d->param_kinds[i] == AG_ARG_TENSOR_ARRAY)
+            in[n_in++] = rt_handle_get(loc, args[i].tensor);
+    bool ok = ir_execute(cf->plan, in, n_in, out);
+    for (int i = 0; i < d->n_outputs; i++)
+        outputs[i] = ok ? rt_handle_new(out[i]) : rt_error_tensor();
+    if (!ok)
+        for (int i = 0; i < d->n_outputs; i++)
+            rt_value_free(out[i]);
+    free(in);
+    free(out);
+    return ok;
+}
+
+bool ag_function_call_at(ag_loc loc, const ag_function_desc *d, const ag_arg *args,
+                         ag_tensor *outputs)
+{
+    /* Inside a trace, a call to another AG_FUNCTION traces into the
+     * caller's graph, as nested tf.functions do. */
+    if (ir_trace_active() || run_eagerly()) {
+        d->trace(args, outputs);
+        return true;
+    }
+    fn_entry *e = entry_for(d);
+    arg_key *keys = rt_xcalloc((size_t)(d->n_params ? d->n_params : 1), sizeof *keys);
+    ag_concrete_function *cf = make_keys(e, loc, args, keys) ? lookup_or_trace(e, loc, keys)
+                                                             : NULL;
+    free(keys);
+    if (!cf) {
+        fail_outputs(d, outputs);
+        return false;
+    }
+    return run_concrete(cf, loc, args, outputs);
+}
+
+/* ------------------------------------------------------------- inspection */
+
+int ag_function_trace_count(const char *name)
+{
+    fn_entry *e = name ? entry_named(name) : NULL;
+    return e ? e->trace_count : 0;
+}
+
+static void print_concrete(const ag_concrete_function *cf, FILE *out)
+{
+    const ag_function_desc *d = cf->entry->desc;
+    char buf[200];
+    fprintf(out, "%s(", d->name);
+    for (int i = 0; i < d->n_params; i++)
+        fprintf(out, "%s%s", i ? ", " : "", param_name(cf->entry, i));
+    fprintf(out, ")\n  Args:\n");
+    for (int i = 0; i < d->n_params; i++) {
+        describe_key(&cf->keys[i], buf, sizeof buf);
+        fprintf(out, "    %s: %s\n", param_name(cf->entry, i), buf);
+    }
+    fprintf(out, "  Returns:\n");
+    const ir_graph *body = cf->ir->body;
+    if (body->n_results == 0)
+        fprintf(out, "    (nothing)\n");
+    for (int i = 0; i < body->n_results; i++)
+        fprintf(out, "    %s\n", ir_type_str(&body->results[i]->type, buf, sizeof buf));
+}
+
+void ag_function_print_signatures(const char *name, FILE *out)
+{
+    fn_entry *e = name ? entry_named(name) : NULL;
+    if (!out)
+        out = stdout;
+    if (!e)
+        return;
+    pthread_mutex_lock(&e->lock);
+    /* Oldest first: the order the signatures were traced in. */
+    int n = 0;
+    for (ag_concrete_function *cf = e->concretes; cf; cf = cf->next)
+        n++;
+    for (int k = n - 1; k >= 0; k--) {
+        ag_concrete_function *cf = e->concretes;
+        for (int j = 0; j < k; j++)
+            cf = cf->next;
+        print_concrete(cf, out);
+    }
+    pthread_mutex_unlock(&e->lock);
+}
+
+static bool keys_from_spec(const fn_entry *e, ag_loc loc, const fn_spec *spec, arg_key *keys)
+{
+    const ag_function_desc *d = e->desc;
+    int t = 0;
+    for (int i = 0; i < d->n_params; i++) {
+        arg_key *k = &keys[i];
+        memset(k, 0, sizeof *k);
+        k->kind = d->param_kinds[i];
+        const fn_spec_entry *s = NULL;
+        if (k->kind == AG_ARG_TENSOR) {
+            while (t < spec->n && spec->entries[t].is_scalar_value)
+                t++;
+            s = t < spec->n ? &spec->entries[t++] : NULL;
+            if (s)
+                k->type = (ir_type){.dtype = s->dtype, .shape = s->shape};
+        } else if (k->kind == AG_ARG_INT || k->kind == AG_ARG_FLOAT) {
+            for (int j = 0; j < spec->n && !s; j++)
+                if (spec->entries[j].is_scalar_value &&
+                    strcmp(spec->entries[j].name, param_name(e, i)) == 0)
+                    s = &spec->entries[j];
+            if (s) {
+                k->i = s->i;
+                k->f = s->f;
+            }
+        }
+        if (!s) {
+            rt_report(loc, "ag_get_concrete_function: the spec gives no %s for parameter "
+                           "'%s' of '%s'",
+                      k->kind == AG_ARG_TENSOR ? "tensor type" : "value", param_name(e, i),
+                      d->name);
+            return false;
+        }
+    }
+    return true;
+}
+
+ag_concrete_function *ag_get_concrete_function_at(ag_loc loc, const char *name,
+                                                  const char *spec_text)
+{
+    fn_entry *e = name ? entry_named(name) : NULL;
+    char err[256];
+    fn_spec spec;
+    if (!e) {
+        rt_report(loc, "ag_get_concrete_function: no AG_FUNCTION named '%s' is known",
+                  name ? name : "(null)");
+        return NULL;
+    }
+    if (!fn_parse_spec(spec_text, &spec, err, sizeof err)) {
+        rt_report(loc, "ag_get_concrete_function: bad spec \"%s\": %s", spec_text, err);
+        return NULL;
+    }
+    arg_key *keys = rt_xcalloc((size_t)(e->desc->n_params + 1), sizeof *keys);
+    ag_concrete_function *cf = NULL;
+    if (keys_from_spec(e, loc, &spec, keys)) {
+        pthread_mutex_lock(&e->lock);
+        cf = find_concrete(e, keys);
+        if (!cf)
+            cf = trace_concrete(e, keys);
+        pthread_mutex_unlock(&e->lock);
+    }
+    free(keys);
+    return cf;
+}
+
+void ag_concrete_print_graph(const ag_concrete_function *cf, FILE *out)
+{
+    if (cf)
+        ir_print(cf->ir, out ? out : stdout);
+}
+
+int ag_concrete_num_nodes(const ag_concrete_function *cf)
+{
+    return cf ? ir_function_num_nodes(cf->ir) : 0;
+}
