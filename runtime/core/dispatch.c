@@ -38,20 +38,30 @@ static bool any_symbolic(rt_value *const *in, int n)
     return false;
 }
 
+/* rt_infer, reporting a failure at loc under the op's user-facing name. */
+static bool infer_or_report(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in,
+                            int n, ag_dtype *dt, ag_shape *shape)
+{
+    rt_err e;
+    if (rt_infer(op, a, in, n, dt, shape, &e))
+        return true;
+    rt_report(loc, "ag_%s: %s", rt_ops[op].name, e.msg);
+    return false;
+}
+
+static const rt_attrs no_attrs;
+
 rt_value *rt_apply_eager(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in,
                          int n)
 {
-    static const rt_attrs no_attrs;
     const rt_op_info *info = &rt_ops[op];
     ag_dtype dt;
     ag_shape shape;
     rt_err e;
     if (!a)
         a = &no_attrs;
-    if (!rt_infer(op, a, in, n, &dt, &shape, &e)) {
-        rt_report(loc, "ag_%s: %s", info->name, e.msg);
+    if (!infer_or_report(loc, op, a, in, n, &dt, &shape))
         return NULL;
-    }
     if (any_symbolic(in, n)) {
         rt_report(loc, "ag_%s: a symbolic tensor was used outside the function "
                        "trace that made it", info->name);
@@ -70,18 +80,14 @@ rt_value *rt_apply_eager(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *cons
 
 rt_value *rt_apply(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in, int n)
 {
-    static const rt_attrs no_attrs;
     if (!rt_trace_hook)
         return rt_apply_eager(loc, op, a, in, n);
     ag_dtype dt;
     ag_shape shape;
-    rt_err e;
     if (!a)
         a = &no_attrs;
-    if (!rt_infer(op, a, in, n, &dt, &shape, &e)) {
-        rt_report(loc, "ag_%s: %s", rt_ops[op].name, e.msg);
+    if (!infer_or_report(loc, op, a, in, n, &dt, &shape))
         return NULL;
-    }
     return rt_trace_hook(loc, op, a, in, n, dt, &shape);
 }
 
