@@ -344,6 +344,25 @@ static void test_variable_created_on_first_trace_only(void **state)
     EXPECT_ERROR(counter(ag_scalar_i64(1)), "only on its first trace");
 }
 
+/* ------------------------- AG_RUN_FUNCTIONS_EAGERLY=1 skips tracing */
+static void test_run_functions_eagerly_env(void **state)
+{
+    (void)state;
+    (void)scale(F32(AG_SHAPE(1, 2), 1, 2));
+    int traces = ag_function_trace_count("scale");
+    setenv("AG_RUN_FUNCTIONS_EAGERLY", "1", 1);
+    /* Eagerly nothing is traced, so the f32[?,2] signature is not checked. */
+    ag_tensor r = scale(F32(AG_SHAPE(1, 3), 1, 2, 3));
+    unsetenv("AG_RUN_FUNCTIONS_EAGERLY");
+    CHECK_VALUES(r, 2, 4, 6);
+    assert_int_equal(ag_function_trace_count("scale"), traces);
+    EXPECT_ERROR(scale(F32(AG_SHAPE(1, 3), 1, 2, 3)), "expects f32[?,2]");
+    ag_run_functions_eagerly(true); /* the API call works like the variable */
+    CHECK_VALUES(scale(F32(AG_SHAPE(1, 3), 1, 2, 3)), 2, 4, 6);
+    ag_run_functions_eagerly(false);
+    assert_int_equal(ag_function_trace_count("scale"), traces);
+}
+
 /* ---------------------------- concurrent first calls trace only once */
 static ag_tensor slow__staged(ag_tensor x)
 {
@@ -392,6 +411,7 @@ int main(void)
         TU_TEST(test_print_signatures_and_graph),
         TU_TEST(test_retrace_warning_names_the_parameter),
         TU_TEST(test_variable_created_on_first_trace_only),
+        TU_TEST(test_run_functions_eagerly_env),
         TU_TEST(test_concurrent_first_calls_trace_once),
     };
     TU_RUN(tests);
