@@ -35,23 +35,48 @@ static void eager_if(ag_loc loc, ag_tensor pred, ag_body_fn then_fn, ag_body_fn 
         else_fn(state);
 }
 
-/* Each iteration runs in its own scope, so an eager loop keeps only its
- * variables' latest values instead of every temporary it ever made. */
+/* Whether handle h is the current value of one of the variables. */
+static bool is_current(ag_tensor h, int n_vars, ag_tensor *const *vars)
+{
+    for (int i = 0; i < n_vars; i++)
+        if (vars[i]->id == h.id && vars[i]->gen == h.gen)
+            return true;
+    return false;
+}
+
+/* Each iteration runs in its own scope. A value an iteration made for a
+ * variable is kept (moved to the caller's scope) and freed once a later
+ * iteration replaced it, so an eager loop holds only its variables' latest
+ * values however long it runs. Values the loop did not make (the initial
+ * ones, or outer tensors assigned to a variable) are never freed here. */
 static void eager_while(ag_loc loc, int n_vars, ag_tensor *const *vars, ag_cond_fn cond,
                         ag_body_fn body, void *state)
 {
+    size_t n = (size_t)n_vars + 1;
+    ag_tensor *kept = rt_xcalloc(n, sizeof *kept);
+    bool *made = rt_xcalloc(n, sizeof *made); /* kept[i] was made by the loop */
     for (;;) {
         ag_scope_push();
         bool ok;
         bool go = eager_condition(loc, cond(state), &ok);
         if (go)
             body(state);
-        for (int i = 0; i < n_vars; i++)
-            ag_keep(*vars[i]);
+        for (int i = 0; i < n_vars; i++) {
+            bool moved = rt_handle_keep(*vars[i]);
+            bool same = vars[i]->id == kept[i].id && vars[i]->gen == kept[i].gen;
+            if (!same && made[i] && !is_current(kept[i], n_vars, vars))
+                ag_free(kept[i]);
+            if (!same) {
+                made[i] = moved;
+                kept[i] = *vars[i];
+            }
+        }
         ag_scope_pop();
         if (!go || !ok)
-            return;
+            break;
     }
+    free(kept);
+    free(made);
 }
 
 /* ------------------------------------------------------------- helpers */

@@ -177,15 +177,21 @@ void ag_scope_pop(void)
     free(s);
 }
 
-ag_tensor ag_keep(ag_tensor t)
+bool rt_handle_keep(ag_tensor t)
 {
     slot *sl = live_slot(t);
     if (!sl || !current_scope || sl->scope != current_scope)
-        return t;
+        return false;
     rt_scope *parent = current_scope->parent;
     sl->scope = parent;
     if (parent)
         scope_append(parent, t);
+    return true;
+}
+
+ag_tensor ag_keep(ag_tensor t)
+{
+    rt_handle_keep(t);
     return t;
 }
 

@@ -146,6 +146,8 @@ ag_tensor rt_handle_new(rt_value *v);
 rt_value *rt_handle_get(ag_loc loc, ag_tensor t);
 /* Replaces the value behind a live handle (tensor arrays). */
 void rt_handle_set(ag_tensor t, rt_value *v);
+/* ag_keep, telling whether t moved (it belonged to the innermost scope). */
+bool rt_handle_keep(ag_tensor t);
 /* Frees every handle and scope (ag_shutdown). */
 void rt_handles_shutdown(void);
 

@@ -281,6 +281,22 @@ static void test_while_two_loop_vars(void **state)
     CHECK_VALUES(sum_below(ag_scalar_i32(0)), 0);
 }
 
+/* An eager loop keeps only its variables' latest values: 5,000 iterations
+ * leave a handful of live tensors, not tens of thousands. */
+static void test_eager_loop_memory_is_bounded(void **state)
+{
+    (void)state;
+    ag_run_functions_eagerly(true);
+    ag_tensor n = ag_scalar_i32(5000);
+    int64_t before = ag_live_tensors();
+    ag_tensor r = sum_below(n);
+    int64_t after = ag_live_tensors();
+    ag_run_functions_eagerly(false);
+    CHECK_VALUES(r, 12497500);
+    assert_true(after - before < 10);
+    CHECK_VALUES(n, 5000); /* the caller's tensors are untouched */
+}
+
 /* -------------------------------------------------------------- nested loops
  *   total = 0; i = 0;
  *   while (i < n) { j = 0; while (j < i) { total += j; j += 1; } i += 1; }
@@ -684,6 +700,7 @@ int main(void)
         TU_TEST(test_fizzbuzz_traced_once),
         TU_TEST(test_power_retraces_per_scalar_value),
         TU_TEST(test_while_two_loop_vars),
+        TU_TEST(test_eager_loop_memory_is_bounded),
         TU_TEST(test_nested_loops),
         TU_TEST(test_if_else_defines_two_values),
         TU_TEST(test_break_and_continue_flags),
