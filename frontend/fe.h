@@ -1,0 +1,363 @@
+/*
+ * fe.h - agc's frontend: the AutoGraph conversion of C source files.
+ *
+ * The pipeline (driver.c runs it, one call a stage):
+ *
+ *   parse.c    libclang parses the file; every AG_FUNCTION becomes an fe_func
+ *              whose body is a tree of fe_stmt with the conditions
+ *              classified (fe_cond: staged when they contain ag_bool) and
+ *              every variable reference recorded (fe_ref)
+ *   analyze.c  checks what cannot be staged (diagnostics with carets and
+ *              fix-its), decides which break/continue/return become flags,
+ *              and answers liveness questions for gen.c
+ *   gen.c      lowers staged control flow: lifted bodies over state
+ *              structs, ag_if_at / ag_while_at calls, flags
+ *   emit.c     writes the output file: the user's text verbatim around the
+ *              converted functions, each with its trace trampoline,
+ *              descriptor, registration and wrapper; #line directives
+ *   deps.c     the Make dependency file (-MD)
+ *
+ * Support: util.c (buffers, the arena), source.c (files and positions),
+ * diag.c (clang-style diagnostics), out.c (the output writer that keeps
+ * #line directives right).
+ */
+#ifndef FE_H
+#define FE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define FE_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+
+/* ------------------------------------------------------------- util.c */
+
+/* A growable byte buffer (heap). */
+typedef struct fe_buf {
+    char *data;
+    size_t len, cap;
+} fe_buf;
+
+void fe_buf_add(fe_buf *b, const char *s, size_t n);
+void fe_buf_puts(fe_buf *b, const char *s);
+void fe_buf_putc(fe_buf *b, char c);
+void fe_buf_printf(fe_buf *b, const char *fmt, ...) FE_PRINTF(2, 3);
+void fe_buf_vprintf(fe_buf *b, const char *fmt, va_list ap);
+void fe_buf_free(fe_buf *b);
+
+/* Everything the frontend builds lives in one arena, freed at exit. */
+void *fe_alloc(size_t n); /* zeroed */
+char *fe_strndup(const char *s, size_t n);
+char *fe_strdup(const char *s);
+char *fe_format(const char *fmt, ...) FE_PRINTF(1, 2);
+const char *fe_c_string(const char *s); /* a C string literal of s */
+void fe_arena_free(void);
+
+/* A growable array of pointers in the arena. */
+typedef struct fe_vec {
+    void **items;
+    int n, cap;
+} fe_vec;
+void fe_vec_push(fe_vec *v, void *item);
+
+/* Internal bugs: never user diagnostics. Prints and aborts. */
+_Noreturn void fe_internal_error(const char *file, int line, const char *fmt, ...) FE_PRINTF(3, 4);
+#define FE_BUG(...) fe_internal_error(__FILE__, __LINE__, __VA_ARGS__)
+
+/* ----------------------------------------------------------- source.c */
+
+/* A source file held in memory, with its line starts. */
+typedef struct fe_source {
+    const char *path; /* as named on the command line or by libclang */
+    const char *text;
+    unsigned len;
+    unsigned *lines; /* offset of each line's start; lines[0] = 0 */
+    int n_lines;
+} fe_source;
+
+/* Loads (once per path) a file; NULL when it cannot be read. */
+fe_source *fe_source_load(const char *path);
+/* 1-based line and column of a byte offset. */
+void fe_source_pos(const fe_source *s, unsigned off, int *line, int *col);
+int fe_source_line(const fe_source *s, unsigned off);
+/* The text of a 1-based line without its newline. */
+const char *fe_source_line_text(const fe_source *s, int line, unsigned *len);
+
+/* Lexical helpers over C text (they skip comments, strings and chars). */
+unsigned fe_skip_space(const fe_source *s, unsigned off);      /* forward */
+unsigned fe_skip_space_back(const fe_source *s, unsigned off); /* backward: end of prev token */
+unsigned fe_match_paren(const fe_source *s, unsigned open);    /* after the ')' */
+unsigned fe_skip_literal(const fe_source *s, unsigned off);    /* past a comment/string/char */
+
+/* ------------------------------------------------------------- diag.c */
+
+/* A byte range [begin, end) in the main source file. */
+typedef struct fe_range {
+    unsigned begin, end;
+} fe_range;
+
+/* The first len bytes of a range starting at begin (a keyword, a name). */
+static inline fe_range fe_range_at(unsigned begin, unsigned len)
+{
+    fe_range r = {begin, begin + len};
+    return r;
+}
+
+typedef enum fe_severity { FE_NOTE, FE_WARNING, FE_ERROR, FE_FATAL } fe_severity;
+
+/* Replace `range` by `text` (an empty range inserts). */
+typedef struct fe_fixit {
+    fe_range range;
+    const char *text;
+} fe_fixit;
+
+void fe_diag_init(bool color, const fe_source *main_src);
+/* The entry points for diagnostics about the user's code. */
+void fe_error(fe_range at, const char *fmt, ...) FE_PRINTF(2, 3);
+void fe_error_fix(fe_range at, fe_fixit fix, const char *fmt, ...) FE_PRINTF(3, 4);
+void fe_note(fe_range at, const char *fmt, ...) FE_PRINTF(2, 3);
+void fe_note_fix(fe_range at, fe_fixit fix, const char *fmt, ...) FE_PRINTF(3, 4);
+/* A diagnostic at any file's location (for libclang's own diagnostics);
+ * ranges and fix-its are offsets in src. src may be NULL (no location). */
+void fe_diag_at(fe_severity sev, const fe_source *src, unsigned off, const fe_range *ranges,
+                int n_ranges, const fe_fixit *fixits, int n_fixits, const char *msg);
+/* Usage errors and the like: "agc: error: message". */
+void fe_diag_plain(fe_severity sev, const char *fmt, ...) FE_PRINTF(2, 3);
+int fe_diag_errors(void);
+void fe_diag_summary(void); /* "N errors generated." */
+
+/* ------------------------------------------------------------ the AST */
+
+/* How agc treats a variable's C type. */
+typedef enum fe_tclass {
+    FE_TY_TENSOR,
+    FE_TY_TENSOR_ARRAY,
+    FE_TY_VARIABLE,
+    FE_TY_INT, /* integers, bool, enums */
+    FE_TY_FLOAT,
+    FE_TY_POINTER,
+    FE_TY_ARRAY,
+    FE_TY_STRUCT,
+    FE_TY_OTHER
+} fe_tclass;
+
+/* A local variable or parameter of an AG_FUNCTION, or a flag agc made. */
+typedef struct fe_var {
+    const char *name;
+    unsigned decl_off;   /* where its name is declared */
+    fe_range decl_range; /* its declarator, for notes and insertions */
+    fe_range type_range; /* its type specifier, for fix-its */
+    fe_tclass tclass;
+    const char *type_name;  /* for messages: "int" */
+    const char *field_decl; /* a struct field holding it: "float *d" */
+    const char *local_decl; /* a local of the same name: "const int k" */
+    bool is_param, has_init;
+    bool zero_init;      /* an uninitialized tensor: agc adds "= {0, 0}" (undefined) */
+    bool synthetic;      /* a flag or temporary; always carried when written */
+    const char *display; /* name in runtime messages: "<break>" */
+} fe_var;
+
+enum { FE_READ = 1, FE_WRITE = 2 };
+
+typedef struct fe_ref {
+    fe_var *var;
+    fe_range at; /* the identifier */
+    int mode;    /* FE_READ | FE_WRITE */
+} fe_ref;
+
+typedef struct fe_refs {
+    fe_ref *items;
+    int n, cap;
+} fe_refs;
+void fe_refs_add(fe_refs *r, fe_var *v, fe_range at, int mode);
+void fe_refs_merge(fe_refs *into, const fe_refs *from);
+int fe_refs_mode(const fe_refs *r, const fe_var *v); /* union of modes, 0 if absent */
+
+typedef struct fe_ternary fe_ternary;
+
+/* An expression: its text and what it references. */
+typedef struct fe_expr {
+    fe_range range;
+    fe_refs refs;          /* every variable reference inside, nested ones too */
+    fe_vec terns;          /* fe_ternary*: the outermost staged ?: inside */
+    fe_var *assign_to;     /* the whole expression is `v = e` */
+    bool rhs_reads_target; /* ... and e reads v */
+} fe_expr;
+
+typedef enum fe_cond_kind {
+    FE_COND_C,      /* a C condition, evaluated while tracing */
+    FE_COND_BOOL,   /* ag_bool(e): staged */
+    FE_COND_TENSOR, /* a tensor agc made (a flag): staged */
+    FE_COND_NOT,
+    FE_COND_AND,
+    FE_COND_OR,
+    FE_COND_SELECT /* a ? b : c */
+} fe_cond_kind;
+
+/* A condition, as a tree of the operators agc stages lazily. */
+typedef struct fe_cond {
+    fe_cond_kind kind;
+    fe_range range;
+    int line;
+    bool staged;      /* contains ag_bool */
+    fe_expr *e;       /* C: the expression; BOOL: the tensor inside ag_bool */
+    bool is_bool;     /* BOOL: e is a comparison or logical op (dtype bool) */
+    const char *text; /* TENSOR */
+    fe_refs refs;     /* TENSOR: the flags it reads */
+    struct fe_cond *a, *b, *c;
+} fe_cond;
+
+/* A staged `?:` inside an expression: lowered to a staged if that
+ * assigns a temporary. */
+struct fe_ternary {
+    fe_range range;
+    int line;
+    fe_cond *cond;
+    fe_expr *then_e, *else_e;
+    const char *temp; /* gen.c: the temporary's name */
+};
+
+typedef enum fe_stmt_kind {
+    FE_BLOCK,
+    FE_IF,
+    FE_WHILE,
+    FE_DO,
+    FE_FOR,
+    FE_SWITCH,
+    FE_BREAK,
+    FE_CONTINUE,
+    FE_RETURN,
+    FE_DECL,
+    FE_EXPR,
+    FE_GOTO,
+    FE_LABEL,
+    FE_CASE,
+    FE_NULL,
+    FE_OTHER
+} fe_stmt_kind;
+
+/* Exits that agc lowers to flags. */
+enum { FE_EXIT_BREAK = 1, FE_EXIT_CONTINUE = 2, FE_EXIT_RETURN = 4 };
+
+typedef struct fe_stmt {
+    fe_stmt_kind kind;
+    fe_range range; /* with its ';' */
+    int line;
+    struct fe_stmt *parent;
+    struct fe_stmt **kids; /* BLOCK: items; LABEL, CASE: the statement */
+    int n_kids;
+    struct fe_stmt *then_s, *else_s; /* IF */
+    struct fe_stmt *body;            /* loops, SWITCH */
+    struct fe_stmt *init;            /* FOR (NULL when omitted) */
+    fe_cond *cond;                   /* IF, loops (NULL for `for (;;)`), SWITCH */
+    fe_expr *inc;                    /* FOR */
+    fe_expr *expr;                   /* EXPR; RETURN (NULL: no value) */
+    fe_var **decls;                  /* DECL */
+    fe_expr **inits;                 /* DECL: initializers (NULL: none) */
+    int n_decls;
+    const char *label;      /* LABEL; GOTO: its target */
+    bool staged;            /* IF and loops: the condition is staged */
+    bool rewrite;           /* something inside needs rewriting */
+    struct fe_stmt *target; /* BREAK, CONTINUE: the loop or switch left */
+    bool lowered;           /* BREAK, CONTINUE: becomes a flag */
+    fe_var *brk, *cont;     /* staged loops: their flags, when used */
+} fe_stmt;
+
+typedef enum fe_ret_kind { FE_RET_VOID, FE_RET_TENSOR, FE_RET_STRUCT } fe_ret_kind;
+
+typedef struct fe_func {
+    const char *name;
+    int line;
+    fe_range range;       /* the whole definition */
+    fe_range header;      /* up to the body's '{' */
+    fe_range params_text; /* between the parentheses */
+    fe_vec annots;        /* fe_range*: the annotation macros, left out of the wrapper */
+    fe_stmt *body;
+    fe_var **params;
+    int n_params;
+    const char *ret_type; /* its spelling */
+    fe_ret_kind ret;
+    const char **ret_fields; /* FE_RET_STRUCT */
+    int n_ret_fields;
+    const char *signature, *alias; /* AG_SIGNATURE / AG_ALIAS, or NULL */
+    bool has_staged;               /* any staged construct */
+    fe_var *retval, *returned;     /* when a return is lowered */
+    fe_vec vars;                   /* fe_var*: every local and parameter */
+} fe_func;
+
+typedef struct fe_unit {
+    fe_source *src;
+    fe_vec funcs; /* fe_func*, in file order */
+} fe_unit;
+
+/* ------------------------------------------------------------- stages */
+
+typedef struct fe_options {
+    const char *input;
+    const char *output;      /* "-" for stdout */
+    const char **clang_args; /* -I -D -U -std= -isystem and what follows -- */
+    int n_clang_args;
+    bool color;
+    bool md;             /* -MD or -MMD */
+    bool mmd;            /* -MMD: without system headers */
+    bool mp;             /* -MP */
+    const char *mf, *mt; /* -MF file, -MT target */
+} fe_options;
+
+/* parse.c: parses the file with libclang. Prints libclang's errors and
+ * returns NULL after one. *deps gets the included files (fe_vec of char*). */
+fe_unit *fe_parse(const fe_options *opt, fe_vec *deps);
+
+/* analyze.c */
+void fe_analyze(fe_func *fn);
+unsigned fe_exits(const fe_stmt *s, bool returns_lowered);
+bool fe_always_exits(const fe_stmt *s, bool returns_lowered);
+bool fe_live_after(const fe_var *v, const fe_stmt *s);
+bool fe_loop_exposed(const fe_var *v, const fe_stmt *loop);
+void fe_stmt_refs(const fe_stmt *s, fe_refs *out);
+void fe_cond_refs(const fe_cond *c, fe_refs *out);
+bool fe_is_carriable(const fe_var *v); /* ag_tensor or ag_tensor_array */
+/* The function whose returns fe_stmt_refs counts as flag writes. */
+void fe_set_current_function(const fe_func *fn);
+
+/* out.c: the output writer. Lines of user text carry #line directives to
+ * the user's file; generated lines get a marker that fe_out_finish turns
+ * into #line directives to the output file. */
+typedef struct fe_out {
+    fe_buf buf;
+    const fe_source *src;
+    int map;       /* OUT_MAP_* (out.c) */
+    int user_line; /* when mapped to the user's file: the current line */
+    bool bol;      /* at the beginning of a line */
+} fe_out;
+
+void fe_out_init(fe_out *o, const fe_source *src);
+/* Generated lines (a line in progress is ended first). */
+void fe_out_gen(fe_out *o, const char *fmt, ...) FE_PRINTF(2, 3);
+void fe_out_user(fe_out *o, fe_range r);
+/* User text between statements: blank line ends and indentation dropped. */
+void fe_out_gap(fe_out *o, fe_range r);
+void fe_out_at(fe_out *o, int user_line, const char *fmt, ...) FE_PRINTF(3, 4);
+/* Text inside the current line, keeping its mapping (a rewritten piece of
+ * a user's line). */
+void fe_out_inline(fe_out *o, const char *text);
+void fe_out_eol(fe_out *o); /* ends the line in progress */
+void fe_out_append(fe_out *o, const fe_out *from);
+/* Resolves the markers; the result belongs to the caller. */
+char *fe_out_finish(fe_out *o, const char *out_name, size_t *len);
+
+/* gen.c: the staged body of fn, and its lifted functions. */
+void fe_gen_function(fe_func *fn, const fe_source *src, fe_out *lifted, fe_out *body);
+
+/* emit.c: the whole output file. */
+void fe_emit_unit(const fe_unit *u, fe_out *o);
+
+/* deps.c */
+bool fe_write_deps(const fe_options *opt, const fe_vec *deps);
+
+/* driver.c: writes data to path atomically (temporary file + rename). */
+bool fe_write_file(const char *path, const char *data, size_t len);
+
+#define AGC_VERSION_STRING "0.1.0"
+
+#endif

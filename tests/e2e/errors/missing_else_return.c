@@ -1,0 +1,8 @@
+/* A staged return in one branch only, and no return after the if. */
+#include <ag.h>
+
+AG_FUNCTION ag_tensor f(ag_tensor x)
+{
+    if (ag_bool(ag_greater(x, 0)))
+        return x;
+}

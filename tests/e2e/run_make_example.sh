@@ -1,0 +1,50 @@
+#!/bin/sh
+# run_make_example.sh SRC_DIR WORK_DIR AGC AG_INCLUDE_DIR AG_LIB_DIR [SANITIZE_FLAGS]
+#
+# Builds examples/make with its own Makefile in a scratch copy, and checks
+# the Make integration of docs/agc.md:
+#   1. make builds the program, which prints smooth.expected;
+#   2. a second make has nothing to do (make -q says up to date);
+#   3. touching the header makes the program out of date, and make
+#      converts the source again.
+if [ $# -ne 5 ] && [ $# -ne 6 ]; then
+    echo "usage: $0 SRC_DIR WORK_DIR AGC AG_INCLUDE_DIR AG_LIB_DIR [SANITIZE_FLAGS]" >&2
+    exit 2
+fi
+src=$1 work=$2 agc=$3 inc=$4 lib=$5 san=${6:-}
+fail() {
+    echo "make.example: $*" >&2
+    exit 1
+}
+rm -rf "$work" && mkdir -p "$work" || exit 2
+cp "$src"/Makefile "$src"/*.c "$src"/*.h "$src"/*.expected "$work"/ || exit 2
+cd "$work" || exit 2
+run_make() {
+    make "$@" AGC="$agc" AG_CFLAGS="-I$inc" AG_LIBS="-L$lib -Wl,-rpath,$lib -lag" \
+        CFLAGS="-std=c11 -O2 -Wall -Wextra $san"
+}
+
+run_make >build1.log 2>&1 || { cat build1.log; fail "the first make failed"; }
+./smooth >smooth.actual || fail "./smooth failed"
+diff -u smooth.expected smooth.actual || fail "./smooth printed something else"
+[ -f smooth.ag.d ] || fail "agc -MD wrote no smooth.ag.d"
+grep -q 'smooth\.h' smooth.ag.d || fail "smooth.ag.d does not list smooth.h"
+
+run_make -q || fail "a second make would rebuild: the build is not up to date"
+run_make >build2.log 2>&1 || fail "the second make failed"
+if grep -q agc build2.log; then
+    cat build2.log
+    fail "the second make ran agc again"
+fi
+
+sleep 1
+touch smooth.h
+run_make -q && fail "touching smooth.h did not make the program out of date"
+run_make >build3.log 2>&1 || { cat build3.log; fail "the make after touching smooth.h failed"; }
+grep -q "smooth.c -o smooth.ag.c" build3.log || {
+    cat build3.log
+    fail "touching smooth.h did not run agc on smooth.c again"
+}
+run_make -q || fail "not up to date after the rebuild"
+echo "make.example: ok"
+exit 0
