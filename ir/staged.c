@@ -221,6 +221,32 @@ static bool merge_branch_types(ag_loc loc, const char *name, const ir_type *a,
     return true;
 }
 
+/* A zero of `type` appended to a branch's region. */
+static ir_node *zero_in(ir_graph *g, const ir_type *type, ag_loc loc)
+{
+    rt_attrs a = {.dtype = type->dtype, .shape = type->shape};
+    for (int d = 0; d < a.shape.rank; d++)
+        if (a.shape.dims[d] < 0)
+            a.shape.dims[d] = 0;
+    ir_type ty = *type;
+    ty.shape = a.shape;
+    return ir_append(g, RT_OP_FILL, &a, 0, NULL, &ty, loc);
+}
+
+/* agc's own variables (named "<return value>" and the like) may stay
+ * undefined in a branch that did not return: a flag guards every use, so
+ * a zero of the other branch's type stands in for it. */
+static void fill_internal(ag_loc loc, int n_vars, const char *const *names, branch *br)
+{
+    for (int i = 0; i < n_vars; i++) {
+        if (names[i][0] != '<' || br[0].undef[i] == br[1].undef[i])
+            continue;
+        int u = br[0].undef[i] ? 0 : 1;
+        br[u].outs[i] = zero_in(br[u].f.g, &br[1 - u].outs[i]->type, loc);
+        br[u].undef[i] = false;
+    }
+}
+
 /* Which variables the if defines; false after reporting one that only a
  * single branch initializes. */
 static bool defined_outputs(ag_loc loc, int n_vars, const char *const *names,
@@ -291,8 +317,10 @@ static void traced_if(ir_trace *t, ag_loc loc, ag_tensor pred, int n_vars,
         saved[i] = *vars[i];
     ir_node *p = condition_node(t, pred, loc);
     bool ok = p && trace_branch(t, &br[0], then_fn, state, n_vars, vars, saved, loc) &&
-              trace_branch(t, &br[1], else_fn, state, n_vars, vars, saved, loc) &&
-              defined_outputs(loc, n_vars, names, br, defined);
+              trace_branch(t, &br[1], else_fn, state, n_vars, vars, saved, loc);
+    if (ok)
+        fill_internal(loc, n_vars, names, br);
+    ok = ok && defined_outputs(loc, n_vars, names, br, defined);
     for (int i = 0; ok && i < n_vars; i++)
         if (defined[i])
             ok = merge_branch_types(loc, names[i], &br[0].outs[i]->type,
@@ -499,7 +527,7 @@ static void assert_iterated(ir_trace *t, const loop *L, ir_node *flag)
 {
     ag_tensor h = ir_symbolic_handle(flag);
     for (int i = 0; i < L->n_vars; i++) {
-        if (!L->undef[i])
+        if (!L->undef[i] || L->names[i][0] == '<') /* agc's flags guard these */
             continue;
         char msg[256];
         snprintf(msg, sizeof msg, "loop must iterate at least once to initialize '%s'",
