@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/build.sh - one entry point for a fresh Debian machine or a dev tree.
 #
-#   bash scripts/build.sh demo    install what is missing, build, run the main job
+#   bash scripts/build.sh demo    install what is missing, build, run the main job:
+#                                 agc converts an example, both builds run
 #   bash scripts/build.sh test    install what is missing, build, run every test
 #                                 (the normal build and the ASan+UBSan build)
 #   bash scripts/build.sh deps    only install what is missing
@@ -53,11 +54,36 @@ configure_and_build() { # dir, extra cmake args...
   cmake --build "$dir" -j "$jobs"
 }
 
+# The main job: agc converts an example into staged C, then the same source
+# runs eagerly (plain cc) and staged (agc's output), and both outputs show.
 run_demo() {
-  say "running the examples (eager build)"
-  for ex in simple_relu power squash fizzbuzz mlp conv2d; do
+  local out="$build_dir/demo" ex=fizzbuzz
+  local cflags=(-std=c11 -O2 -Iruntime/include)
+  local libs=(-L"$build_dir/runtime" -Wl,-rpath,"$here/$build_dir/runtime" -lag -lm)
+  mkdir -p "$out"
+  say "agc examples/$ex.c -o $out/$ex.ag.c"
+  "$build_dir/frontend/agc" "examples/$ex.c" -o "$out/$ex.ag.c"
+  say "the staged C agc wrote for fizzbuzz (the AG_FUNCTION's loop and branches; #line lines hidden)"
+  sed -n '/^struct fizzbuzz__/,/^static void fizzbuzz__trace/p' "$out/$ex.ag.c" | grep -v '^#line'
+  cc "${cflags[@]}" "examples/$ex.c" "${libs[@]}" -o "$out/$ex.eager"
+  cc "${cflags[@]}" "$out/$ex.ag.c" "${libs[@]}" -o "$out/$ex.staged"
+  say "eager run (cc examples/$ex.c -lag)"
+  "$out/$ex.eager" | tee "$out/$ex.eager.txt" | head -n 12
+  say "staged run (traced into a graph once per signature)"
+  "$out/$ex.staged" | tee "$out/$ex.staged.txt" | head -n 12
+  if cmp -s "$out/$ex.eager.txt" "$out/$ex.staged.txt"; then
+    echo "(both runs printed the same $(wc -l <"$out/$ex.eager.txt") lines)"
+  else
+    echo "eager and staged outputs differ:" >&2
+    diff "$out/$ex.eager.txt" "$out/$ex.staged.txt" >&2
+    exit 1
+  fi
+  say "the other examples, staged"
+  for ex in simple_relu power squash mlp conv2d; do
     printf -- '--- examples/%s.c\n' "$ex"
-    "$build_dir/examples/example_$ex"
+    "$build_dir/frontend/agc" "examples/$ex.c" -o "$out/$ex.ag.c"
+    cc "${cflags[@]}" "$out/$ex.ag.c" "${libs[@]}" -o "$out/$ex.staged"
+    "$out/$ex.staged"
   done
 }
 
