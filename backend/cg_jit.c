@@ -1,0 +1,350 @@
+/*
+ * cg_jit.c - compiling with LLVM and running through ORC's LLJIT.
+ *
+ * One LLJIT per process, made on first use: making one (execution
+ * session, target machine, linking layer) costs milliseconds, which every
+ * trace would pay again with an instance per function. Each cg_code owns
+ * a ResourceTracker in the JIT's main JITDylib instead: removing it frees
+ * exactly that code's memory, and symbol names are unique per compile.
+ * The JIT lives until the process exits (reachable, so leak checkers do
+ * not report it), which lets compiled code outlive ag_shutdown safely.
+ *
+ * A compile lowers the graph into a fresh LLVMContext (so that threads
+ * compile independently), runs the O2 pipeline with a target machine for
+ * the host CPU (so loops vectorize with its vector width), then hands the
+ * module to the JIT. Adding and looking up are serialized by a mutex: the
+ * LLJIT's default compiler owns one target machine that is not
+ * thread-safe.
+ */
+#include "cg.h"
+
+#include "cg_runtime.h"
+#include "lower.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int32_t (*cg_entry)(rt_value *const *args, rt_value **results);
+
+struct cg_code {
+    const ir_function *fn;
+    char name[96];
+    cg_entry entry;
+    LLVMOrcResourceTrackerRef tracker;
+};
+
+/* ------------------------------------------------------------ the JIT */
+
+static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t jit_lock = PTHREAD_MUTEX_INITIALIZER;
+static LLVMOrcLLJITRef jit;
+static char jit_error[256];
+static char *host_triple, *host_cpu, *host_features;
+static atomic_int code_counter;
+
+static bool take_error(LLVMErrorRef e, const char *what, char *buf, size_t n)
+{
+    if (!e)
+        return true;
+    char *msg = LLVMGetErrorMessage(e);
+    snprintf(buf, n, "%s: %s", what, msg);
+    LLVMDisposeErrorMessage(msg);
+    return false;
+}
+
+/* libm and libc functions generated code may call (LLVM lowers frem to
+ * fmod, and may turn loops into memset/memcpy), mapped like the runtime
+ * helpers so that nothing depends on the executable's dynamic symbols. */
+#define LIBFN(f) {#f, (void (*)(void))f}
+static const cg_rt_symbol libc_symbols[] = {
+    LIBFN(expf), LIBFN(exp),     LIBFN(logf),    LIBFN(log),    LIBFN(tanhf),  LIBFN(tanh),
+    LIBFN(powf), LIBFN(pow),     LIBFN(fmodf),   LIBFN(fmod),   LIBFN(floorf), LIBFN(floor),
+    LIBFN(ceilf), LIBFN(ceil),   LIBFN(sqrtf),   LIBFN(sqrt),   LIBFN(memset), LIBFN(memcpy),
+    LIBFN(memmove),
+};
+
+static bool define_symbols(LLVMOrcJITDylibRef jd, const cg_rt_symbol *syms, int n)
+{
+    LLVMOrcCSymbolMapPair *pairs = rt_xcalloc((size_t)n, sizeof *pairs);
+    for (int i = 0; i < n; i++) {
+        pairs[i].Name = LLVMOrcLLJITMangleAndIntern(jit, syms[i].name);
+        pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)syms[i].addr;
+        pairs[i].Sym.Flags.GenericFlags =
+            LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
+    }
+    LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(pairs, (size_t)n);
+    free(pairs);
+    return take_error(LLVMOrcJITDylibDefine(jd, mu), "defining runtime symbols", jit_error,
+                      sizeof jit_error);
+}
+
+static void jit_init(void)
+{
+    if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
+        snprintf(jit_error, sizeof jit_error, "LLVM has no native target for this host");
+        return;
+    }
+    host_triple = LLVMGetDefaultTargetTriple();
+    host_cpu = LLVMGetHostCPUName();
+    host_features = LLVMGetHostCPUFeatures();
+
+    LLVMOrcJITTargetMachineBuilderRef jtmb;
+    if (!take_error(LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb), "detecting the host",
+                    jit_error, sizeof jit_error))
+        return;
+    LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
+    LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, jtmb);
+    LLVMOrcLLJITRef j;
+    if (!take_error(LLVMOrcCreateLLJIT(&j, builder), "creating the JIT", jit_error,
+                    sizeof jit_error))
+        return;
+    jit = j;
+    LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(jit);
+    if (!define_symbols(jd, cg_rt_symbols, cg_rt_n_symbols) ||
+        !define_symbols(jd, libc_symbols, (int)(sizeof libc_symbols / sizeof *libc_symbols))) {
+        jit = NULL; /* unusable; kept alive, as the process owns it */
+        return;
+    }
+    /* anything else LLVM's code generator calls (compiler-rt style
+     * helpers) comes from the process */
+    LLVMOrcDefinitionGeneratorRef gen;
+    if (!take_error(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
+                        &gen, LLVMOrcLLJITGetGlobalPrefix(jit), NULL, NULL),
+                    "searching the process", jit_error, sizeof jit_error)) {
+        jit = NULL;
+        return;
+    }
+    LLVMOrcJITDylibAddGenerator(jd, gen);
+}
+
+static bool jit_ready(char *err, size_t errlen)
+{
+    pthread_once(&jit_once, jit_init);
+    if (jit)
+        return true;
+    snprintf(err, errlen, "the LLVM JIT is unavailable: %s", jit_error);
+    return false;
+}
+
+/* --------------------------------------------------------- optimizing */
+
+static LLVMTargetMachineRef host_machine(char *err, size_t errlen)
+{
+    LLVMTargetRef target;
+    char *msg = NULL;
+    if (LLVMGetTargetFromTriple(host_triple, &target, &msg)) {
+        snprintf(err, errlen, "no LLVM target for %s: %s", host_triple, msg ? msg : "");
+        LLVMDisposeMessage(msg);
+        return NULL;
+    }
+    return LLVMCreateTargetMachine(target, host_triple, host_cpu, host_features,
+                                   LLVMCodeGenLevelDefault, LLVMRelocDefault,
+                                   LLVMCodeModelJITDefault);
+}
+
+/* Verifies the module, then runs LLVM's O2 pipeline for the host. */
+static bool optimize(LLVMModuleRef mod, char *err, size_t errlen)
+{
+    char *msg = NULL;
+    if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+        snprintf(err, errlen, "internal error: invalid LLVM IR was generated: %.300s", msg);
+        LLVMDisposeMessage(msg);
+        return false;
+    }
+    LLVMDisposeMessage(msg);
+    LLVMTargetMachineRef tm = host_machine(err, errlen);
+    if (!tm)
+        return false;
+    LLVMSetTarget(mod, host_triple);
+    LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
+    LLVMSetModuleDataLayout(mod, layout);
+    LLVMDisposeTargetData(layout);
+    LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+    LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
+    LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
+    LLVMPassBuilderOptionsSetLoopUnrolling(opts, 1);
+    LLVMPassBuilderOptionsSetLoopInterleaving(opts, 1);
+    bool ok = take_error(LLVMRunPasses(mod, "default<O2>", tm, opts), "optimizing", err, errlen);
+    LLVMDisposePassBuilderOptions(opts);
+    LLVMDisposeTargetMachine(tm);
+    return ok;
+}
+
+/* ------------------------------------------------------------ compile */
+
+static void symbol_name(const ir_function *fn, char *buf, size_t n)
+{
+    char clean[48];
+    const char *src = fn->name ? fn->name : "fn";
+    size_t k = 0;
+    for (const char *p = src; *p && k + 1 < sizeof clean; p++) {
+        char ch = *p;
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                  (ch >= '0' && ch <= '9') || ch == '_';
+        clean[k++] = ok ? ch : '_';
+    }
+    clean[k] = '\0';
+    snprintf(buf, n, "agc_%s_%d", clean, atomic_fetch_add(&code_counter, 1));
+}
+
+static LLVMModuleRef build_module(const ir_function *fn, LLVMContextRef ctx, const char *name,
+                                  char *err, size_t errlen)
+{
+    LLVMModuleRef mod = cg_lower_function(fn, ctx, name, err, errlen);
+    if (mod && !optimize(mod, err, errlen)) {
+        LLVMDisposeModule(mod);
+        return NULL;
+    }
+    return mod;
+}
+
+cg_code *cg_compile(const ir_function *fn, char *err, size_t errlen)
+{
+    if (!jit_ready(err, errlen))
+        return NULL;
+    cg_code *c = rt_xcalloc(1, sizeof *c);
+    c->fn = fn;
+    symbol_name(fn, c->name, sizeof c->name);
+    LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
+    LLVMModuleRef mod = build_module(fn, LLVMOrcThreadSafeContextGetContext(tsc), c->name, err,
+                                     errlen);
+    if (!mod) {
+        LLVMOrcDisposeThreadSafeContext(tsc);
+        free(c);
+        return NULL;
+    }
+    LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
+    LLVMOrcDisposeThreadSafeContext(tsc); /* the module keeps it alive */
+
+    pthread_mutex_lock(&jit_lock);
+    LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(jit);
+    c->tracker = LLVMOrcJITDylibCreateResourceTracker(jd);
+    LLVMOrcExecutorAddress addr = 0;
+    bool ok = take_error(LLVMOrcLLJITAddLLVMIRModuleWithRT(jit, c->tracker, tsm),
+                         "adding the module", err, errlen) &&
+              take_error(LLVMOrcLLJITLookup(jit, &addr, c->name), "linking", err, errlen);
+    pthread_mutex_unlock(&jit_lock);
+    if (!ok) {
+        cg_free(c);
+        return NULL;
+    }
+    c->entry = (cg_entry)(uintptr_t)addr;
+    return c;
+}
+
+void cg_free(cg_code *c)
+{
+    if (!c)
+        return;
+    if (c->tracker) {
+        pthread_mutex_lock(&jit_lock);
+        LLVMErrorRef e = LLVMOrcResourceTrackerRemove(c->tracker);
+        if (e)
+            LLVMConsumeError(e); /* nothing to do: the memory stays mapped */
+        LLVMOrcReleaseResourceTracker(c->tracker);
+        pthread_mutex_unlock(&jit_lock);
+    }
+    free(c);
+}
+
+char *cg_module_text(const cg_code *c)
+{
+    char err[512];
+    LLVMContextRef ctx = LLVMContextCreate();
+    LLVMModuleRef mod = build_module(c->fn, ctx, c->name, err, sizeof err);
+    char *text;
+    if (mod) {
+        char *s = LLVMPrintModuleToString(mod);
+        text = rt_xstrdup(s);
+        LLVMDisposeMessage(s);
+        LLVMDisposeModule(mod);
+    } else {
+        size_t n = strlen(err) + 16;
+        text = rt_xmalloc(n);
+        snprintf(text, n, "; error: %s\n", err);
+    }
+    LLVMContextDispose(ctx);
+    return text;
+}
+
+/* ---------------------------------------------------------------- run */
+
+/* The compiled code relies on each argument having its parameter's
+ * dtype and known dims; a mismatch is the caller's bug, reported rather
+ * than read out of bounds. */
+static bool check_arg(const ir_node *p, const rt_value *v, int i)
+{
+    const ir_type *t = &p->type;
+    bool ok = v->kind == RT_CONCRETE && v->dtype == t->dtype;
+    if (ok && t->dtype == RT_LIST)
+        ok = v->elem_dtype == t->elem_dtype;
+    else if (ok && t->shape.rank >= 0) {
+        ok = v->shape.rank == t->shape.rank;
+        for (int d = 0; ok && d < t->shape.rank; d++)
+            ok = t->shape.dims[d] < 0 || t->shape.dims[d] == v->shape.dims[d];
+    }
+    if (!ok) {
+        char want[160], got[160];
+        ir_type vt = {.dtype = v->dtype, .elem_dtype = v->elem_dtype, .shape = v->shape};
+        rt_report((ag_loc){0}, "internal: argument %d has type %s, but the compiled function "
+                               "expects %s", i, ir_type_str(&vt, got, sizeof got),
+                  ir_type_str(t, want, sizeof want));
+    }
+    return ok;
+}
+
+bool cg_run(const cg_code *c, rt_value *const *args, int n_args, rt_value **results)
+{
+    const ir_graph *body = c->fn->body;
+    if (n_args != body->n_params) {
+        rt_report((ag_loc){0}, "internal: %d arguments for %d parameters", n_args,
+                  body->n_params);
+        return false;
+    }
+    for (int i = 0; i < n_args; i++)
+        if (!args[i] || !check_arg(body->params[i], args[i], i))
+            return false; /* a NULL argument was reported where it was made */
+    return c->entry(args, results) != 0;
+}
+
+/* ------------------------------------------------------------ executor */
+
+cg_executor cg_executor_selected(void)
+{
+    const char *env = getenv("AG_EXECUTOR");
+    if (!env || !*env || strcmp(env, "jit") == 0)
+        return CG_EXECUTOR_JIT;
+    if (strcmp(env, "reference") == 0)
+        return CG_EXECUTOR_REFERENCE;
+    if (strcmp(env, "jit-strict") == 0)
+        return CG_EXECUTOR_JIT_STRICT;
+    static atomic_bool warned;
+    if (!atomic_exchange(&warned, true))
+        rt_warn((ag_loc){0}, "AG_EXECUTOR=%s is not one of jit, reference, jit-strict; "
+                             "using jit", env);
+    return CG_EXECUTOR_JIT;
+}
+
+cg_code *cg_compile_for_executor(const ir_function *fn, ag_loc loc)
+{
+    cg_executor ex = cg_executor_selected();
+    if (ex == CG_EXECUTOR_REFERENCE)
+        return NULL;
+    char err[512];
+    cg_code *c = cg_compile(fn, err, sizeof err);
+    if (!c && ex == CG_EXECUTOR_JIT_STRICT)
+        rt_report(loc, "AG_EXECUTOR=jit-strict: '%s' could not be compiled: %s",
+                  fn->name ? fn->name : "?", err);
+    return c;
+}

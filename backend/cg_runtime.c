@@ -1,0 +1,164 @@
+/* cg_runtime.c - the runtime functions generated code calls. */
+#include "cg_runtime.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+rt_value *cg_rt_apply(const ir_node *n, rt_value *const *in)
+{
+    return rt_apply_eager(n->loc, (rt_op)n->opcode, &n->attrs, in, n->n_in);
+}
+
+void cg_rt_fail(const ir_node *n, rt_value *const *in)
+{
+    rt_value *v = cg_rt_apply(n, in);
+    if (!v)
+        return; /* the kernel reported the error */
+    rt_value_free(v);
+    rt_report(n->loc, "internal error: the compiled code for %%%d (%s) found an error "
+                      "that the runtime's kernel does not; run with AG_EXECUTOR=reference "
+                      "and report this", n->id, rt_ops[n->opcode].name);
+}
+
+/* Whether v has n's dtype, rank and known dims. */
+static bool has_static_type(const rt_value *v, const ir_node *n)
+{
+    const ag_shape *s = &n->type.shape;
+    if (v->kind != RT_CONCRETE || v->dtype != n->type.dtype || v->shape.rank != s->rank)
+        return false;
+    for (int i = 0; i < s->rank; i++)
+        if (s->dims[i] >= 0 && v->shape.dims[i] != s->dims[i])
+            return false;
+    return true;
+}
+
+static void bad_type(const ir_node *n, const rt_value *v)
+{
+    char want[160], got[160];
+    ir_type t = {.dtype = v->dtype, .elem_dtype = v->elem_dtype, .shape = v->shape};
+    rt_report(n->loc, "internal error: %%%d (%s) made a value of type %s, but the graph "
+                      "says %s; run with AG_EXECUTOR=reference and report this", n->id,
+              ir_opcode_name(n->opcode), ir_type_str(&t, got, sizeof got),
+              ir_type_str(&n->type, want, sizeof want));
+}
+
+rt_value *cg_rt_apply_typed(const ir_node *n, rt_value *const *in)
+{
+    rt_value *v = cg_rt_apply(n, in);
+    if (v && !has_static_type(v, n)) {
+        bad_type(n, v);
+        rt_value_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+void cg_rt_free(rt_value *v) { rt_value_free(v); }
+
+rt_value *cg_rt_alias(const rt_value *v) { return rt_value_alias(v, &v->shape); }
+
+enum { HUGE_PAGE = 2 << 20, HUGE_MIN_BYTES = 8 << 20 };
+
+/* Advice only: where the kernel has no transparent huge pages, nothing
+ * changes. The range is the whole 2 MB pages inside the buffer. */
+static void advise_huge_pages(void *data, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    uintptr_t begin = ((uintptr_t)data + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+    uintptr_t end = ((uintptr_t)data + bytes) & ~(uintptr_t)(HUGE_PAGE - 1);
+    if (end > begin)
+        (void)madvise((void *)begin, end - begin, MADV_HUGEPAGE);
+#else
+    (void)data, (void)bytes;
+#endif
+}
+
+rt_value *cg_rt_new(int32_t dtype, int32_t rank, const int64_t *dims)
+{
+    ag_shape s = {.rank = rank};
+    if (rank > 0)
+        memcpy(s.dims, dims, (size_t)rank * sizeof *dims);
+    rt_value *v = rt_value_new((ag_dtype)dtype, &s);
+    size_t bytes = rt_value_bytes(v);
+    if (bytes >= HUGE_MIN_BYTES)
+        advise_huge_pages(v->data, bytes);
+    return v;
+}
+
+rt_value *cg_rt_scalar(int32_t dtype, const void *bits)
+{
+    rt_value *v = rt_value_new((ag_dtype)dtype, &AG_SCALAR);
+    memcpy(v->data, bits, rt_dtype_size((ag_dtype)dtype));
+    return v;
+}
+
+void cg_rt_box_init(void *box, int32_t dtype, int32_t rank, const int64_t *dims, void *data)
+{
+    rt_value *v = box;
+    memset(v, 0, sizeof *v);
+    v->kind = RT_CONCRETE;
+    v->dtype = (ag_dtype)dtype;
+    v->shape.rank = rank;
+    if (rank > 0)
+        memcpy(v->shape.dims, dims, (size_t)rank * sizeof *dims);
+    v->numel = rt_shape_numel(&v->shape);
+    v->data = data; /* no storage: nothing to release, nothing to share */
+}
+
+void *cg_rt_data(const rt_value *v) { return v->data; }
+
+const int64_t *cg_rt_dims(const rt_value *v) { return v->shape.dims; }
+
+int32_t cg_rt_truth(const rt_value *v) { return rt_load_f64(v->dtype, v->data, 0) != 0; }
+
+void cg_rt_release(rt_value **slots, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++) {
+        rt_value_free(slots[i]);
+        slots[i] = NULL;
+    }
+}
+
+#define ANY(T, cond)                                                          \
+    do {                                                                      \
+        const T *x = data;                                                    \
+        bool found = false;                                                   \
+        for (int64_t i = 0; i < n; i++)                                       \
+            found |= (cond);                                                  \
+        return found;                                                         \
+    } while (0)
+
+int32_t cg_rt_int_check(const void *data, int32_t dtype, int64_t n, int32_t negative)
+{
+    if (dtype == AG_I32) {
+        if (negative)
+            ANY(int32_t, x[i] < 0);
+        ANY(int32_t, x[i] == 0);
+    }
+    if (negative)
+        ANY(int64_t, x[i] < 0);
+    ANY(int64_t, x[i] == 0);
+}
+#undef ANY
+
+uint64_t cg_rt_ipow(uint64_t base, uint64_t exp)
+{
+    uint64_t result = 1;
+    while (exp) {
+        if (exp & 1)
+            result *= base;
+        base *= base;
+        exp >>= 1;
+    }
+    return result;
+}
+
+#define SYM(f) {#f, (void (*)(void))f}
+const cg_rt_symbol cg_rt_symbols[] = {
+    SYM(cg_rt_apply),    SYM(cg_rt_apply_typed), SYM(cg_rt_fail),   SYM(cg_rt_free),
+    SYM(cg_rt_alias),    SYM(cg_rt_new),      SYM(cg_rt_scalar),   SYM(cg_rt_box_init),
+    SYM(cg_rt_data),     SYM(cg_rt_dims),     SYM(cg_rt_truth),
+    SYM(cg_rt_release),  SYM(cg_rt_ipow),     SYM(cg_rt_parallel_for), SYM(cg_rt_int_check),
+};
+const int cg_rt_n_symbols = (int)(sizeof cg_rt_symbols / sizeof cg_rt_symbols[0]);

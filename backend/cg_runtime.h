@@ -1,0 +1,82 @@
+/*
+ * cg_runtime.h - the runtime functions that generated code calls.
+ *
+ * The JIT maps each of them by absolute address (cg_rt_symbols), so they
+ * need not be exported from the executable. They are the whole interface
+ * between generated code and the runtime: generated code never reads an
+ * rt_value's fields directly, it asks for the data pointer and dims here,
+ * so the value layout can change without touching the code generator.
+ *
+ * Ownership: a value returned by cg_rt_apply, cg_rt_new, cg_rt_scalar or
+ * cg_rt_alias belongs to the generated code, which frees it with
+ * cg_rt_free (or cg_rt_release on its error path).
+ */
+#ifndef CG_RUNTIME_H
+#define CG_RUNTIME_H
+
+#include "ir.h"
+
+/* Runs node n's op on in[0..n->n_in) with the node's attributes, through
+ * rt_apply_eager: the generic fallback for every op. NULL after reporting
+ * an error at the node's location. */
+rt_value *cg_rt_apply(const ir_node *n, rt_value *const *in);
+
+/* cg_rt_apply for a result native code reads as n's static type: a
+ * result of another dtype or of other known dims is reported as an
+ * internal error (and freed), and NULL returned. */
+rt_value *cg_rt_apply_typed(const ir_node *n, rt_value *const *in);
+
+/* Reports the error node n gives on these inputs. Native code calls it
+ * when its own check (integer division by zero, a negative integer
+ * exponent, shapes that do not broadcast) fails: running the op's kernel
+ * again reports exactly the runtime's message. */
+void cg_rt_fail(const ir_node *n, rt_value *const *in);
+
+
+void cg_rt_free(rt_value *v);
+rt_value *cg_rt_alias(const rt_value *v);
+/* A new tensor of that dtype and shape; its data is not initialized.
+ * Large buffers are marked for transparent huge pages, so that writing
+ * them the first time costs a few page faults instead of thousands. */
+rt_value *cg_rt_new(int32_t dtype, int32_t rank, const int64_t *dims);
+/* A new scalar of dtype holding the element at bits (heap boxing). */
+rt_value *cg_rt_scalar(int32_t dtype, const void *bits);
+/* Makes the storage at box (sizeof(rt_value) bytes, in the caller's
+ * frame) a value that borrows data: for inputs of ops that do not keep
+ * their inputs, without allocating. */
+void cg_rt_box_init(void *box, int32_t dtype, int32_t rank, const int64_t *dims,
+                    void *data);
+
+void *cg_rt_data(const rt_value *v);
+const int64_t *cg_rt_dims(const rt_value *v);
+/* Whether a condition value is true (its first element is not zero). */
+int32_t cg_rt_truth(const rt_value *v);
+
+/* Frees every non-NULL value of slots[0..n): the error path. */
+void cg_rt_release(rt_value **slots, int32_t n);
+
+/* Runs body(ctx, begin, end) over [0, n) in chunks of at least grain
+ * elements, on a pool of threads (cg_parallel.c); serially when n is
+ * small. */
+typedef void (*cg_rt_body)(void *ctx, int64_t begin, int64_t end);
+void cg_rt_parallel_for(cg_rt_body body, void *ctx, int64_t n, int64_t grain);
+/* The threads a parallel loop uses (the caller included). */
+int cg_rt_num_threads(void);
+
+/* Whether the n elements of an i32/i64 buffer hold a 0 (negative == 0:
+ * a divisor) or a negative value (negative == 1: an exponent). */
+int32_t cg_rt_int_check(const void *data, int32_t dtype, int64_t n, int32_t negative);
+
+/* base^exp modulo 2^64 (exp >= 0): integer ag_pow; callers narrow. */
+uint64_t cg_rt_ipow(uint64_t base, uint64_t exp);
+
+/* The symbols above, for the JIT. */
+typedef struct cg_rt_symbol {
+    const char *name;
+    void (*addr)(void);
+} cg_rt_symbol;
+
+extern const cg_rt_symbol cg_rt_symbols[];
+extern const int cg_rt_n_symbols;
+
+#endif /* CG_RUNTIME_H */

@@ -1,0 +1,200 @@
+/*
+ * lower.h - the internal interface of the lowering from graph IR to LLVM
+ * IR (backend/lower*.c). Nothing here is visible outside the backend.
+ *
+ *   lower_plan.c  analysis: liveness, static shapes, which nodes become
+ *                 native scalars, fused elementwise loops or native matrix
+ *                 products, how each value is held, where it dies
+ *   lower_elem.c  the scalar semantics of every elementwise op, per dtype,
+ *                 as LLVM instructions (shared by scalars and loop bodies)
+ *   lower_loop.c  fused elementwise loops (inline, or out of line and
+ *                 parallel when large) and native matrix products
+ *   lower.c       the driver: the generated function, regions, cond and
+ *                 while as control flow, the generic fallback, boxing,
+ *                 ownership and the error path
+ */
+#ifndef CG_LOWER_H
+#define CG_LOWER_H
+
+#include "ir.h"
+
+#include <llvm-c/Core.h>
+
+/* ------------------------------------------------------------ the plan */
+
+/* How the generated code holds a node's value. */
+typedef enum cg_repr {
+    CG_NONE, /* not computed: dead, a cond/while (see cg_info.res_*), ... */
+    CG_BOX,  /* an rt_value * (owned by the node, or borrowed) */
+    CG_NAT,  /* a scalar in a register: rank 0, native dtype */
+    CG_BUF   /* raw data with a static shape: frame memory or a literal */
+} cg_repr;
+
+/* How a node is computed. */
+typedef enum cg_kind {
+    CG_K_FALLBACK, /* rt_apply_eager through cg_rt_apply */
+    CG_K_SCALAR,   /* native scalar arithmetic (rank 0) */
+    CG_K_CONST,    /* a scalar constant, or a literal tensor read in place */
+    CG_K_FUSED,    /* member of a fused elementwise loop (cg_cluster) */
+    CG_K_MATMUL,   /* a native matrix product */
+    CG_K_PARAM,
+    CG_K_REGION,   /* cond / while */
+    CG_K_GET
+} cg_kind;
+
+/* A static shape: rank (-1 unknown) and dims (-1 unknown). Values whose
+ * shape is not fully known carry a key: two values with the same key and
+ * rank have the same shape at run time (elementwise ops propagate it). */
+typedef struct cg_shape {
+    int rank;
+    int64_t dims[AG_MAX_RANK];
+    bool known; /* rank and every dim known */
+    int key;    /* when !known: the node id that fixes this shape */
+} cg_shape;
+
+typedef struct cg_info {
+    const ir_node *node;
+    bool live;
+    int pos; /* program-order position in its graph */
+    cg_kind kind;
+    cg_repr repr;
+    cg_shape shape;
+    int cluster;      /* CG_K_FUSED: index into cg_lower.clusters */
+    bool materialize; /* CG_K_FUSED: the value is needed outside its loop */
+    bool need_nat;    /* some consumer wants the scalar in a register */
+    bool need_data;   /* some consumer reads the data natively */
+    bool check_type;  /* a fallback result read natively: check its type */
+    bool owned;       /* the node owns its box(es): freed where it dies */
+    int slot;         /* owned single box: its slot; -1 if none */
+    int *res_slot;    /* cond/while: a slot per boxed result, else -1 */
+    cg_repr *res_repr; /* cond/while: the repr of each result */
+    int last_use;     /* pos where the value dies; INT_MAX: at graph end */
+
+    /* emission state */
+    LLVMValueRef nat, box, data;
+    LLVMValueRef *res_val; /* cond/while: each result (register or box) */
+} cg_info;
+
+/* A fused elementwise loop: members share one output shape; leaves are
+ * the values the loop reads from outside. Emitted at its last member. */
+typedef struct cg_cluster {
+    int n_members, cap_members;
+    const ir_node **members; /* program order */
+    const ir_node *last;
+    bool fallible; /* a single node that can fail at run time */
+    bool closed;
+    cg_shape shape;
+} cg_cluster;
+
+/* ---------------------------------------------------- lowering context */
+
+/* The runtime functions generated code calls (cg_runtime.h). */
+typedef struct cg_fn {
+    LLVMTypeRef type;
+    LLVMValueRef value;
+} cg_fn;
+
+typedef struct cg_helpers {
+    cg_fn apply, apply_typed, fail, free_, alias, new_, scalar, box_init, data, dims, truth,
+        release, ipow, parallel_for, int_check;
+} cg_helpers;
+
+typedef struct cg_lower {
+    const ir_function *fn;
+    char *err;
+    size_t errlen;
+    bool failed;
+
+    /* the plan */
+    int n_ids;
+    cg_info *info; /* by node id */
+    int n_clusters, cap_clusters;
+    cg_cluster *clusters;
+    int n_slots;
+    int max_inputs; /* most operands of a fallback node */
+    int n_fallbacks;
+    bool outline_loops; /* every loop nest out of line (large functions) */
+
+    /* LLVM */
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMValueRef func;
+    LLVMBasicBlockRef entry, fail_bb;
+    LLVMValueRef args, results, slots, in_array, box_pool, box_bits;
+    LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_f32, t_f64, t_ptr;
+    LLVMTypeRef t_box; /* [sizeof(rt_value) x i8] */
+    cg_helpers h;
+    struct cg_free_buf *free_bufs; /* dead frame buffers, for reuse */
+    uint64_t frame_bytes;          /* frame buffers made so far */
+} cg_lower;
+
+/* Lowers fn to a module holding one function, `sym`:
+ *   i32 sym(ptr args, ptr results)    (1 on success, 0 after an error)
+ * NULL with a message in err when fn uses something not supported. */
+LLVMModuleRef cg_lower_function(const ir_function *fn, LLVMContextRef ctx, const char *sym,
+                                char *err, size_t errlen);
+
+bool cg_fail(cg_lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline cg_info *cg_info_of(cg_lower *L, const ir_node *n) { return &L->info[n->id]; }
+
+/* lower_plan.c */
+bool cg_plan(cg_lower *L);
+void cg_plan_free(cg_lower *L);
+bool cg_dtype_native(ag_dtype dt);
+
+/* lower_elem.c: element semantics. Register types: bool is i1, others
+ * their LLVM type; in memory bool is i8. */
+LLVMTypeRef cg_reg_type(cg_lower *L, ag_dtype dt);
+LLVMTypeRef cg_mem_type(cg_lower *L, ag_dtype dt);
+LLVMValueRef cg_load_elem(cg_lower *L, ag_dtype dt, LLVMValueRef ptr);
+void cg_store_elem(cg_lower *L, ag_dtype dt, LLVMValueRef v, LLVMValueRef ptr);
+LLVMValueRef cg_const_elem(cg_lower *L, ag_dtype dt, const void *data, int64_t i);
+/* v, or for a float constant an opaque copy LLVM cannot fold (see
+ * lower_elem.c). */
+LLVMValueRef cg_opaque_if_const(cg_lower *L, LLVMValueRef v);
+/* Whether cg_emit_elem implements node n's op on its dtypes. */
+bool cg_elem_supported(const ir_node *n);
+/* Whether n can fail on some data (integer division by zero, integer
+ * pow with a negative exponent). */
+bool cg_elem_data_fallible(const ir_node *n);
+/* The operation of n on one element of each operand (register types).
+ * Division by zero must have been excluded by the caller. */
+LLVMValueRef cg_emit_elem(cg_lower *L, const ir_node *n, LLVMValueRef *args);
+/* The condition under which n's data check fails for divisor / exponent
+ * element v (i1). */
+LLVMValueRef cg_emit_elem_bad(cg_lower *L, const ir_node *n, LLVMValueRef v);
+
+/* lower_loop.c */
+bool cg_emit_cluster(cg_lower *L, cg_cluster *c);
+bool cg_emit_matmul(cg_lower *L, const ir_node *n);
+/* A counted loop i = 0 .. n-1 (nothing when n <= 0): begin leaves the
+ * builder in the body with *iv set; end closes it from the current block. */
+typedef struct cg_loop {
+    LLVMBasicBlockRef header, exit;
+    LLVMValueRef iv, n;
+} cg_loop;
+void cg_loop_begin(cg_lower *L, cg_loop *lp, LLVMValueRef n);
+void cg_loop_end(cg_lower *L, cg_loop *lp);
+
+/* lower.c services for the loop emitters */
+LLVMValueRef cg_call(cg_lower *L, cg_fn *f, LLVMValueRef *args, unsigned n, const char *name);
+LLVMValueRef cg_i32(cg_lower *L, int64_t v);
+LLVMValueRef cg_i64(cg_lower *L, int64_t v);
+LLVMValueRef cg_ptr_const(cg_lower *L, const void *p);
+/* A private constant i64 array holding dims[0..rank). */
+LLVMValueRef cg_dims_global(cg_lower *L, int rank, const int64_t *dims);
+/* The node's value as a register scalar (loads a boxed scalar). */
+LLVMValueRef cg_get_nat(cg_lower *L, const ir_node *n);
+/* Branches to a fresh error block when bad is true: there the error of
+ * node n (on its operands) is reported and the function fails. */
+void cg_check_or_fail(cg_lower *L, LLVMValueRef bad, const ir_node *n);
+/* Allocates the output of a native node: frame memory (CG_BUF) or a new
+ * owned rt_value (CG_BOX) with dims (an i64 array pointer). Sets data. */
+void cg_alloc_output(cg_lower *L, const ir_node *n, LLVMValueRef dims);
+LLVMBasicBlockRef cg_new_block(cg_lower *L, const char *name);
+/* An alloca in the entry block, whatever block is being built (so that
+ * loops do not grow the stack). */
+LLVMValueRef cg_entry_alloca(cg_lower *L, LLVMTypeRef t, unsigned align, const char *name);
+
+#endif /* CG_LOWER_H */

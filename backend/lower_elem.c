@@ -1,0 +1,452 @@
+/*
+ * lower_elem.c - the scalar semantics of the elementwise ops, as LLVM
+ * instructions: one element of each operand in, one element out.
+ *
+ * Every formula here must give exactly what runtime/kernels/elementwise.c
+ * gives, bit for bit, because a function's result may not depend on the
+ * executor. Hence:
+ *   - no fast-math flags anywhere, so LLVM neither reassociates nor
+ *     contracts a*b+c into an FMA;
+ *   - exp, log, tanh and pow call the same libm functions as the kernels,
+ *     marked nobuiltin so that LLVM cannot constant-fold them (it would
+ *     fold with the host's double-precision functions, which can differ
+ *     in the last bit) or rewrite them (pow(x, -1) into 1/x);
+ *   - floor, ceil, sqrt, fabs and fmod are exact in IEEE arithmetic, so
+ *     their intrinsics and `frem` may be folded and vectorized freely;
+ *   - integers wrap (no nsw/nuw flags), division truncates, floordiv and
+ *     mod floor, and a divisor of -1 is special-cased as in the kernels so
+ *     that INT_MIN / -1 never executes;
+ *   - float-to-integer casts saturate and send NaN to 0 (fptosi.sat).
+ * bool is i1 in registers and a 0/1 byte in memory.
+ */
+#include "lower.h"
+
+#include <string.h>
+
+/* ----------------------------------------------------------------- types */
+
+LLVMTypeRef cg_reg_type(cg_lower *L, ag_dtype dt)
+{
+    switch (dt) {
+    case AG_F32: return L->t_f32;
+    case AG_F64: return L->t_f64;
+    case AG_I32: return L->t_i32;
+    case AG_I64: return L->t_i64;
+    default: return L->t_i1;
+    }
+}
+
+LLVMTypeRef cg_mem_type(cg_lower *L, ag_dtype dt)
+{
+    return dt == AG_BOOL ? L->t_i8 : cg_reg_type(L, dt);
+}
+
+LLVMValueRef cg_load_elem(cg_lower *L, ag_dtype dt, LLVMValueRef ptr)
+{
+    LLVMValueRef v = LLVMBuildLoad2(L->b, cg_mem_type(L, dt), ptr, "");
+    if (dt == AG_BOOL)
+        v = LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstInt(L->t_i8, 0, 0), "");
+    return v;
+}
+
+void cg_store_elem(cg_lower *L, ag_dtype dt, LLVMValueRef v, LLVMValueRef ptr)
+{
+    if (dt == AG_BOOL)
+        v = LLVMBuildZExt(L->b, v, L->t_i8, "");
+    LLVMBuildStore(L->b, v, ptr);
+}
+
+LLVMValueRef cg_const_elem(cg_lower *L, ag_dtype dt, const void *data, int64_t i)
+{
+    switch (dt) {
+    case AG_F32: return LLVMConstReal(L->t_f32, ((const float *)data)[i]);
+    case AG_F64: return LLVMConstReal(L->t_f64, ((const double *)data)[i]);
+    case AG_I32:
+        return LLVMConstInt(L->t_i32, (unsigned long long)(int64_t)((const int32_t *)data)[i], 1);
+    case AG_I64: return LLVMConstInt(L->t_i64, (unsigned long long)((const int64_t *)data)[i], 1);
+    default: return LLVMConstInt(L->t_i1, ((const uint8_t *)data)[i] != 0, 0);
+    }
+}
+
+/*
+ * LLVM folds float arithmetic on constants with APFloat, which is exact
+ * but makes a different NaN than the hardware for invalid operations
+ * (0/0, inf-inf: APFloat gives +NaN, x86 the "default NaN" -NaN, which
+ * even prints differently). So float constants reach the arithmetic
+ * through an empty inline asm that LLVM cannot see through: the value
+ * stays a loop-invariant register, but nothing is folded.
+ */
+LLVMValueRef cg_opaque_if_const(cg_lower *L, LLVMValueRef v)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    static const char constraints[] = "=x,0";
+#elif defined(__aarch64__)
+    static const char constraints[] = "=w,0";
+#else
+    static const char constraints[] = "";
+#endif
+    LLVMTypeRef t = LLVMTypeOf(v);
+    if (!LLVMIsConstant(v) || (t != L->t_f32 && t != L->t_f64) || !constraints[0])
+        return v;
+    LLVMTypeRef ft = LLVMFunctionType(t, &t, 1, 0);
+    LLVMValueRef asm_ = LLVMGetInlineAsm(ft, "", 0, constraints, strlen(constraints), 0, 0,
+                                         LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef call = LLVMBuildCall2(L->b, ft, asm_, &v, 1, "");
+    static const char *const attrs[] = {"nounwind", "willreturn", "memory"};
+    for (int i = 0; i < 3; i++) {
+        unsigned kind = LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i]));
+        LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                                 LLVMCreateEnumAttribute(L->ctx, kind, 0));
+    }
+    return call;
+}
+
+/* ------------------------------------------------------------ support */
+
+static ag_dtype operand_dtype(const ir_node *n)
+{
+    /* where(cond, a, b) computes in its branches' dtype */
+    return n->in[n->opcode == RT_OP_WHERE ? 1 : 0]->type.dtype;
+}
+
+bool cg_elem_supported(const ir_node *n)
+{
+    if (n->opcode >= RT_OP_COUNT || !(rt_ops[n->opcode].flags & RT_F_ELEMENTWISE))
+        return false;
+    for (int i = 0; i < n->n_in; i++)
+        if (!cg_dtype_native(n->in[i]->type.dtype))
+            return false;
+    if (!cg_dtype_native(n->type.dtype))
+        return false;
+    ag_dtype dt = operand_dtype(n);
+    switch ((rt_op)n->opcode) {
+    case RT_OP_EXP: case RT_OP_LOG: case RT_OP_SQRT: case RT_OP_RSQRT: case RT_OP_TANH:
+    case RT_OP_SIGMOID: case RT_OP_FLOOR: case RT_OP_CEIL:
+        return dt == AG_F32 || dt == AG_F64;
+    case RT_OP_LOGICAL_AND: case RT_OP_LOGICAL_OR: case RT_OP_LOGICAL_NOT:
+        return dt == AG_BOOL;
+    case RT_OP_WHERE: case RT_OP_CAST: case RT_OP_EQUAL: case RT_OP_NOT_EQUAL:
+        return true;
+    default:
+        return dt != AG_BOOL; /* arithmetic and ordering: numbers only */
+    }
+}
+
+static bool is_int(ag_dtype dt) { return dt == AG_I32 || dt == AG_I64; }
+
+bool cg_elem_data_fallible(const ir_node *n)
+{
+    switch ((rt_op)n->opcode) {
+    case RT_OP_DIV: case RT_OP_FLOORDIV: case RT_OP_MOD: case RT_OP_POW:
+        return is_int(n->in[1]->type.dtype);
+    default:
+        return false;
+    }
+}
+
+LLVMValueRef cg_emit_elem_bad(cg_lower *L, const ir_node *n, LLVMValueRef v)
+{
+    LLVMValueRef zero = LLVMConstInt(LLVMTypeOf(v), 0, 0);
+    if (n->opcode == RT_OP_POW)
+        return LLVMBuildICmp(L->b, LLVMIntSLT, v, zero, "neg_exp");
+    return LLVMBuildICmp(L->b, LLVMIntEQ, v, zero, "div_zero");
+}
+
+/* ------------------------------------------------------------- callees */
+
+static LLVMValueRef call_intrinsic(cg_lower *L, const char *name, LLVMTypeRef *over,
+                                   size_t n_over, LLVMValueRef *args, unsigned n_args)
+{
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(L->mod, id, over, n_over);
+    LLVMTypeRef ft = LLVMIntrinsicGetType(L->ctx, id, over, n_over);
+    return LLVMBuildCall2(L->b, ft, f, args, n_args, "");
+}
+
+static LLVMValueRef unary_intrinsic(cg_lower *L, const char *name, LLVMValueRef x)
+{
+    LLVMTypeRef t = LLVMTypeOf(x);
+    return call_intrinsic(L, name, &t, 1, &x, 1);
+}
+
+static void add_fn_attr(cg_lower *L, LLVMValueRef f, const char *name, uint64_t value)
+{
+    unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(L->ctx, kind, value));
+}
+
+/* A call to libm's `base` (suffix f for f32): the kernels' own function. */
+static LLVMValueRef call_libm(cg_lower *L, const char *base, LLVMValueRef *args, unsigned n)
+{
+    LLVMTypeRef t = LLVMTypeOf(args[0]);
+    char name[32];
+    snprintf(name, sizeof name, "%s%s", base, t == L->t_f32 ? "f" : "");
+    LLVMTypeRef params[2] = {t, t};
+    LLVMTypeRef ft = LLVMFunctionType(t, params, n, 0);
+    LLVMValueRef f = LLVMGetNamedFunction(L->mod, name);
+    if (!f) {
+        f = LLVMAddFunction(L->mod, name, ft);
+        add_fn_attr(L, f, "nounwind", 0);
+        add_fn_attr(L, f, "willreturn", 0);
+        add_fn_attr(L, f, "memory", 0); /* memory(none): errno is never read */
+    }
+    LLVMValueRef call = LLVMBuildCall2(L->b, ft, f, args, n, "");
+    unsigned kind = LLVMGetEnumAttributeKindForName("nobuiltin", 9);
+    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                             LLVMCreateEnumAttribute(L->ctx, kind, 0));
+    return call;
+}
+
+/* ------------------------------------------------------------- floats */
+
+static LLVMValueRef fconst(LLVMValueRef like, double v)
+{
+    return LLVMConstReal(LLVMTypeOf(like), v);
+}
+
+static LLVMValueRef is_nan(cg_lower *L, LLVMValueRef x)
+{
+    return LLVMBuildFCmp(L->b, LLVMRealUNO, x, x, "");
+}
+
+/* (a OP b || isnan(a)) ? a : b: maximum and minimum propagate NaN. */
+static LLVMValueRef nan_select(cg_lower *L, LLVMRealPredicate op, LLVMValueRef a,
+                               LLVMValueRef b)
+{
+    LLVMValueRef c = LLVMBuildOr(L->b, LLVMBuildFCmp(L->b, op, a, b, ""), is_nan(L, a), "");
+    return LLVMBuildSelect(L->b, c, a, b, "");
+}
+
+/* fmod, then moved into the divisor's sign when not zero (floormod). */
+static LLVMValueRef float_mod(cg_lower *L, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMValueRef r = LLVMBuildFRem(L->b, a, b, "");
+    LLVMValueRef zero = fconst(r, 0);
+    LLVMValueRef nz = LLVMBuildFCmp(L->b, LLVMRealUNE, r, zero, "");
+    LLVMValueRef rneg = LLVMBuildFCmp(L->b, LLVMRealOLT, r, zero, "");
+    LLVMValueRef bneg = LLVMBuildFCmp(L->b, LLVMRealOLT, b, zero, "");
+    LLVMValueRef adjust = LLVMBuildAnd(L->b, nz, LLVMBuildXor(L->b, rneg, bneg, ""), "");
+    return LLVMBuildSelect(L->b, adjust, LLVMBuildFAdd(L->b, r, b, ""), r, "");
+}
+
+static LLVMValueRef float_sign(cg_lower *L, LLVMValueRef x)
+{
+    LLVMValueRef zero = fconst(x, 0);
+    LLVMValueRef gt = LLVMBuildZExt(L->b, LLVMBuildFCmp(L->b, LLVMRealOGT, x, zero, ""),
+                                    L->t_i32, "");
+    LLVMValueRef lt = LLVMBuildZExt(L->b, LLVMBuildFCmp(L->b, LLVMRealOLT, x, zero, ""),
+                                    L->t_i32, "");
+    LLVMValueRef s = LLVMBuildSIToFP(L->b, LLVMBuildSub(L->b, gt, lt, ""), LLVMTypeOf(x), "");
+    return LLVMBuildSelect(L->b, is_nan(L, x), x, s, "");
+}
+
+/* x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)), as real branches so
+ * that each element calls exp once, like the kernel. */
+static LLVMValueRef float_sigmoid(cg_lower *L, LLVMValueRef x)
+{
+    LLVMBasicBlockRef pos = cg_new_block(L, "sigmoid_pos");
+    LLVMBasicBlockRef neg = cg_new_block(L, "sigmoid_neg");
+    LLVMBasicBlockRef join = cg_new_block(L, "sigmoid_join");
+    LLVMValueRef one = fconst(x, 1);
+    LLVMBuildCondBr(L->b, LLVMBuildFCmp(L->b, LLVMRealOGE, x, fconst(x, 0), ""), pos, neg);
+
+    LLVMPositionBuilderAtEnd(L->b, pos);
+    LLVMValueRef minus = LLVMBuildFNeg(L->b, x, "");
+    LLVMValueRef e = call_libm(L, "exp", &minus, 1);
+    LLVMValueRef rp = LLVMBuildFDiv(L->b, one, LLVMBuildFAdd(L->b, one, e, ""), "");
+    LLVMBuildBr(L->b, join);
+
+    LLVMPositionBuilderAtEnd(L->b, neg);
+    LLVMValueRef z = call_libm(L, "exp", &x, 1);
+    LLVMValueRef rn = LLVMBuildFDiv(L->b, z, LLVMBuildFAdd(L->b, one, z, ""), "");
+    LLVMBuildBr(L->b, join);
+
+    LLVMPositionBuilderAtEnd(L->b, join);
+    LLVMValueRef phi = LLVMBuildPhi(L->b, LLVMTypeOf(x), "sigmoid");
+    LLVMValueRef vals[2] = {rp, rn};
+    LLVMBasicBlockRef from[2] = {pos, neg};
+    LLVMAddIncoming(phi, vals, from, 2);
+    return phi;
+}
+
+static LLVMValueRef float_op(cg_lower *L, rt_op op, LLVMValueRef *a)
+{
+    LLVMValueRef x = a[0], y = a[1];
+    switch (op) {
+    case RT_OP_ADD: return LLVMBuildFAdd(L->b, x, y, "");
+    case RT_OP_SUB: return LLVMBuildFSub(L->b, x, y, "");
+    case RT_OP_MUL: return LLVMBuildFMul(L->b, x, y, "");
+    case RT_OP_DIV: return LLVMBuildFDiv(L->b, x, y, "");
+    case RT_OP_FLOORDIV: return unary_intrinsic(L, "llvm.floor", LLVMBuildFDiv(L->b, x, y, ""));
+    case RT_OP_MOD: return float_mod(L, x, y);
+    case RT_OP_POW: return call_libm(L, "pow", a, 2);
+    case RT_OP_MAXIMUM: return nan_select(L, LLVMRealOGT, x, y);
+    case RT_OP_MINIMUM: return nan_select(L, LLVMRealOLT, x, y);
+    case RT_OP_EQUAL: return LLVMBuildFCmp(L->b, LLVMRealOEQ, x, y, "");
+    case RT_OP_NOT_EQUAL: return LLVMBuildFCmp(L->b, LLVMRealUNE, x, y, "");
+    case RT_OP_LESS: return LLVMBuildFCmp(L->b, LLVMRealOLT, x, y, "");
+    case RT_OP_LESS_EQUAL: return LLVMBuildFCmp(L->b, LLVMRealOLE, x, y, "");
+    case RT_OP_GREATER: return LLVMBuildFCmp(L->b, LLVMRealOGT, x, y, "");
+    case RT_OP_GREATER_EQUAL: return LLVMBuildFCmp(L->b, LLVMRealOGE, x, y, "");
+    case RT_OP_NEG: return LLVMBuildFNeg(L->b, x, "");
+    case RT_OP_ABS: return unary_intrinsic(L, "llvm.fabs", x);
+    case RT_OP_SQUARE: return LLVMBuildFMul(L->b, x, x, "");
+    case RT_OP_SIGN: return float_sign(L, x);
+    case RT_OP_RELU: {
+        LLVMValueRef keep = LLVMBuildOr(
+            L->b, LLVMBuildFCmp(L->b, LLVMRealOGT, x, fconst(x, 0), ""), is_nan(L, x), "");
+        return LLVMBuildSelect(L->b, keep, x, fconst(x, 0), "");
+    }
+    case RT_OP_EXP: return call_libm(L, "exp", a, 1);
+    case RT_OP_LOG: return call_libm(L, "log", a, 1);
+    case RT_OP_TANH: return call_libm(L, "tanh", a, 1);
+    case RT_OP_SQRT: return unary_intrinsic(L, "llvm.sqrt", x);
+    case RT_OP_RSQRT: return LLVMBuildFDiv(L->b, fconst(x, 1), unary_intrinsic(L, "llvm.sqrt", x), "");
+    case RT_OP_FLOOR: return unary_intrinsic(L, "llvm.floor", x);
+    case RT_OP_CEIL: return unary_intrinsic(L, "llvm.ceil", x);
+    case RT_OP_SIGMOID: return float_sigmoid(L, x);
+    default: return NULL;
+    }
+}
+
+/* ------------------------------------------------------------ integers */
+
+static LLVMValueRef iconst(LLVMValueRef like, int64_t v)
+{
+    return LLVMConstInt(LLVMTypeOf(like), (unsigned long long)v, 1);
+}
+
+static LLVMValueRef icmp(cg_lower *L, LLVMIntPredicate p, LLVMValueRef x, LLVMValueRef y)
+{
+    return LLVMBuildICmp(L->b, p, x, y, "");
+}
+
+/* A divisor that never traps: 0 and -1 become 1 (the callers handle -1
+ * themselves, and 0 was rejected before). */
+static LLVMValueRef safe_divisor(cg_lower *L, LLVMValueRef b)
+{
+    LLVMValueRef bad = LLVMBuildOr(L->b, icmp(L, LLVMIntEQ, b, iconst(b, 0)),
+                                   icmp(L, LLVMIntEQ, b, iconst(b, -1)), "");
+    return LLVMBuildSelect(L->b, bad, iconst(b, 1), b, "");
+}
+
+static LLVMValueRef int_div(cg_lower *L, rt_op op, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMValueRef zero = iconst(a, 0), d = safe_divisor(L, b);
+    LLVMValueRef minus_one = icmp(L, LLVMIntEQ, b, iconst(b, -1));
+    LLVMValueRef q = LLVMBuildSDiv(L->b, a, d, ""), r = LLVMBuildSRem(L->b, a, d, "");
+    LLVMValueRef rnz = icmp(L, LLVMIntNE, r, zero);
+    LLVMValueRef bneg = icmp(L, LLVMIntSLT, b, zero);
+    switch (op) {
+    case RT_OP_DIV:
+        return LLVMBuildSelect(L->b, minus_one, LLVMBuildSub(L->b, zero, a, ""), q, "");
+    case RT_OP_FLOORDIV: {
+        /* C truncates; step down when the exact quotient is negative and
+         * not whole */
+        LLVMValueRef aneg = icmp(L, LLVMIntSLT, a, zero);
+        LLVMValueRef down = LLVMBuildAnd(L->b, rnz, LLVMBuildXor(L->b, aneg, bneg, ""), "");
+        LLVMValueRef f = LLVMBuildSelect(L->b, down, LLVMBuildSub(L->b, q, iconst(q, 1), ""),
+                                         q, "");
+        return LLVMBuildSelect(L->b, minus_one, LLVMBuildSub(L->b, zero, a, ""), f, "");
+    }
+    default: { /* mod: the floored remainder takes the divisor's sign */
+        LLVMValueRef rneg = icmp(L, LLVMIntSLT, r, zero);
+        LLVMValueRef fix = LLVMBuildAnd(L->b, rnz, LLVMBuildXor(L->b, rneg, bneg, ""), "");
+        LLVMValueRef m = LLVMBuildSelect(L->b, fix, LLVMBuildAdd(L->b, r, b, ""), r, "");
+        return LLVMBuildSelect(L->b, minus_one, zero, m, "");
+    }
+    }
+}
+
+static LLVMValueRef int_pow(cg_lower *L, LLVMValueRef a, LLVMValueRef b)
+{
+    /* The low 32 bits of a power depend only on the low 32 bits of the
+     * base, so i32 computes in 64 bits and keeps the low half. */
+    bool wide = LLVMTypeOf(a) == L->t_i64;
+    LLVMValueRef args[2] = {wide ? a : LLVMBuildSExt(L->b, a, L->t_i64, ""),
+                            wide ? b : LLVMBuildSExt(L->b, b, L->t_i64, "")};
+    LLVMValueRef p = cg_call(L, &L->h.ipow, args, 2, "");
+    return wide ? p : LLVMBuildTrunc(L->b, p, LLVMTypeOf(a), "");
+}
+
+static LLVMValueRef int_op(cg_lower *L, rt_op op, LLVMValueRef *a, bool is_bool)
+{
+    LLVMValueRef x = a[0], y = a[1];
+    LLVMIntPredicate lt = is_bool ? LLVMIntULT : LLVMIntSLT, le = is_bool ? LLVMIntULE : LLVMIntSLE;
+    LLVMIntPredicate gt = is_bool ? LLVMIntUGT : LLVMIntSGT, ge = is_bool ? LLVMIntUGE : LLVMIntSGE;
+    switch (op) {
+    case RT_OP_ADD: return LLVMBuildAdd(L->b, x, y, "");
+    case RT_OP_SUB: return LLVMBuildSub(L->b, x, y, "");
+    case RT_OP_MUL: return LLVMBuildMul(L->b, x, y, "");
+    case RT_OP_DIV: case RT_OP_FLOORDIV: case RT_OP_MOD: return int_div(L, op, x, y);
+    case RT_OP_POW: return int_pow(L, x, y);
+    case RT_OP_MAXIMUM: return LLVMBuildSelect(L->b, icmp(L, gt, x, y), x, y, "");
+    case RT_OP_MINIMUM: return LLVMBuildSelect(L->b, icmp(L, lt, x, y), x, y, "");
+    case RT_OP_EQUAL: return icmp(L, LLVMIntEQ, x, y);
+    case RT_OP_NOT_EQUAL: return icmp(L, LLVMIntNE, x, y);
+    case RT_OP_LESS: return icmp(L, lt, x, y);
+    case RT_OP_LESS_EQUAL: return icmp(L, le, x, y);
+    case RT_OP_GREATER: return icmp(L, gt, x, y);
+    case RT_OP_GREATER_EQUAL: return icmp(L, ge, x, y);
+    case RT_OP_LOGICAL_AND: return LLVMBuildAnd(L->b, x, y, "");
+    case RT_OP_LOGICAL_OR: return LLVMBuildOr(L->b, x, y, "");
+    case RT_OP_LOGICAL_NOT: return LLVMBuildXor(L->b, x, iconst(x, 1), "");
+    case RT_OP_NEG: return LLVMBuildSub(L->b, iconst(x, 0), x, "");
+    case RT_OP_ABS:
+        return LLVMBuildSelect(L->b, icmp(L, LLVMIntSLT, x, iconst(x, 0)),
+                               LLVMBuildSub(L->b, iconst(x, 0), x, ""), x, "");
+    case RT_OP_SQUARE: return LLVMBuildMul(L->b, x, x, "");
+    case RT_OP_SIGN: {
+        LLVMValueRef p = LLVMBuildZExt(L->b, icmp(L, LLVMIntSGT, x, iconst(x, 0)), LLVMTypeOf(x), "");
+        LLVMValueRef m = LLVMBuildZExt(L->b, icmp(L, LLVMIntSLT, x, iconst(x, 0)), LLVMTypeOf(x), "");
+        return LLVMBuildSub(L->b, p, m, "");
+    }
+    case RT_OP_RELU:
+        return LLVMBuildSelect(L->b, icmp(L, LLVMIntSGT, x, iconst(x, 0)), x, iconst(x, 0), "");
+    default: return NULL;
+    }
+}
+
+/* ---------------------------------------------------------------- cast */
+
+static LLVMValueRef cast(cg_lower *L, LLVMValueRef v, ag_dtype from, ag_dtype to)
+{
+    LLVMTypeRef tt = cg_reg_type(L, to);
+    bool ffloat = from == AG_F32 || from == AG_F64, tfloat = to == AG_F32 || to == AG_F64;
+    if (from == to)
+        return v;
+    if (to == AG_BOOL) /* v != 0, so NaN is true */
+        return ffloat ? LLVMBuildFCmp(L->b, LLVMRealUNE, v, fconst(v, 0), "")
+                      : icmp(L, LLVMIntNE, v, iconst(v, 0));
+    if (from == AG_BOOL)
+        return tfloat ? LLVMBuildUIToFP(L->b, v, tt, "") : LLVMBuildZExt(L->b, v, tt, "");
+    if (ffloat && tfloat)
+        return to == AG_F64 ? LLVMBuildFPExt(L->b, v, tt, "") : LLVMBuildFPTrunc(L->b, v, tt, "");
+    if (ffloat) { /* truncate toward zero, saturate, NaN to 0 */
+        LLVMTypeRef over[2] = {tt, LLVMTypeOf(v)};
+        return call_intrinsic(L, "llvm.fptosi.sat", over, 2, &v, 1);
+    }
+    if (tfloat)
+        return LLVMBuildSIToFP(L->b, v, tt, "");
+    /* i32 <-> i64: sign-extend, or keep the low 32 bits */
+    return to == AG_I64 ? LLVMBuildSExt(L->b, v, tt, "") : LLVMBuildTrunc(L->b, v, tt, "");
+}
+
+/* ------------------------------------------------------------- entry */
+
+LLVMValueRef cg_emit_elem(cg_lower *L, const ir_node *n, LLVMValueRef *args)
+{
+    rt_op op = (rt_op)n->opcode;
+    ag_dtype dt = operand_dtype(n);
+    LLVMValueRef r;
+    if (op == RT_OP_WHERE)
+        r = LLVMBuildSelect(L->b, args[0], args[1], args[2], "");
+    else if (op == RT_OP_CAST)
+        r = cast(L, args[0], dt, n->type.dtype);
+    else if (dt == AG_F32 || dt == AG_F64)
+        r = float_op(L, op, args);
+    else
+        r = int_op(L, op, args, dt == AG_BOOL);
+    return cg_opaque_if_const(L, r); /* a float made from integer constants */
+}

@@ -1,0 +1,618 @@
+/*
+ * lower_loop.c - native tensor code: fused elementwise loops and small
+ * matrix products.
+ *
+ * A fused loop (cg_cluster) computes every member of a chain of
+ * elementwise ops element by element in one pass, storing only the
+ * members needed outside the loop. Its leaves (the values it reads from
+ * outside) are read either as one element hoisted out of the loop (scalars
+ * and single-element tensors, which broadcast) or through per-dimension
+ * strides, 0 on broadcast dims. When every tensor leaf has the loop's
+ * shape the loop is flat, one counted loop over all elements, which LLVM
+ * vectorizes; otherwise it is a nest over the output's dims.
+ *
+ * A loop whose single member can fail at run time first checks, like the
+ * runtime's kernel and in the same order: shapes that must broadcast (with
+ * unknown dims), then a zero divisor or negative integer exponent. On
+ * failure the runtime reruns the op to report the exact error.
+ */
+#include "lower.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- loops */
+
+void cg_loop_begin(cg_lower *L, cg_loop *lp, LLVMValueRef n)
+{
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b);
+    lp->header = cg_new_block(L, "loop");
+    lp->exit = cg_new_block(L, "loop_exit");
+    lp->n = n;
+    LLVMValueRef any = LLVMBuildICmp(L->b, LLVMIntSGT, n, cg_i64(L, 0), "");
+    LLVMBuildCondBr(L->b, any, lp->header, lp->exit);
+    LLVMPositionBuilderAtEnd(L->b, lp->header);
+    lp->iv = LLVMBuildPhi(L->b, L->t_i64, "i");
+    LLVMValueRef zero = cg_i64(L, 0);
+    LLVMAddIncoming(lp->iv, &zero, &pre, 1);
+}
+
+void cg_loop_end(cg_lower *L, cg_loop *lp)
+{
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(L->b);
+    LLVMValueRef next = LLVMBuildNSWAdd(L->b, lp->iv, cg_i64(L, 1), "");
+    LLVMValueRef more = LLVMBuildICmp(L->b, LLVMIntSLT, next, lp->n, "");
+    LLVMBuildCondBr(L->b, more, lp->header, lp->exit);
+    LLVMAddIncoming(lp->iv, &next, &latch, 1);
+    LLVMPositionBuilderAtEnd(L->b, lp->exit);
+}
+
+static LLVMValueRef elem_ptr(cg_lower *L, ag_dtype dt, LLVMValueRef base, LLVMValueRef i)
+{
+    return LLVMBuildInBoundsGEP2(L->b, cg_mem_type(L, dt), base, &i, 1, "");
+}
+
+static LLVMValueRef mul(cg_lower *L, LLVMValueRef a, LLVMValueRef b)
+{
+    return LLVMBuildNSWMul(L->b, a, b, "");
+}
+
+static LLVMValueRef add(cg_lower *L, LLVMValueRef a, LLVMValueRef b)
+{
+    return LLVMBuildNSWAdd(L->b, a, b, "");
+}
+
+/* ------------------------------------------------------------ leaves */
+
+typedef struct leaf {
+    const ir_node *node;
+    ag_dtype dt;
+    bool scalar;             /* one element, hoisted out of the loop */
+    LLVMValueRef value;      /* scalar: the element; tensor: this iteration's */
+    LLVMValueRef data;       /* tensor: base pointer */
+    LLVMValueRef dims_ptr;   /* tensor with unknown dims: its dims array */
+    LLVMValueRef strides[AG_MAX_RANK]; /* per loop dim, in elements */
+} leaf;
+
+typedef struct nest {
+    cg_lower *L;
+    cg_cluster *c;
+    int rank;                       /* loop nest depth (1 when flat) */
+    LLVMValueRef dims[AG_MAX_RANK]; /* loop trip counts */
+    int n_leaves;
+    leaf *leaves;
+    LLVMValueRef *vals; /* per member: its value in the loop body */
+} nest;
+
+static bool is_member(const cg_cluster *c, const ir_node *x, int *index)
+{
+    for (int i = 0; i < c->n_members; i++) {
+        if (c->members[i] == x) {
+            if (index)
+                *index = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+static leaf *find_leaf(nest *N, const ir_node *x)
+{
+    for (int i = 0; i < N->n_leaves; i++)
+        if (N->leaves[i].node == x)
+            return &N->leaves[i];
+    return NULL;
+}
+
+static bool unit_shape(const cg_shape *s)
+{
+    if (!s->known)
+        return false;
+    for (int i = 0; i < s->rank; i++)
+        if (s->dims[i] != 1)
+            return false;
+    return true;
+}
+
+static void collect_leaves(nest *N)
+{
+    cg_cluster *c = N->c;
+    int cap = 0;
+    for (int i = 0; i < c->n_members; i++)
+        cap += c->members[i]->n_in;
+    N->leaves = rt_xcalloc((size_t)cap + 1, sizeof *N->leaves);
+    for (int i = 0; i < c->n_members; i++) {
+        const ir_node *m = c->members[i];
+        for (int k = 0; k < m->n_in; k++) {
+            const ir_node *x = m->in[k];
+            if (is_member(c, x, NULL) || find_leaf(N, x))
+                continue;
+            leaf *l = &N->leaves[N->n_leaves++];
+            l->node = x;
+            l->dt = x->type.dtype;
+            const cg_shape *s = &cg_info_of(N->L, x)->shape;
+            l->scalar = s->rank == 0 || unit_shape(s);
+        }
+    }
+}
+
+/* Hoisted scalars: a register, or element 0 of the data. */
+static void load_scalars(nest *N)
+{
+    for (int i = 0; i < N->n_leaves; i++) {
+        leaf *l = &N->leaves[i];
+        cg_info *xi = cg_info_of(N->L, l->node);
+        if (!l->scalar) {
+            l->data = xi->data;
+            continue;
+        }
+        if (xi->repr == CG_NAT || xi->nat)
+            l->value = cg_get_nat(N->L, l->node);
+        else
+            l->value = cg_load_elem(N->L, l->dt, xi->data);
+    }
+}
+
+/* Dim d of leaf l's own shape, as an i64 value. */
+static LLVMValueRef leaf_dim(nest *N, leaf *l, int d)
+{
+    cg_lower *L = N->L;
+    const cg_info *xi = cg_info_of(L, l->node);
+    if (xi->shape.known)
+        return cg_i64(L, xi->shape.dims[d]);
+    if (!l->dims_ptr) {
+        LLVMValueRef box = xi->box;
+        l->dims_ptr = cg_call(L, &L->h.dims, &box, 1, "dims");
+    }
+    LLVMValueRef idx = cg_i64(L, d);
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(L->b, L->t_i64, l->dims_ptr, &idx, 1, "");
+    return LLVMBuildLoad2(L->b, L->t_i64, p, "");
+}
+
+/* Leaf dim aligned with loop dim d (NumPy: shapes align at the right);
+ * 1 where the leaf has no such dim. */
+static LLVMValueRef aligned_dim(nest *N, leaf *l, int d, int rank)
+{
+    int lr = cg_info_of(N->L, l->node)->shape.rank;
+    int ld = d - (rank - lr);
+    return ld < 0 ? cg_i64(N->L, 1) : leaf_dim(N, l, ld);
+}
+
+/* ----------------------------------------------------------- shapes */
+
+/* The loop's output dims when they are known statically or, with unknown
+ * dims, read from a leaf that has the loop's shape. Returns the i64 array
+ * to allocate outputs with. */
+static LLVMValueRef output_dims(nest *N)
+{
+    cg_lower *L = N->L;
+    const cg_shape *s = &N->c->shape;
+    if (s->known) {
+        for (int d = 0; d < s->rank; d++)
+            N->dims[d] = cg_i64(L, s->dims[d]);
+        return cg_dims_global(L, s->rank, s->dims);
+    }
+    for (int i = 0; i < N->n_leaves; i++) {
+        leaf *l = &N->leaves[i];
+        const cg_shape *ls = &cg_info_of(L, l->node)->shape;
+        if (l->scalar || ls->known || ls->rank != s->rank || ls->key != s->key)
+            continue;
+        for (int d = 0; d < s->rank; d++)
+            N->dims[d] = leaf_dim(N, l, d);
+        return l->dims_ptr;
+    }
+    return NULL;
+}
+
+/* A fallible node's output dims by NumPy broadcasting of its operands'
+ * run-time dims, failing with the runtime's message when they do not
+ * broadcast. */
+static LLVMValueRef broadcast_dims(nest *N, const ir_node *m)
+{
+    cg_lower *L = N->L;
+    int rank = N->c->shape.rank;
+    LLVMValueRef arr =
+        cg_entry_alloca(L, LLVMArrayType2(L->t_i64, (uint64_t)(rank > 0 ? rank : 1)), 8, "dims");
+    LLVMValueRef ok = LLVMConstInt(L->t_i1, 1, 0);
+    for (int d = 0; d < rank; d++) {
+        LLVMValueRef acc = NULL;
+        for (int k = 0; k < m->n_in; k++) {
+            leaf *l = find_leaf(N, m->in[k]);
+            LLVMValueRef y = l->scalar ? cg_i64(L, 1) : aligned_dim(N, l, d, rank);
+            if (!acc) {
+                acc = y;
+                continue;
+            }
+            LLVMValueRef same = LLVMBuildICmp(L->b, LLVMIntEQ, acc, y, "");
+            LLVMValueRef y1 = LLVMBuildICmp(L->b, LLVMIntEQ, y, cg_i64(L, 1), "");
+            LLVMValueRef a1 = LLVMBuildICmp(L->b, LLVMIntEQ, acc, cg_i64(L, 1), "");
+            LLVMValueRef keep = LLVMBuildOr(L->b, same, y1, "");
+            ok = LLVMBuildAnd(L->b, ok, LLVMBuildOr(L->b, keep, a1, ""), "");
+            acc = LLVMBuildSelect(L->b, keep, acc, y, "");
+        }
+        N->dims[d] = acc;
+        LLVMValueRef idx = cg_i64(L, d);
+        LLVMBuildStore(L->b, acc, LLVMBuildInBoundsGEP2(L->b, L->t_i64, arr, &idx, 1, ""));
+    }
+    cg_check_or_fail(L, LLVMBuildNot(L->b, ok, ""), m);
+    return arr;
+}
+
+static LLVMValueRef total_of(nest *N, int rank)
+{
+    LLVMValueRef t = cg_i64(N->L, 1);
+    for (int d = 0; d < rank; d++)
+        t = mul(N->L, t, N->dims[d]);
+    return t;
+}
+
+/* Strides of every tensor leaf over the loop dims. Flat when every tensor
+ * leaf has the loop's shape: one loop over all elements, stride 1. */
+static void plan_strides(nest *N)
+{
+    cg_lower *L = N->L;
+    const cg_shape *s = &N->c->shape;
+    bool flat = true;
+    for (int i = 0; i < N->n_leaves && flat; i++) {
+        const leaf *l = &N->leaves[i];
+        const cg_shape *ls = &cg_info_of(L, l->node)->shape;
+        if (l->scalar)
+            continue;
+        if (ls->rank != s->rank || ls->known != s->known ||
+            (s->known ? memcmp(ls->dims, s->dims, (size_t)s->rank * sizeof *s->dims) != 0
+                      : ls->key != s->key))
+            flat = false;
+    }
+    if (flat) {
+        N->dims[0] = total_of(N, s->rank);
+        N->rank = 1;
+        for (int i = 0; i < N->n_leaves; i++)
+            N->leaves[i].strides[0] = cg_i64(L, 1);
+        return;
+    }
+    N->rank = s->rank;
+    for (int i = 0; i < N->n_leaves; i++) {
+        leaf *l = &N->leaves[i];
+        if (l->scalar)
+            continue;
+        /* row-major strides of the leaf, 0 where it is broadcast */
+        LLVMValueRef stride = cg_i64(L, 1);
+        for (int d = s->rank - 1; d >= 0; d--) {
+            LLVMValueRef dim = aligned_dim(N, l, d, s->rank);
+            LLVMValueRef one = LLVMBuildICmp(L->b, LLVMIntEQ, dim, cg_i64(L, 1), "");
+            l->strides[d] = LLVMBuildSelect(L->b, one, cg_i64(L, 0), stride, "");
+            stride = mul(L, stride, dim);
+        }
+    }
+}
+
+/* The kernels' data check (zero divisor, negative exponent), done on the
+ * whole divisor before computing anything, and only for a non-empty
+ * output. */
+static void data_check(nest *N, const ir_node *m, LLVMValueRef total)
+{
+    cg_lower *L = N->L;
+    leaf *l = find_leaf(N, m->in[1]);
+    LLVMValueRef bad;
+    if (l->scalar) {
+        bad = cg_emit_elem_bad(L, m, l->value);
+    } else {
+        const cg_info *xi = cg_info_of(L, l->node);
+        LLVMValueRef count = cg_i64(L, 1);
+        for (int d = 0; d < xi->shape.rank; d++)
+            count = mul(L, count, leaf_dim(N, l, d));
+        LLVMValueRef args[4] = {l->data, cg_i32(L, l->dt), count,
+                                cg_i32(L, m->opcode == RT_OP_POW)};
+        LLVMValueRef found = cg_call(L, &L->h.int_check, args, 4, "");
+        bad = LLVMBuildICmp(L->b, LLVMIntNE, found, cg_i32(L, 0), "");
+    }
+    LLVMValueRef nonempty = LLVMBuildICmp(L->b, LLVMIntSGT, total, cg_i64(L, 0), "");
+    cg_check_or_fail(L, LLVMBuildAnd(L->b, nonempty, bad, ""), m);
+}
+
+/* -------------------------------------------------------------- body */
+
+static LLVMValueRef body_value(nest *N, const ir_node *x)
+{
+    int i;
+    if (is_member(N->c, x, &i))
+        return N->vals[i];
+    return find_leaf(N, x)->value;
+}
+
+static void emit_body(nest *N, LLVMValueRef out_off, LLVMValueRef *offs)
+{
+    cg_lower *L = N->L;
+    for (int i = 0; i < N->n_leaves; i++) {
+        leaf *l = &N->leaves[i];
+        if (!l->scalar)
+            l->value = cg_load_elem(L, l->dt, elem_ptr(L, l->dt, l->data, offs[i]));
+    }
+    for (int i = 0; i < N->c->n_members; i++) {
+        const ir_node *m = N->c->members[i];
+        LLVMValueRef args[4];
+        for (int k = 0; k < m->n_in; k++)
+            args[k] = body_value(N, m->in[k]);
+        N->vals[i] = cg_emit_elem(L, m, args);
+        cg_info *mi = cg_info_of(L, m);
+        if (mi->materialize)
+            cg_store_elem(L, m->type.dtype, N->vals[i],
+                          elem_ptr(L, m->type.dtype, mi->data, out_off));
+    }
+}
+
+/* Loop d of the nest; loop 0 covers [begin, end) of the first dim. */
+static void emit_level(nest *N, int d, LLVMValueRef begin, LLVMValueRef end,
+                       LLVMValueRef out_off, LLVMValueRef *offs)
+{
+    cg_lower *L = N->L;
+    if (d == N->rank) {
+        emit_body(N, out_off, offs);
+        return;
+    }
+    cg_loop lp;
+    cg_loop_begin(L, &lp, d == 0 ? LLVMBuildNSWSub(L->b, end, begin, "") : N->dims[d]);
+    LLVMValueRef iv = d == 0 ? add(L, begin, lp.iv) : lp.iv;
+    LLVMValueRef o = d == 0 ? iv : add(L, mul(L, out_off, N->dims[d]), iv);
+    LLVMValueRef *offs2 = rt_xcalloc((size_t)N->n_leaves + 1, sizeof *offs2);
+    for (int i = 0; i < N->n_leaves; i++) {
+        const leaf *l = &N->leaves[i];
+        if (l->scalar)
+            continue;
+        LLVMValueRef step = mul(L, iv, l->strides[d]);
+        offs2[i] = d == 0 ? step : add(L, offs[i], step);
+    }
+    emit_level(N, d + 1, NULL, NULL, o, offs2);
+    free(offs2);
+    cg_loop_end(L, &lp);
+}
+
+/* ------------------------------------------------------ outlined loops */
+
+/*
+ * A loop nest out of line: an internal function loop(ctx, begin, end) over
+ * [begin, end) of its first dim (noinline). Large loops are built so, to
+ * run in parallel chunks through cg_rt_parallel_for; in large functions
+ * every loop is, which keeps the function of the graph free of loops,
+ * whose analysis (scalar evolution walking up every dominating branch, one
+ * per runtime call) would otherwise grow quadratically with its length.
+ * Small loops in small functions stay inline, where their constant trip
+ * counts compile to the tightest code.
+ *
+ * What the loop reads is passed in ctx, an array of 8-byte slots in the
+ * caller's frame; constants are used directly, so that known dims and
+ * strides stay constants for the vectorizer.
+ */
+typedef struct outline {
+    cg_lower *L;
+    LLVMBuilderRef caller; /* at the call site */
+    LLVMValueRef ctx;      /* the slots, in the caller */
+    LLVMValueRef fctx;     /* the slots, in the loop function */
+    int n, cap;
+} outline;
+
+static LLVMValueRef ctx_slot(cg_lower *L, LLVMBuilderRef b, LLVMValueRef ctx, int i)
+{
+    LLVMValueRef idx = cg_i64(L, i);
+    return LLVMBuildInBoundsGEP2(b, L->t_i64, ctx, &idx, 1, "");
+}
+
+/* v as seen inside the loop function. */
+static LLVMValueRef pass(outline *o, LLVMValueRef v)
+{
+    cg_lower *L = o->L;
+    if (!v || LLVMIsConstant(v))
+        return v;
+    if (o->n == o->cap) {
+        cg_fail(L, "internal: too many loop operands");
+        return v;
+    }
+    int i = o->n++;
+    LLVMBuildStore(o->caller, v, ctx_slot(L, o->caller, o->ctx, i));
+    return LLVMBuildLoad2(L->b, LLVMTypeOf(v), ctx_slot(L, L->b, o->fctx, i), "");
+}
+
+/* Flat loops of at least this many elements (or of unknown size) run in
+ * parallel chunks of at least PARALLEL_GRAIN elements. */
+enum { PARALLEL_MIN = 1 << 16, PARALLEL_GRAIN = 1 << 14 };
+
+static bool want_parallel(const nest *N)
+{
+    const cg_shape *s = &N->c->shape;
+    if (!s->known)
+        return true; /* cg_rt_parallel_for runs small loops serially */
+    int64_t n = 1;
+    for (int d = 0; d < s->rank; d++)
+        n *= s->dims[d];
+    return n >= PARALLEL_MIN;
+}
+
+/* Chunks of the first dim holding at least PARALLEL_GRAIN elements. */
+static LLVMValueRef grain_of(nest *N)
+{
+    cg_lower *L = N->L;
+    LLVMValueRef inner = cg_i64(L, 1);
+    for (int d = 1; d < N->rank; d++)
+        inner = mul(L, inner, N->dims[d]);
+    LLVMValueRef one = cg_i64(L, 1);
+    LLVMValueRef big = LLVMBuildICmp(L->b, LLVMIntSGT, inner, one, "");
+    LLVMValueRef safe = LLVMBuildSelect(L->b, big, inner, one, "");
+    LLVMValueRef g = LLVMBuildSDiv(L->b, cg_i64(L, PARALLEL_GRAIN), safe, "");
+    LLVMValueRef pos = LLVMBuildICmp(L->b, LLVMIntSGT, g, one, "");
+    return LLVMBuildSelect(L->b, pos, g, one, "grain");
+}
+
+static LLVMValueRef loop_function(cg_lower *L)
+{
+    LLVMTypeRef params[3] = {L->t_ptr, L->t_i64, L->t_i64};
+    LLVMValueRef f = LLVMAddFunction(L->mod, "loop", LLVMFunctionType(L->t_void, params, 3, 0));
+    LLVMSetLinkage(f, LLVMInternalLinkage);
+    static const char *const attrs[] = {"nounwind", "noinline"};
+    for (int i = 0; i < 2; i++) {
+        unsigned kind = LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i]));
+        LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                                LLVMCreateEnumAttribute(L->ctx, kind, 0));
+    }
+    return f;
+}
+
+static void emit_outlined(nest *N)
+{
+    cg_lower *L = N->L;
+    cg_cluster *c = N->c;
+    int cap = N->n_leaves * (N->rank + 1) + c->n_members + N->rank + 1;
+    outline o = {.L = L, .cap = cap};
+    o.ctx = cg_entry_alloca(L, LLVMArrayType2(L->t_i64, (uint64_t)cap), 16, "loop_ctx");
+    o.caller = LLVMCreateBuilderInContext(L->ctx);
+    LLVMBasicBlockRef call_site = LLVMGetInsertBlock(L->b);
+    LLVMPositionBuilderAtEnd(o.caller, call_site);
+
+    LLVMValueRef f = loop_function(L);
+    LLVMPositionBuilderAtEnd(L->b, LLVMAppendBasicBlockInContext(L->ctx, f, "entry"));
+    o.fctx = LLVMGetParam(f, 0);
+
+    /* inside: the same nest over values read back from ctx */
+    leaf *outer = rt_xmalloc((size_t)(N->n_leaves + 1) * sizeof *outer);
+    LLVMValueRef *outer_data = rt_xcalloc((size_t)c->n_members + 1, sizeof *outer_data);
+    LLVMValueRef outer_dims[AG_MAX_RANK];
+    memcpy(outer, N->leaves, (size_t)N->n_leaves * sizeof *outer);
+    memcpy(outer_dims, N->dims, sizeof outer_dims);
+    for (int i = 0; i < N->n_leaves; i++) {
+        leaf *l = &N->leaves[i];
+        if (l->scalar) {
+            l->value = pass(&o, l->value);
+            continue;
+        }
+        l->data = pass(&o, l->data);
+        for (int d = 0; d < N->rank; d++)
+            l->strides[d] = pass(&o, l->strides[d]);
+    }
+    for (int i = 0; i < c->n_members; i++) {
+        cg_info *mi = cg_info_of(L, c->members[i]);
+        outer_data[i] = mi->data;
+        if (mi->materialize)
+            mi->data = pass(&o, mi->data);
+    }
+    for (int d = 1; d < N->rank; d++)
+        N->dims[d] = pass(&o, N->dims[d]);
+    emit_level(N, 0, LLVMGetParam(f, 1), LLVMGetParam(f, 2), NULL, NULL);
+    LLVMBuildRetVoid(L->b);
+
+    memcpy(N->leaves, outer, (size_t)N->n_leaves * sizeof *outer);
+    memcpy(N->dims, outer_dims, sizeof outer_dims);
+    for (int i = 0; i < c->n_members; i++)
+        cg_info_of(L, c->members[i])->data = outer_data[i];
+    free(outer);
+    free(outer_data);
+    LLVMDisposeBuilder(o.caller);
+
+    /* the call */
+    LLVMPositionBuilderAtEnd(L->b, call_site);
+    if (want_parallel(N)) {
+        LLVMValueRef args[4] = {f, o.ctx, N->dims[0], grain_of(N)};
+        cg_call(L, &L->h.parallel_for, args, 4, "");
+    } else {
+        LLVMValueRef args[3] = {o.ctx, cg_i64(L, 0), N->dims[0]};
+        LLVMTypeRef params[3] = {L->t_ptr, L->t_i64, L->t_i64};
+        LLVMBuildCall2(L->b, LLVMFunctionType(L->t_void, params, 3, 0), f, args, 3, "");
+    }
+}
+
+bool cg_emit_cluster(cg_lower *L, cg_cluster *c)
+{
+    nest N = {.L = L, .c = c};
+    collect_leaves(&N);
+    N.vals = rt_xcalloc((size_t)c->n_members + 1, sizeof *N.vals);
+    load_scalars(&N);
+    const ir_node *only = c->members[0];
+    LLVMValueRef dims_ptr = c->fallible && !c->shape.known ? broadcast_dims(&N, only)
+                                                           : output_dims(&N);
+    bool ok = dims_ptr != NULL || c->shape.rank == 0;
+    if (!ok) {
+        cg_fail(L, "internal: no operand of %%%d gives its loop's shape", only->id);
+    } else {
+        LLVMValueRef total = total_of(&N, c->shape.rank);
+        if (c->fallible && cg_elem_data_fallible(only))
+            data_check(&N, only, total);
+        for (int i = 0; i < c->n_members; i++)
+            if (cg_info_of(L, c->members[i])->materialize)
+                cg_alloc_output(L, c->members[i], dims_ptr);
+        plan_strides(&N);
+        if (L->outline_loops || want_parallel(&N))
+            emit_outlined(&N);
+        else
+            emit_level(&N, 0, cg_i64(L, 0), N.dims[0], NULL, NULL);
+    }
+    free(N.vals);
+    free(N.leaves);
+    return ok;
+}
+
+/* ------------------------------------------------------ matrix product */
+
+/*
+ * c[m,n] = a[m,k] x b[k,n] in i-k-j order, like the runtime's integer
+ * kernel: the innermost loop walks rows of b and c, so it vectorizes.
+ * One internal function per (dtype, m, k, n), kept out of line so that
+ * a chain of products compiles the loop nest once.
+ */
+static LLVMValueRef matmul_function(cg_lower *L, ag_dtype dt, int64_t m, int64_t k, int64_t n)
+{
+    char name[96];
+    snprintf(name, sizeof name, "matmul_%s_%lldx%lldx%lld", ag_dtype_name(dt), (long long)m,
+             (long long)k, (long long)n);
+    LLVMValueRef f = LLVMGetNamedFunction(L->mod, name);
+    if (f)
+        return f;
+    LLVMTypeRef params[3] = {L->t_ptr, L->t_ptr, L->t_ptr};
+    f = LLVMAddFunction(L->mod, name, LLVMFunctionType(L->t_void, params, 3, 0));
+    LLVMSetLinkage(f, LLVMInternalLinkage);
+    unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
+    unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+    unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(L->ctx, noinline, 0));
+    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(L->ctx, nounwind, 0));
+    LLVMAddAttributeAtIndex(f, 3, LLVMCreateEnumAttribute(L->ctx, noalias, 0));
+
+    LLVMBasicBlockRef saved = LLVMGetInsertBlock(L->b);
+    LLVMPositionBuilderAtEnd(L->b, LLVMAppendBasicBlockInContext(L->ctx, f, "entry"));
+    LLVMValueRef a = LLVMGetParam(f, 0), b = LLVMGetParam(f, 1), c = LLVMGetParam(f, 2);
+    bool fl = dt == AG_F32 || dt == AG_F64;
+    LLVMTypeRef t = cg_reg_type(L, dt);
+    LLVMValueRef zero = fl ? LLVMConstReal(t, 0) : LLVMConstInt(t, 0, 0);
+    cg_loop li, lj, lp, lj2;
+    cg_loop_begin(L, &li, cg_i64(L, m));
+    LLVMValueRef crow = mul(L, li.iv, cg_i64(L, n));
+    cg_loop_begin(L, &lj, cg_i64(L, n));
+    LLVMBuildStore(L->b, zero, elem_ptr(L, dt, c, add(L, crow, lj.iv)));
+    cg_loop_end(L, &lj);
+    cg_loop_begin(L, &lp, cg_i64(L, k));
+    LLVMValueRef ap = LLVMBuildLoad2(L->b, t, elem_ptr(L, dt, a, add(L, mul(L, li.iv, cg_i64(L, k)), lp.iv)), "");
+    LLVMValueRef brow = mul(L, lp.iv, cg_i64(L, n));
+    cg_loop_begin(L, &lj2, cg_i64(L, n));
+    LLVMValueRef cp = elem_ptr(L, dt, c, add(L, crow, lj2.iv));
+    LLVMValueRef bv = LLVMBuildLoad2(L->b, t, elem_ptr(L, dt, b, add(L, brow, lj2.iv)), "");
+    LLVMValueRef cv = LLVMBuildLoad2(L->b, t, cp, "");
+    LLVMValueRef sum = fl ? LLVMBuildFAdd(L->b, cv, LLVMBuildFMul(L->b, ap, bv, ""), "")
+                          : LLVMBuildAdd(L->b, cv, LLVMBuildMul(L->b, ap, bv, ""), "");
+    LLVMBuildStore(L->b, sum, cp);
+    cg_loop_end(L, &lj2);
+    cg_loop_end(L, &lp);
+    cg_loop_end(L, &li);
+    LLVMBuildRetVoid(L->b);
+    LLVMPositionBuilderAtEnd(L->b, saved);
+    return f;
+}
+
+bool cg_emit_matmul(cg_lower *L, const ir_node *n)
+{
+    const cg_info *ai = cg_info_of(L, n->in[0]), *bi = cg_info_of(L, n->in[1]);
+    int64_t m = ai->shape.dims[0], k = ai->shape.dims[1], nn = bi->shape.dims[1];
+    int64_t dims[2] = {m, nn};
+    cg_alloc_output(L, n, cg_dims_global(L, 2, dims));
+    LLVMValueRef f = matmul_function(L, n->type.dtype, m, k, nn);
+    LLVMValueRef args[3] = {ai->data, bi->data, cg_info_of(L, n)->data};
+    LLVMTypeRef params[3] = {L->t_ptr, L->t_ptr, L->t_ptr};
+    LLVMBuildCall2(L->b, LLVMFunctionType(L->t_void, params, 3, 0), f, args, 3, "");
+    return true;
+}

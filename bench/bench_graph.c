@@ -1,0 +1,559 @@
+/*
+ * bench_graph.c - compiled graphs (the LLVM JIT backend) against eager
+ * execution and hand-written C, every figure against baselines measured
+ * in the same run.
+ *
+ *   (a) power(x, 100): a chain of 100 matrix products of a 10x10 i32
+ *       matrix (the guide's example, staged like agc's output);
+ *   (b) collatz: the steps of every n in 1..100,000, summed: a while over
+ *       scalars with an if inside, nested in a while;
+ *   (c) tanh(x*a + b)*c + x on 16M f32, against a STREAM triad's
+ *       bandwidth;
+ *   (d) trace + compile latency of a function of about 200 nodes.
+ *
+ * "eager" runs the staged code with ag_run_functions_eagerly(true), op by
+ * op; "compiled" calls the AG_FUNCTION (cache lookup and JIT code); "hand
+ * C" is plain C written for the job, compiled into this binary with -O3.
+ * Figures are medians over repeated runs (CLOCK_MONOTONIC).
+ */
+#define _GNU_SOURCE
+
+#include <ag.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------- timing */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int compare_doubles(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, compare_doubles);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The median time of `runs` calls of fn(arg). */
+static double time_median(void (*fn)(void *), void *arg, int runs)
+{
+    double t[64];
+    if (runs > 64)
+        runs = 64;
+    for (int i = 0; i < runs; i++) {
+        double t0 = now_s();
+        fn(arg);
+        t[i] = now_s() - t0;
+    }
+    return median(t, runs);
+}
+
+static void print_time(const char *what, double s)
+{
+    if (s < 1e-3)
+        printf("  %-34s %10.2f us\n", what, s * 1e6);
+    else
+        printf("  %-34s %10.2f ms\n", what, s * 1e3);
+}
+
+static int misses;
+
+static void goal(const char *what, bool met)
+{
+    printf("  goal: %-50s %s\n", what, met ? "PASS" : "MISS");
+    misses += !met;
+}
+
+static volatile int64_t sink; /* keeps hand-written results alive */
+
+#define DESC(fname, np, names, kinds, nout, trampoline)                                   \
+    static const ag_function_desc fname##_desc = {#fname, __FILE__, __LINE__, np, names,  \
+                                                  kinds, NULL, NULL, nout, trampoline}
+
+static const ag_arg_kind K_T[] = {AG_ARG_TENSOR};
+static const ag_arg_kind K_TI[] = {AG_ARG_TENSOR, AG_ARG_INT};
+static const ag_arg_kind K_TTTT[] = {AG_ARG_TENSOR, AG_ARG_TENSOR, AG_ARG_TENSOR,
+                                     AG_ARG_TENSOR};
+static const char *const N_XY[] = {"x", "y"};
+static const char *const N_N[] = {"n"};
+static const char *const N_XABC[] = {"x", "a", "b", "c"};
+
+static ag_arg targ(ag_tensor t)
+{
+    ag_arg a = {.kind = AG_ARG_TENSOR, .tensor = t};
+    return a;
+}
+
+/* ================================================== (a) power(x, 100) */
+
+enum { P = 10, POWER = 100 };
+
+/*   AG_FUNCTION ag_tensor power(ag_tensor x, int y) {
+ *       ag_tensor result = ag_eye(10, AG_I32);
+ *       for (int i = 0; i < y; i++) result = ag_matmul(x, result);
+ *       return result;
+ *   }                                                                  */
+static ag_tensor power_staged(ag_tensor x, int y)
+{
+    ag_tensor result = ag_eye(P, AG_I32);
+    for (int i = 0; i < y; i++) /* a C loop: unrolled while tracing */
+        result = ag_matmul(x, result);
+    return result;
+}
+static void power_trace(const ag_arg *a, ag_tensor *o) { o[0] = power_staged(a[0].tensor, (int)a[1].i); }
+DESC(power, 2, N_XY, K_TI, 1, power_trace);
+
+static ag_tensor power(ag_tensor x, int y)
+{
+    ag_arg a[2] = {targ(x), {.kind = AG_ARG_INT, .i = y}};
+    ag_tensor o[1];
+    ag_function_call_at(AG_HERE, &power_desc, a, o);
+    return o[0];
+}
+
+/* Hand-written: the same products with wrapping int32 arithmetic. */
+static void power_hand(const int32_t *x, int32_t *out, int y)
+{
+    uint32_t r[P * P], t[P * P];
+    for (int i = 0; i < P * P; i++)
+        r[i] = i / P == i % P;
+    for (int s = 0; s < y; s++) {
+        for (int i = 0; i < P; i++) {
+            for (int j = 0; j < P; j++)
+                t[i * P + j] = 0;
+            for (int k = 0; k < P; k++) {
+                uint32_t a = (uint32_t)x[i * P + k];
+                for (int j = 0; j < P; j++)
+                    t[i * P + j] += a * r[k * P + j];
+            }
+        }
+        memcpy(r, t, sizeof r);
+    }
+    memcpy(out, r, sizeof r);
+}
+
+static ag_tensor power_x;
+static int32_t power_x_data[P * P];
+
+static void run_power_eager(void *arg)
+{
+    (void)arg;
+    ag_scope_push();
+    ag_run_functions_eagerly(true);
+    (void)power(power_x, POWER);
+    ag_run_functions_eagerly(false);
+    ag_scope_pop();
+}
+
+static void run_power_compiled(void *arg)
+{
+    (void)arg;
+    ag_scope_push();
+    (void)power(power_x, POWER);
+    ag_scope_pop();
+}
+
+static void run_power_hand(void *arg)
+{
+    (void)arg;
+    int32_t out[P * P];
+    power_hand(power_x_data, out, POWER);
+    sink += out[0];
+}
+
+static void bench_power(void)
+{
+    printf("(a) power(x, %d): %d chained %dx%d i32 matrix products\n", POWER, POWER, P, P);
+    for (int i = 0; i < P * P; i++)
+        power_x_data[i] = (i * 7) % 5 - 2;
+    power_x = ag_from_data(AG_I32, AG_SHAPE(P, P), power_x_data);
+    ag_keep(power_x);
+    /* the results agree */
+    int32_t hand[P * P];
+    power_hand(power_x_data, hand, POWER);
+    ag_tensor r = power(power_x, POWER);
+    bool same = memcmp(ag_data(r), hand, sizeof hand) == 0;
+    ag_free(r);
+    run_power_compiled(NULL); /* traced and compiled here */
+    double te = time_median(run_power_eager, NULL, 21);
+    double tc = time_median(run_power_compiled, NULL, 51);
+    double th = time_median(run_power_hand, NULL, 51);
+    print_time("eager", te);
+    print_time("compiled (AG_FUNCTION call)", tc);
+    print_time("hand-written C -O3", th);
+    printf("  compiled vs eager: %.1fx faster; compiled / hand C: %.2fx%s\n", te / tc, tc / th,
+           same ? "" : "  (RESULTS DIFFER)");
+    goal("compiled >= 20x faster than eager", te / tc >= 20);
+    goal("compiled <= 1.5x hand-written C", tc / th <= 1.5);
+}
+
+/* ==================================================== (b) collatz sum */
+
+enum { COLLATZ_N = 100000 };
+
+/*   AG_FUNCTION ag_tensor collatz_sum(ag_tensor n) {
+ *       ag_tensor total = 0, i = 1;
+ *       while (i <= n) {
+ *           ag_tensor m = i;
+ *           while (m > 1) {
+ *               if (m % 2 == 0) m = m / 2; else m = 3 * m + 1;
+ *               total += 1;
+ *           }
+ *           i += 1;
+ *       }
+ *       return total;
+ *   }                                                                  */
+struct collatz_inner {
+    ag_tensor m, total;
+};
+static ag_tensor collatz_inner_cond(void *p)
+{
+    struct collatz_inner *s = p;
+    return ag_greater(s->m, 1);
+}
+static void collatz_halve(void *p)
+{
+    struct collatz_inner *s = p;
+    s->m = ag_floordiv(s->m, 2);
+}
+static void collatz_triple(void *p)
+{
+    struct collatz_inner *s = p;
+    s->m = ag_add(ag_mul(s->m, 3), 1);
+}
+static void collatz_inner_body(void *p)
+{
+    struct collatz_inner *s = p;
+    ag_tensor *v[] = {&s->m};
+    static const char *const names[] = {"m"};
+    ag_if_at(AG_HERE, ag_equal(ag_mod(s->m, 2), 0), 1, v, names, collatz_halve,
+             collatz_triple, s);
+    s->total = ag_add(s->total, 1);
+}
+struct collatz_outer {
+    ag_tensor i, n, total;
+};
+static ag_tensor collatz_outer_cond(void *p)
+{
+    struct collatz_outer *s = p;
+    return ag_less_equal(s->i, s->n);
+}
+static void collatz_outer_body(void *p)
+{
+    struct collatz_outer *s = p;
+    struct collatz_inner in = {s->i, s->total};
+    ag_tensor *v[] = {&in.m, &in.total};
+    static const char *const names[] = {"m", "total"};
+    ag_while_at(AG_HERE, 2, v, names, collatz_inner_cond, collatz_inner_body, &in);
+    s->total = in.total;
+    s->i = ag_add(s->i, 1);
+}
+static ag_tensor collatz_sum_staged(ag_tensor n)
+{
+    struct collatz_outer s = {ag_scalar_i64(1), n, ag_scalar_i64(0)};
+    ag_tensor *v[] = {&s.i, &s.total};
+    static const char *const names[] = {"i", "total"};
+    ag_while_at(AG_HERE, 2, v, names, collatz_outer_cond, collatz_outer_body, &s);
+    return s.total;
+}
+static void collatz_trace(const ag_arg *a, ag_tensor *o) { o[0] = collatz_sum_staged(a[0].tensor); }
+DESC(collatz_sum, 1, N_N, K_T, 1, collatz_trace);
+
+static ag_tensor collatz_sum(ag_tensor n)
+{
+    ag_arg a[1] = {targ(n)};
+    ag_tensor o[1];
+    ag_function_call_at(AG_HERE, &collatz_sum_desc, a, o);
+    return o[0];
+}
+
+static int64_t collatz_hand(int64_t n)
+{
+    int64_t total = 0;
+    for (int64_t i = 1; i <= n; i++) {
+        int64_t m = i;
+        while (m > 1) {
+            m = m % 2 == 0 ? m / 2 : 3 * m + 1;
+            total++;
+        }
+    }
+    return total;
+}
+
+static int64_t collatz_limit;
+
+static void run_collatz_eager(void *arg)
+{
+    (void)arg;
+    ag_scope_push();
+    ag_run_functions_eagerly(true);
+    (void)collatz_sum(ag_scalar_i64(collatz_limit));
+    ag_run_functions_eagerly(false);
+    ag_scope_pop();
+}
+
+static void run_collatz_compiled(void *arg)
+{
+    (void)arg;
+    ag_scope_push();
+    sink += ag_get_i64(collatz_sum(ag_scalar_i64(collatz_limit)), 0);
+    ag_scope_pop();
+}
+
+static void run_collatz_hand(void *arg)
+{
+    (void)arg;
+    sink += collatz_hand(collatz_limit);
+}
+
+static void bench_collatz(void)
+{
+    printf("\n(b) collatz: steps of every n in 1..%d, summed (while/if over scalars)\n",
+           COLLATZ_N);
+    collatz_limit = COLLATZ_N;
+    int64_t want = collatz_hand(COLLATZ_N);
+    int64_t got = ag_get_i64(collatz_sum(ag_scalar_i64(COLLATZ_N)), 0);
+    double tc = time_median(run_collatz_compiled, NULL, 11);
+    double th = time_median(run_collatz_hand, NULL, 11);
+    /* eager is slow: it runs over 1..N/10 and is scaled by the work done
+     * (the number of steps), which it is proportional to */
+    collatz_limit = COLLATZ_N / 10;
+    double te_part = time_median(run_collatz_eager, NULL, 3);
+    double te = te_part * (double)want / (double)collatz_hand(COLLATZ_N / 10);
+    collatz_limit = COLLATZ_N;
+    printf("  %lld steps in all%s\n", (long long)want, got == want ? "" : " (RESULTS DIFFER)");
+    print_time("eager (scaled from 1..10,000)", te);
+    print_time("compiled (AG_FUNCTION call)", tc);
+    print_time("hand-written C -O3", th);
+    printf("  compiled vs eager: %.0fx faster; compiled / hand C: %.2fx\n", te / tc, tc / th);
+    goal("compiled >= 50x faster than eager", te / tc >= 50);
+    goal("compiled <= 2x hand-written C", tc / th <= 2);
+}
+
+/* ================================================ (c) elementwise chain */
+
+enum { CHAIN_N = 16 << 20 };
+
+/*   AG_FUNCTION ag_tensor chain(ag_tensor x, ag_tensor a, ag_tensor b, ag_tensor c) {
+ *       return ag_add(ag_mul(ag_tanh(ag_add(ag_mul(x, a), b)), c), x);
+ *   }                                                                  */
+static ag_tensor chain_staged(ag_tensor x, ag_tensor a, ag_tensor b, ag_tensor c)
+{
+    return ag_add(ag_mul(ag_tanh(ag_add(ag_mul(x, a), b)), c), x);
+}
+static void chain_trace(const ag_arg *a, ag_tensor *o)
+{
+    o[0] = chain_staged(a[0].tensor, a[1].tensor, a[2].tensor, a[3].tensor);
+}
+DESC(chain, 4, N_XABC, K_TTTT, 1, chain_trace);
+
+/* The same without tanh: only memory traffic and cheap arithmetic. */
+static ag_tensor affine_staged(ag_tensor x, ag_tensor a, ag_tensor b, ag_tensor c)
+{
+    return ag_add(ag_mul(ag_add(ag_mul(x, a), b), c), x);
+}
+static void affine_trace(const ag_arg *a, ag_tensor *o)
+{
+    o[0] = affine_staged(a[0].tensor, a[1].tensor, a[2].tensor, a[3].tensor);
+}
+DESC(affine, 4, N_XABC, K_TTTT, 1, affine_trace);
+
+static ag_tensor chain_args[4];
+static const ag_function_desc *chain_fn;
+static float *triad_a, *triad_b, *triad_c;
+
+static void run_chain_compiled(void *arg)
+{
+    (void)arg;
+    ag_arg a[4];
+    for (int i = 0; i < 4; i++)
+        a[i] = targ(chain_args[i]);
+    ag_tensor o[1];
+    ag_function_call_at(AG_HERE, chain_fn, a, o);
+    ag_free(o[0]);
+}
+
+static void run_chain_eager(void *arg)
+{
+    (void)arg;
+    ag_scope_push();
+    if (chain_fn == &chain_desc)
+        (void)chain_staged(chain_args[0], chain_args[1], chain_args[2], chain_args[3]);
+    else
+        (void)affine_staged(chain_args[0], chain_args[1], chain_args[2], chain_args[3]);
+    ag_scope_pop();
+}
+
+static void run_triad(void *arg)
+{
+    (void)arg;
+    float *restrict a = triad_a;
+    const float *restrict b = triad_b, *restrict c = triad_c;
+    const float s = 3.0f;
+    for (size_t i = 0; i < CHAIN_N; i++)
+        a[i] = b[i] + s * c[i];
+}
+
+static void bench_chain(void)
+{
+    printf("\n(c) tanh(x*a + b)*c + x on %d f32 (%.0f MB in, %.0f MB out)\n", CHAIN_N,
+           CHAIN_N * 4.0 / 1e6, CHAIN_N * 4.0 / 1e6);
+    float *x = malloc(CHAIN_N * sizeof *x);
+    for (size_t i = 0; i < CHAIN_N; i++)
+        x[i] = (float)((double)(i % 2001) / 1000.0 - 1.0);
+    chain_args[0] = ag_from_data(AG_F32, AG_SHAPE(CHAIN_N), x);
+    chain_args[1] = ag_scalar_f32(0.75f);
+    chain_args[2] = ag_scalar_f32(-0.125f);
+    chain_args[3] = ag_scalar_f32(1.5f);
+    for (int i = 0; i < 4; i++)
+        ag_keep(chain_args[i]);
+    free(x);
+    triad_a = malloc(CHAIN_N * sizeof(float));
+    triad_b = malloc(CHAIN_N * sizeof(float));
+    triad_c = malloc(CHAIN_N * sizeof(float));
+    for (size_t i = 0; i < CHAIN_N; i++) {
+        triad_a[i] = 0;
+        triad_b[i] = (float)i;
+        triad_c[i] = 1;
+    }
+    double tt = time_median(run_triad, NULL, 11);
+    double triad_bw = 3.0 * CHAIN_N * sizeof(float) / tt;
+
+    double chain_bw = 0, ratio = 0;
+    for (int variant = 0; variant < 2; variant++) {
+        chain_fn = variant == 0 ? &chain_desc : &affine_desc;
+        /* the compiled result is bit for bit the eager one */
+        ag_scope_push();
+        ag_arg a[4];
+        for (int i = 0; i < 4; i++)
+            a[i] = targ(chain_args[i]);
+        ag_tensor o[1];
+        ag_function_call_at(AG_HERE, chain_fn, a, o);
+        ag_tensor e = variant == 0
+                          ? chain_staged(chain_args[0], chain_args[1], chain_args[2], chain_args[3])
+                          : affine_staged(chain_args[0], chain_args[1], chain_args[2], chain_args[3]);
+        bool same = memcmp(ag_data(o[0]), ag_data(e), CHAIN_N * sizeof(float)) == 0;
+        ag_scope_pop();
+        double te = time_median(run_chain_eager, NULL, 7);
+        double tc = time_median(run_chain_compiled, NULL, 11);
+        double bw = 2.0 * CHAIN_N * sizeof(float) / tc;
+        printf("  %s%s\n", variant == 0 ? "tanh(x*a + b)*c + x" : "(x*a + b)*c + x  (context: no tanh)",
+               same ? "" : "  (RESULTS DIFFER)");
+        print_time("eager", te);
+        print_time("compiled (AG_FUNCTION call)", tc);
+        printf("  compiled vs eager: %.1fx faster; bandwidth %.2f GB/s = %.0f%% of triad\n",
+               te / tc, bw / 1e9, 100 * bw / triad_bw);
+        if (variant == 0) {
+            chain_bw = bw;
+            ratio = te / tc;
+        }
+    }
+    printf("  STREAM triad (a = b + s*c, hand C -O3): %.2f ms, %.2f GB/s\n", tt * 1e3,
+           triad_bw / 1e9);
+    goal("chain compiled >= 3x faster than eager", ratio >= 3);
+    goal("chain compiled >= 70% of triad bandwidth", chain_bw >= 0.7 * triad_bw);
+    for (int i = 0; i < 4; i++)
+        ag_free(chain_args[i]);
+    free(triad_a);
+    free(triad_b);
+    free(triad_c);
+}
+
+/* ================================================= (d) compile latency */
+
+/* A function of about 200 nodes: a C loop (unrolled while tracing) of
+ * elementwise steps on a vector, reductions feeding scalar arithmetic,
+ * and a staged loop. The C scalar k changes every call, so every call
+ * traces and compiles a new concrete function. */
+struct latency_loop {
+    ag_tensor v, i;
+};
+static ag_tensor latency_cond(void *p)
+{
+    struct latency_loop *s = p;
+    return ag_less(s->i, 3);
+}
+static void latency_body(void *p)
+{
+    struct latency_loop *s = p;
+    s->v = ag_sigmoid(ag_sub(s->v, ag_reduce_mean(s->v, AG_ALL_AXES, false)));
+    s->i = ag_add(s->i, 1);
+}
+static ag_tensor latency_staged(ag_tensor x, int k)
+{
+    ag_tensor v = x, acc = ag_scalar_f32(0);
+    for (int step = 0; step < 32; step++) {
+        v = ag_add(ag_mul(v, 1.0f + 0.01f * (float)(step + k)), 0.5f);
+        v = ag_tanh(v);
+        if (step % 4 == 3) {
+            ag_tensor s = ag_reduce_sum(v, AG_ALL_AXES, false);
+            acc = ag_add(acc, ag_div(s, ag_add(ag_abs(s), 1)));
+            v = ag_sub(v, ag_mul(acc, 0.1f));
+        }
+    }
+    struct latency_loop s = {v, ag_scalar_i32(0)};
+    ag_tensor *vars[] = {&s.v, &s.i};
+    static const char *const names[] = {"v", "i"};
+    ag_while_at(AG_HERE, 2, vars, names, latency_cond, latency_body, &s);
+    return ag_add(s.v, acc);
+}
+static void latency_trace(const ag_arg *a, ag_tensor *o) { o[0] = latency_staged(a[0].tensor, (int)a[1].i); }
+DESC(latency, 2, N_XY, K_TI, 1, latency_trace);
+
+static int latency_k;
+
+static void trace_one(void *arg)
+{
+    (void)arg;
+    char spec[64];
+    snprintf(spec, sizeof spec, "f32[64], y=%d", latency_k++);
+    if (!ag_get_concrete_function("latency", spec))
+        fprintf(stderr, "trace failed: %s\n", ag_last_error());
+}
+
+static void bench_latency(void)
+{
+    printf("\n(d) trace + compile latency\n");
+    ag_function_register(&latency_desc);
+    trace_one(NULL);
+    char spec[64];
+    snprintf(spec, sizeof spec, "f32[64], y=%d", latency_k - 1);
+    int nodes = ag_concrete_num_nodes(ag_get_concrete_function("latency", spec));
+    setenv("AG_EXECUTOR", "reference", 1);
+    double trace_only = time_median(trace_one, NULL, 21);
+    unsetenv("AG_EXECUTOR");
+    double both = time_median(trace_one, NULL, 21);
+    printf("  a function of %d nodes (after the optimization passes)\n", nodes);
+    print_time("trace (+ passes) only", trace_only);
+    print_time("trace + compile", both);
+    print_time("so compiling alone", both - trace_only);
+    goal("trace + compile <= 100 ms", both <= 0.1);
+}
+
+int main(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    printf("note: built with AddressSanitizer; the figures measure the instrumentation\n\n");
+#endif
+    ag_set_error_mode(AG_ERRORS_EXIT);
+    bench_power();
+    bench_collatz();
+    bench_chain();
+    bench_latency();
+    printf("\n%d goal(s) missed\n", misses);
+    ag_shutdown();
+    return 0;
+}

@@ -1,0 +1,1514 @@
+/*
+ * test_backend.c - the LLVM backend against the reference executor.
+ *
+ * Every test runs a graph both ways, with ir_execute and with compiled
+ * code (cg_compile + cg_run), and requires the same outcome: the same
+ * success or failure, the same error message (with its file:line), the
+ * same printed text, and the same results: bit for bit for elementwise
+ * math, within a tolerance where a test says so (float matrix products,
+ * whose summation order may differ). Graphs come from the IR text form
+ * (ir_parse) or from tracing staged C like agc's output.
+ */
+#include "staged_util.h"
+
+#include "exec.h"
+#include "ir.h"
+#include "rt.h"
+#include "trace.h"
+
+/* The tests' CMake target does not add backend/ to the include path. */
+#include "../../backend/cg.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ================================================================ harness */
+
+enum { MAX_RESULTS = 8 };
+
+typedef struct outcome {
+    bool ok;
+    char error[1024]; /* ag_last_error() after the run, "" if none */
+    char *printed;
+    int n;
+    rt_value *res[MAX_RESULTS];
+} outcome;
+
+static void outcome_free(outcome *o)
+{
+    free(o->printed);
+    for (int i = 0; i < o->n; i++)
+        rt_value_free(o->res[i]);
+    memset(o, 0, sizeof *o);
+}
+
+static ir_function *parse_ir(const char *text, int line)
+{
+    char err[1024];
+    ir_function *fn = ir_parse(text, "test.ir", err, sizeof err);
+    if (!fn)
+        fail_msg("line %d: parse: %s\n%s", line, err, text);
+    if (!ir_verify(fn, err, sizeof err))
+        fail_msg("line %d: verify: %s\n%s", line, err, text);
+    return fn;
+}
+
+/* Runs fn by one executor, capturing prints, the error and the results. */
+static void run_one(ir_function *fn, const cg_code *code, rt_value *const *args, int n_args,
+                    outcome *o)
+{
+    memset(o, 0, sizeof *o);
+    o->n = fn->body->n_results;
+    assert_true(o->n <= MAX_RESULTS);
+    captured c;
+    FILE *f = capture_begin(&c);
+    ag_clear_error();
+    if (code) {
+        o->ok = cg_run(code, args, n_args, o->res);
+    } else {
+        ir_plan *p = ir_plan_new(fn);
+        o->ok = ir_execute(p, args, n_args, o->res);
+        ir_plan_free(p);
+    }
+    capture_end(f);
+    o->printed = c.text;
+    const char *e = ag_last_error();
+    snprintf(o->error, sizeof o->error, "%s", e ? e : "");
+    if (!o->ok)
+        for (int i = 0; i < o->n; i++)
+            assert_null(o->res[i]); /* untouched on failure */
+}
+
+static bool same_value(const rt_value *a, const rt_value *b, double tol)
+{
+    if (a->dtype != b->dtype || !ag_shape_equal(a->shape, b->shape) || a->numel != b->numel)
+        return false;
+    if (tol == 0)
+        return memcmp(a->data, b->data, rt_value_bytes(a)) == 0;
+    for (int64_t i = 0; i < a->numel; i++) {
+        double x = rt_load_f64(a->dtype, a->data, i), y = rt_load_f64(b->dtype, b->data, i);
+        if (!(fabs(x - y) <= tol * (1 + fabs(x))) && !(isnan(x) && isnan(y)))
+            return false;
+    }
+    return true;
+}
+
+static void describe(const rt_value *v, char *buf, size_t n)
+{
+    char *s = rt_format_value(v);
+    char t[128];
+    ir_type ty = {.dtype = v->dtype, .elem_dtype = v->elem_dtype, .shape = v->shape};
+    snprintf(buf, n, "%s %s", ir_type_str(&ty, t, sizeof t), s);
+    free(s);
+}
+
+static void expect_same(const outcome *ref, const outcome *jit, double tol, int line)
+{
+    if (ref->ok != jit->ok)
+        fail_msg("line %d: reference %s, compiled %s (errors: \"%s\" / \"%s\")", line,
+                 ref->ok ? "succeeded" : "failed", jit->ok ? "succeeded" : "failed",
+                 ref->error, jit->error);
+    if (strcmp(ref->error, jit->error) != 0)
+        fail_msg("line %d: errors differ:\n  reference: %s\n  compiled:  %s", line, ref->error,
+                 jit->error);
+    if (strcmp(ref->printed, jit->printed) != 0)
+        fail_msg("line %d: prints differ:\n--- reference\n%s--- compiled\n%s", line,
+                 ref->printed, jit->printed);
+    for (int i = 0; ref->ok && i < ref->n; i++) {
+        if (!same_value(ref->res[i], jit->res[i], tol)) {
+            char a[600], b[600];
+            describe(ref->res[i], a, sizeof a);
+            describe(jit->res[i], b, sizeof b);
+            fail_msg("line %d: result %d differs:\n  reference: %s\n  compiled:  %s", line, i,
+                     a, b);
+        }
+    }
+}
+
+static cg_code *compile_ok(const ir_function *fn, int line)
+{
+    char err[512];
+    cg_code *c = cg_compile(fn, err, sizeof err);
+    if (!c)
+        fail_msg("line %d: cg_compile failed: %s", line, err);
+    return c;
+}
+
+/* Runs fn both ways on args and checks that they agree; the compiled
+ * outcome is returned for further checks (free it with outcome_free). */
+static outcome both_with(ir_function *fn, const cg_code *code, rt_value *const *args,
+                         int n_args, double tol, int line)
+{
+    outcome ref, jit;
+    run_one(fn, NULL, args, n_args, &ref);
+    run_one(fn, code, args, n_args, &jit);
+    expect_same(&ref, &jit, tol, line);
+    outcome_free(&ref);
+    return jit;
+}
+
+static outcome both(ir_function *fn, rt_value *const *args, int n_args, double tol, int line)
+{
+    cg_code *code = compile_ok(fn, line);
+    outcome o = both_with(fn, code, args, n_args, tol, line);
+    cg_free(code);
+    return o;
+}
+
+/* The value behind a tensor handle (the current scope owns it). */
+static rt_value *val(ag_tensor t)
+{
+    rt_value *v = rt_handle_get(AG_HERE, t);
+    assert_non_null(v);
+    return v;
+}
+
+/* Whether the compiled module calls the generic fallback (cg_rt_apply). */
+static bool uses_fallback(const ir_function *fn)
+{
+    cg_code *c = compile_ok(fn, __LINE__);
+    char *text = cg_module_text(c);
+    bool uses = strstr(text, "call ptr @cg_rt_apply") != NULL;
+    free(text);
+    cg_free(c);
+    return uses;
+}
+
+/* ========================================================= test data */
+
+/* Sixteen values per dtype with the edge cases of each: signed zeros,
+ * NaN, infinities, extremes, values that round or wrap. */
+enum { N = 16 };
+static const float F32_A[N] = {0.0f, -0.0f, 0.0f, -0.0f, 2.5f, -7.25f, 3, NAN, INFINITY, -INFINITY,
+                               1e-30f, 1e30f, 0.5f, -3, 7, 100.75f};
+static const float F32_B[N] = {3, 2, -0.0f, 0.0f, -2, 2, 0.5f, 1, INFINITY, 2, NAN, -INFINITY,
+                               3, 7, -3, 0.1f};
+static const double F64_A[N] = {0.0, -0.0, 0.0, -0.0, 2.5, -7.25, 3, NAN, INFINITY, -INFINITY,
+                                1e-300, 1e300, 0.5, -3, 7, 100.75};
+static const double F64_B[N] = {3, 2, -0.0, 0.0, -2, 2, 0.5, 1, INFINITY, 2, NAN, -INFINITY,
+                                3, 7, -3, 0.1};
+static const int32_t I32_A[N] = {0, 1, -1, 7, -7, INT32_MIN, INT32_MAX, 13, -13, 100, 5, -5,
+                                 2, 3, 1000000, INT32_MIN};
+static const int32_t I32_B[N] = {3, -1, 2, 2, -2, -1, 2, -4, 4, 7, 5, -5, 31, 3, 1000, 1};
+static const int32_t I32_EXP[N] = {0, 1, 2, 3, 5, 2, 31, 7, 3, 4, 12, 13, 31, 20, 3, 0};
+static const int64_t I64_A[N] = {0, 1, -1, 7, -7, INT64_MIN, INT64_MAX, 13, -13, 100, 5, -5,
+                                 2, 3, 10000000000LL, INT64_MIN};
+static const int64_t I64_B[N] = {3, -1, 2, 2, -2, -1, 2, -4, 4, 7, 5, -5, 63, 3, 1000, 1};
+static const int64_t I64_EXP[N] = {0, 1, 2, 3, 5, 2, 63, 7, 3, 4, 12, 13, 62, 20, 3, 0};
+static const uint8_t BOOL_A[N] = {0, 1, 0, 1, 1, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0};
+static const uint8_t BOOL_B[N] = {0, 0, 1, 1, 1, 1, 0, 1, 0, 1, 1, 0, 0, 1, 1, 0};
+
+static const void *data_a(ag_dtype dt)
+{
+    switch (dt) {
+    case AG_F32: case AG_BF16: return F32_A;
+    case AG_F64: return F64_A;
+    case AG_I32: return I32_A;
+    case AG_I64: return I64_A;
+    default: return BOOL_A;
+    }
+}
+
+static const void *data_b(ag_dtype dt, rt_op op)
+{
+    bool exp = op == RT_OP_POW;
+    switch (dt) {
+    case AG_F32: case AG_BF16: return F32_B;
+    case AG_F64: return F64_B;
+    case AG_I32: return exp ? I32_EXP : I32_B;
+    case AG_I64: return exp ? I64_EXP : I64_B;
+    default: return BOOL_B;
+    }
+}
+
+static const ag_dtype NATIVE[] = {AG_F32, AG_F64, AG_I32, AG_I64, AG_BOOL};
+static const ag_dtype ALL_DTYPES[] = {AG_F32, AG_F64, AG_BF16, AG_I32, AG_I64, AG_BOOL};
+
+static bool is_float(ag_dtype dt) { return dt == AG_F32 || dt == AG_F64 || dt == AG_BF16; }
+
+/* Which dtypes an op admits (its dtype rule, restated). */
+static bool admits(rt_op op, ag_dtype dt)
+{
+    switch (op) {
+    case RT_OP_LOGICAL_AND: case RT_OP_LOGICAL_OR: case RT_OP_LOGICAL_NOT:
+        return dt == AG_BOOL;
+    case RT_OP_EQUAL: case RT_OP_NOT_EQUAL:
+        return true;
+    case RT_OP_EXP: case RT_OP_LOG: case RT_OP_SQRT: case RT_OP_RSQRT: case RT_OP_TANH:
+    case RT_OP_SIGMOID: case RT_OP_FLOOR: case RT_OP_CEIL:
+        return is_float(dt);
+    default:
+        return dt != AG_BOOL;
+    }
+}
+
+static bool gives_bool(rt_op op)
+{
+    return op >= RT_OP_EQUAL && op <= RT_OP_LOGICAL_NOT;
+}
+
+static const rt_op BINARY[] = {
+    RT_OP_ADD, RT_OP_SUB, RT_OP_MUL, RT_OP_DIV, RT_OP_FLOORDIV, RT_OP_MOD, RT_OP_POW,
+    RT_OP_MAXIMUM, RT_OP_MINIMUM, RT_OP_EQUAL, RT_OP_NOT_EQUAL, RT_OP_LESS,
+    RT_OP_LESS_EQUAL, RT_OP_GREATER, RT_OP_GREATER_EQUAL, RT_OP_LOGICAL_AND, RT_OP_LOGICAL_OR};
+static const rt_op UNARY[] = {
+    RT_OP_NEG, RT_OP_ABS, RT_OP_EXP, RT_OP_LOG, RT_OP_SQRT, RT_OP_RSQRT, RT_OP_SQUARE,
+    RT_OP_TANH, RT_OP_SIGMOID, RT_OP_RELU, RT_OP_FLOOR, RT_OP_CEIL, RT_OP_SIGN,
+    RT_OP_LOGICAL_NOT};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* A tensor of dtype dt holding data (16 elements of dt's C type), as
+ * a bf16 tensor when dt is bf16 (converted from the f32 data). */
+static rt_value *tensor_of(ag_dtype dt, ag_shape s, const void *data)
+{
+    if (dt == AG_BF16) {
+        uint16_t b[N];
+        for (int i = 0; i < N; i++)
+            b[i] = ag_f32_to_bf16(((const float *)data)[i]);
+        return val(ag_from_data(AG_BF16, s, b));
+    }
+    return val(ag_from_data(dt, s, data));
+}
+
+/* Element i of data as a rank-0 tensor. */
+static rt_value *scalar_of(ag_dtype dt, const void *data, int i)
+{
+    size_t size = rt_dtype_size(dt == AG_BF16 ? AG_F32 : dt);
+    unsigned char one[8];
+    memcpy(one, (const char *)data + (size_t)i * size, size);
+    if (dt == AG_BF16) {
+        uint16_t b = ag_f32_to_bf16(*(const float *)(const void *)one);
+        return val(ag_from_data(AG_BF16, AG_SCALAR, &b));
+    }
+    return val(ag_from_data(dt, AG_SCALAR, one));
+}
+
+/* ================================================== elementwise ops */
+
+static void check_binary(rt_op op, ag_dtype dt, const char *shape, ag_shape s, bool scalars)
+{
+    char text[512];
+    const char *name = rt_ops[op].name, *dn = ag_dtype_name(dt);
+    const char *rn = gives_bool(op) ? "bool" : dn;
+    snprintf(text, sizeof text,
+             "func @f(%%0: %s%s, %%1: %s%s) -> (%s%s) {\n"
+             "  %%2 = %s(%%0, %%1) : %s%s loc(\"ops.c\":7)\n"
+             "  return %%2\n}\n",
+             dn, shape, dn, shape, rn, shape, name, rn, shape);
+    ir_function *fn = parse_ir(text, __LINE__);
+    cg_code *code = compile_ok(fn, __LINE__);
+    if (!scalars) {
+        rt_value *args[2] = {tensor_of(dt, s, data_a(dt)), tensor_of(dt, s, data_b(dt, op))};
+        outcome o = both_with(fn, code, args, 2, 0, __LINE__);
+        assert_true(o.ok);
+        outcome_free(&o);
+    } else {
+        for (int i = 0; i < N; i++) {
+            rt_value *args[2] = {scalar_of(dt, data_a(dt), i), scalar_of(dt, data_b(dt, op), i)};
+            outcome o = both_with(fn, code, args, 2, 0, __LINE__);
+            if (!o.ok)
+                fail_msg("%s %s element %d failed: %s", name, dn, i, o.error);
+            outcome_free(&o);
+        }
+    }
+    cg_free(code);
+    ir_function_free(fn);
+}
+
+static void test_binary_ops_on_tensors(void **state)
+{
+    (void)state;
+    for (int k = 0; k < COUNT(BINARY); k++)
+        for (int d = 0; d < COUNT(ALL_DTYPES); d++)
+            if (admits(BINARY[k], ALL_DTYPES[d]))
+                check_binary(BINARY[k], ALL_DTYPES[d], "[16]", AG_SHAPE(16), false);
+}
+
+static void test_binary_ops_on_scalars(void **state)
+{
+    (void)state;
+    for (int k = 0; k < COUNT(BINARY); k++)
+        for (int d = 0; d < COUNT(NATIVE); d++)
+            if (admits(BINARY[k], NATIVE[d]))
+                check_binary(BINARY[k], NATIVE[d], "[]", AG_SCALAR, true);
+}
+
+static void check_unary(rt_op op, ag_dtype dt, bool scalars)
+{
+    char text[512];
+    const char *name = rt_ops[op].name, *dn = ag_dtype_name(dt);
+    const char *rn = gives_bool(op) ? "bool" : dn, *shape = scalars ? "[]" : "[4,4]";
+    snprintf(text, sizeof text,
+             "func @f(%%0: %s%s) -> (%s%s) {\n"
+             "  %%1 = %s(%%0) : %s%s loc(\"ops.c\":9)\n"
+             "  return %%1\n}\n",
+             dn, shape, rn, shape, name, rn, shape);
+    ir_function *fn = parse_ir(text, __LINE__);
+    cg_code *code = compile_ok(fn, __LINE__);
+    for (int i = 0; i < (scalars ? N : 1); i++) {
+        rt_value *arg = scalars ? scalar_of(dt, data_a(dt), i)
+                                : tensor_of(dt, AG_SHAPE(4, 4), data_a(dt));
+        outcome o = both_with(fn, code, &arg, 1, 0, __LINE__);
+        assert_true(o.ok);
+        outcome_free(&o);
+    }
+    cg_free(code);
+    ir_function_free(fn);
+}
+
+static void test_unary_ops(void **state)
+{
+    (void)state;
+    for (int k = 0; k < COUNT(UNARY); k++) {
+        for (int d = 0; d < COUNT(ALL_DTYPES); d++) {
+            if (!admits(UNARY[k], ALL_DTYPES[d]))
+                continue;
+            check_unary(UNARY[k], ALL_DTYPES[d], false);
+            if (ALL_DTYPES[d] != AG_BF16)
+                check_unary(UNARY[k], ALL_DTYPES[d], true);
+        }
+    }
+}
+
+static void test_cast_every_pair(void **state)
+{
+    (void)state;
+    for (int a = 0; a < COUNT(ALL_DTYPES); a++) {
+        for (int b = 0; b < COUNT(ALL_DTYPES); b++) {
+            ag_dtype from = ALL_DTYPES[a], to = ALL_DTYPES[b];
+            char text[512];
+            for (int sc = 0; sc < 2; sc++) {
+                const char *shape = sc ? "[]" : "[16]";
+                snprintf(text, sizeof text,
+                         "func @f(%%0: %s%s) -> (%s%s) {\n"
+                         "  %%1 = cast(%%0) {dtype = %s} : %s%s\n  return %%1\n}\n",
+                         ag_dtype_name(from), shape, ag_dtype_name(to), shape,
+                         ag_dtype_name(to), ag_dtype_name(to), shape);
+                ir_function *fn = parse_ir(text, __LINE__);
+                cg_code *code = compile_ok(fn, __LINE__);
+                for (int i = 0; i < (sc ? N : 1); i++) {
+                    rt_value *arg = sc ? scalar_of(from, data_a(from), i)
+                                       : tensor_of(from, AG_SHAPE(16), data_a(from));
+                    outcome o = both_with(fn, code, &arg, 1, 0, __LINE__);
+                    assert_true(o.ok);
+                    outcome_free(&o);
+                }
+                cg_free(code);
+                ir_function_free(fn);
+            }
+        }
+    }
+}
+
+/* Large float-to-integer casts saturate, NaN becomes 0. */
+static void test_cast_saturates(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir("func @f(%0: f64[6]) -> (i32[6], i64[6]) {\n"
+                               "  %1 = cast(%0) {dtype = i32} : i32[6]\n"
+                               "  %2 = cast(%0) {dtype = i64} : i64[6]\n"
+                               "  return %1, %2\n}\n", __LINE__);
+    rt_value *x = val(F64(AG_SHAPE(6), 3e9, -3e9, NAN, 1e300, -2.9, 2.9));
+    outcome o = both(fn, &x, 1, 0, __LINE__);
+    const int32_t *r = o.res[0]->data;
+    assert_int_equal(r[0], INT32_MAX);
+    assert_int_equal(r[1], INT32_MIN);
+    assert_int_equal(r[2], 0);
+    assert_int_equal(r[4], -2);
+    assert_int_equal(((const int64_t *)o.res[1]->data)[3], INT64_MAX);
+    outcome_free(&o);
+    ir_function_free(fn);
+}
+
+/* Constants are folded by LLVM at compile time: the folded results must
+ * be the runtime's too (fmod, floor, sqrt, saturating casts; libm calls
+ * are never folded). */
+static void test_constant_folding_matches(void **state)
+{
+    (void)state;
+    static const char *const ops[] = {"add", "sub", "mul", "div", "floordiv", "mod", "pow",
+                                      "maximum", "minimum"};
+    static const char *const unary[] = {"exp", "log", "tanh", "sqrt", "rsqrt", "sigmoid",
+                                        "floor", "ceil", "sign", "relu", "abs", "neg"};
+    for (int i = 0; i < N; i++) {
+        for (int k = 0; k < COUNT(ops); k++) {
+            char text[512];
+            snprintf(text, sizeof text,
+                     "func @f() -> (f32[]) {\n"
+                     "  %%0 = const() {value = [%.9g]} : f32[]\n"
+                     "  %%1 = const() {value = [%.9g]} : f32[]\n"
+                     "  %%2 = %s(%%0, %%1) : f32[]\n  return %%2\n}\n",
+                     F32_A[i], F32_B[i], ops[k]);
+            ir_function *fn = parse_ir(text, __LINE__);
+            outcome o = both(fn, NULL, 0, 0, __LINE__);
+            outcome_free(&o);
+            ir_function_free(fn);
+        }
+        for (int k = 0; k < COUNT(unary); k++) {
+            char text[512];
+            snprintf(text, sizeof text,
+                     "func @f() -> (f32[], i32[]) {\n"
+                     "  %%0 = const() {value = [%.9g]} : f32[]\n"
+                     "  %%1 = %s(%%0) : f32[]\n"
+                     "  %%2 = cast(%%1) {dtype = i32} : i32[]\n  return %%1, %%2\n}\n",
+                     F32_A[i], unary[k]);
+            ir_function *fn = parse_ir(text, __LINE__);
+            outcome o = both(fn, NULL, 0, 0, __LINE__);
+            outcome_free(&o);
+            ir_function_free(fn);
+        }
+    }
+}
+
+static void test_where(void **state)
+{
+    (void)state;
+    for (int d = 0; d < COUNT(ALL_DTYPES); d++) {
+        ag_dtype dt = ALL_DTYPES[d];
+        const char *dn = ag_dtype_name(dt);
+        char text[512];
+        snprintf(text, sizeof text,
+                 "func @f(%%0: bool[16], %%1: %s[16], %%2: %s[16], %%3: bool[2,1], %%4: %s[]) -> "
+                 "(%s[16], %s[2,16], %s[]) {\n"
+                 "  %%5 = where(%%0, %%1, %%2) : %s[16]\n"
+                 "  %%6 = where(%%3, %%1, %%4) : %s[2,16]\n"
+                 "  %%7 = where(%%3, %%4, %%4) : %s[2,1]\n"
+                 "  %%8 = const() {value = [1]} : bool[]\n"
+                 "  %%9 = where(%%8, %%4, %%4) : %s[]\n"
+                 "  return %%5, %%6, %%9\n}\n",
+                 dn, dn, dn, dn, dn, dn, dn, dn, dn, dn);
+        ir_function *fn = parse_ir(text, __LINE__);
+        rt_value *args[5] = {val(ag_from_data(AG_BOOL, AG_SHAPE(16), BOOL_A)),
+                             tensor_of(dt, AG_SHAPE(16), data_a(dt)),
+                             tensor_of(dt, AG_SHAPE(16), data_b(dt, RT_OP_ADD)),
+                             val(BOOLS(AG_SHAPE(2, 1), 1, 0)), scalar_of(dt, data_a(dt), 4)};
+        outcome o = both(fn, args, 5, 0, __LINE__);
+        assert_true(o.ok);
+        outcome_free(&o);
+        ir_function_free(fn);
+    }
+}
+
+/* =============================================================== errors */
+
+static void test_integer_division_by_zero(void **state)
+{
+    (void)state;
+    static const char *const ops[] = {"div", "floordiv", "mod"};
+    for (int k = 0; k < COUNT(ops); k++) {
+        for (int sc = 0; sc < 2; sc++) {
+            const char *shape = sc ? "[]" : "[3]";
+            char text[512];
+            snprintf(text, sizeof text,
+                     "func @f(%%0: i32%s, %%1: i32%s) -> (i32%s) {\n"
+                     "  %%2 = %s(%%0, %%1) : i32%s loc(\"divide.c\":42)\n"
+                     "  return %%2\n}\n",
+                     shape, shape, shape, ops[k], shape);
+            ir_function *fn = parse_ir(text, __LINE__);
+            rt_value *args[2];
+            if (sc) {
+                args[0] = val(ag_scalar_i32(7));
+                args[1] = val(ag_scalar_i32(0));
+            } else {
+                args[0] = val(I32(AG_SHAPE(3), 7, 8, 9));
+                args[1] = val(I32(AG_SHAPE(3), 1, 0, 2));
+            }
+            outcome o = both(fn, args, 2, 0, __LINE__);
+            assert_false(o.ok);
+            assert_non_null(strstr(o.error, "divide.c:42: "));
+            assert_non_null(strstr(o.error, "integer division by zero"));
+            outcome_free(&o);
+            ir_function_free(fn);
+        }
+    }
+}
+
+/* An empty output never divides, so a zero divisor is no error then; a
+ * broadcast divisor with a zero is. */
+static void test_division_edge_cases(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir("func @f(%0: i64[?], %1: i64[]) -> (i64[?]) {\n"
+                               "  %2 = mod(%0, %1) : i64[?] loc(\"m.c\":3)\n"
+                               "  return %2\n}\n", __LINE__);
+    rt_value *empty[2] = {val(ag_zeros(AG_I64, AG_SHAPE(0))), val(ag_scalar_i64(0))};
+    outcome o = both(fn, empty, 2, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    rt_value *zero[2] = {val(I64(AG_SHAPE(2), 5, 6)), val(ag_scalar_i64(0))};
+    o = both(fn, zero, 2, 0, __LINE__);
+    assert_false(o.ok);
+    outcome_free(&o);
+    rt_value *minus1[2] = {val(I64(AG_SHAPE(2), INT64_MIN, 6)), val(ag_scalar_i64(-1))};
+    o = both(fn, minus1, 2, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    ir_function_free(fn);
+
+    fn = parse_ir("func @f(%0: i32[], %1: i32[2]) -> (i32[2]) {\n"
+                  "  %2 = pow(%0, %1) : i32[2] loc(\"p.c\":8)\n  return %2\n}\n", __LINE__);
+    rt_value *neg[2] = {val(ag_scalar_i32(3)), val(I32(AG_SHAPE(2), 2, -1))};
+    o = both(fn, neg, 2, 0, __LINE__);
+    assert_false(o.ok);
+    assert_non_null(strstr(o.error, "p.c:8: ag_pow: "));
+    outcome_free(&o);
+    ir_function_free(fn);
+}
+
+/* The reference executor is non-strict: nodes that reach no result or
+ * effect never run, so their errors never happen. */
+static void test_unused_failures_never_run(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir(
+        "func @f(%0: i32[], %1: f32[3]) -> (i32[]) {\n"
+        "  %2 = const() {value = [0]} : i32[]\n"
+        "  %3 = div(%0, %2) : i32[] loc(\"lazy.c\":1)\n"
+        "  %4 = const() {value = [7]} : i32[]\n"
+        "  %5 = gather(%1, %4) {axis = 0} : f32[] loc(\"lazy.c\":2)\n"
+        "  %6 = add(%0, %0) : i32[]\n"
+        "  return %6\n}\n", __LINE__);
+    rt_value *args[2] = {val(ag_scalar_i32(21)), val(F32(AG_SHAPE(3), 1, 2, 3))};
+    outcome o = both(fn, args, 2, 0, __LINE__);
+    assert_true(o.ok);
+    assert_int_equal(*(int32_t *)o.res[0]->data, 42);
+    outcome_free(&o);
+    ir_function_free(fn);
+}
+
+/* A fallback's error stops the function at once; what was printed
+ * before it stays printed, nothing after it runs. */
+static void test_error_stops_execution(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir(
+        "func @f(%0: f32[3]) -> (f32[]) {\n"
+        "  %1 = print(%0) {text = \"before {}\"} : bool[] loc(\"stop.c\":1)\n"
+        "  %2 = const() {value = [5]} : i32[]\n"
+        "  %3 = gather(%0, %2) {axis = 0} : f32[] loc(\"stop.c\":2)\n"
+        "  %4 = print(%3) {text = \"after {}\"} after %1 : bool[] loc(\"stop.c\":3)\n"
+        "  return %3\n}\n", __LINE__);
+    rt_value *x = val(F32(AG_SHAPE(3), 1, 2, 3));
+    outcome o = both(fn, &x, 1, 0, __LINE__);
+    assert_false(o.ok);
+    assert_string_equal(o.printed, "before [1 2 3]\n");
+    assert_non_null(strstr(o.error, "stop.c:2: ag_gather: "));
+    outcome_free(&o);
+    ir_function_free(fn);
+}
+
+/* Arguments that do not match the compiled parameter types are refused
+ * instead of being read out of bounds. */
+static void test_wrong_argument_type_is_reported(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir("func @f(%0: f32[3]) -> (f32[3]) {\n"
+                               "  %1 = add(%0, %0) : f32[3]\n  return %1\n}\n", __LINE__);
+    cg_code *code = compile_ok(fn, __LINE__);
+    rt_value *bad = val(F32(AG_SHAPE(4), 1, 2, 3, 4)), *res = NULL;
+    ag_clear_error();
+    assert_false(cg_run(code, &bad, 1, &res));
+    assert_null(res);
+    assert_non_null(strstr(ag_last_error(), "argument 0 has type f32[4]"));
+    assert_false(cg_run(code, &bad, 0, &res));
+    cg_free(code);
+    ir_function_free(fn);
+}
+
+/* A graph whose static type claims more than the runtime delivers (the
+ * verifier lets a known dim stand for an unknown one): native code that
+ * relies on the type reports it instead of reading out of bounds. */
+static void test_value_of_wrong_type_is_reported(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir("func @f(%0: f32[?]) -> (f32[3]) {\n"
+                               "  %1 = reshape(%0) {shape = [-1]} : f32[3] loc(\"t.c\":5)\n"
+                               "  %2 = add(%1, %1) : f32[3]\n"
+                               "  return %2\n}\n", __LINE__);
+    cg_code *code = compile_ok(fn, __LINE__);
+    rt_value *ok = val(F32(AG_SHAPE(3), 1, 2, 3));
+    outcome o = both_with(fn, code, &ok, 1, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    rt_value *four = val(F32(AG_SHAPE(4), 1, 2, 3, 4));
+    run_one(fn, code, &four, 1, &o);
+    assert_false(o.ok);
+    assert_non_null(strstr(o.error, "t.c:5: internal error: %1 (reshape) made a value of "
+                                    "type f32[4], but the graph says f32[3]"));
+    outcome_free(&o);
+    cg_free(code);
+    ir_function_free(fn);
+}
+
+/* ======================================================= broadcasting */
+
+static void test_broadcasting_shapes(void **state)
+{
+    (void)state;
+    /* shapes of x, y and x+y; each fused into one loop nest with x*y+x */
+    static const struct {
+        const char *x, *y, *out;
+        ag_shape xs, ys;
+    } cases[] = {
+        {"[2,3]", "[3]", "[2,3]", AG_SHAPE(2, 3), AG_SHAPE(3)},
+        {"[2,1]", "[1,3]", "[2,3]", AG_SHAPE(2, 1), AG_SHAPE(1, 3)},
+        {"[4,1,3]", "[2,1]", "[4,2,3]", AG_SHAPE(4, 1, 3), AG_SHAPE(2, 1)},
+        {"[]", "[2,2]", "[2,2]", AG_SCALAR, AG_SHAPE(2, 2)},
+        {"[1]", "[5]", "[5]", AG_SHAPE(1), AG_SHAPE(5)},
+        {"[0,3]", "[3]", "[0,3]", AG_SHAPE(0, 3), AG_SHAPE(3)},
+        {"[3,0]", "[1]", "[3,0]", AG_SHAPE(3, 0), AG_SHAPE(1)},
+        {"[1,1]", "[1]", "[1,1]", AG_SHAPE(1, 1), AG_SHAPE(1)},
+    };
+    static const ag_dtype dts[] = {AG_F32, AG_I64};
+    for (int k = 0; k < COUNT(cases); k++) {
+        for (int d = 0; d < COUNT(dts); d++) {
+            const char *dn = ag_dtype_name(dts[d]);
+            char text[768];
+            snprintf(text, sizeof text,
+                     "func @f(%%0: %s%s, %%1: %s%s) -> (%s%s, %s%s) {\n"
+                     "  %%2 = add(%%0, %%1) : %s%s\n"
+                     "  %%3 = mul(%%0, %%1) : %s%s\n"
+                     "  %%4 = sub(%%3, %%0) : %s%s\n"
+                     "  return %%2, %%4\n}\n",
+                     dn, cases[k].x, dn, cases[k].y, dn, cases[k].out, dn, cases[k].out, dn,
+                     cases[k].out, dn, cases[k].out, dn, cases[k].out);
+            ir_function *fn = parse_ir(text, __LINE__);
+            double xs[64], ys[64];
+            for (int i = 0; i < 64; i++) {
+                xs[i] = i * 1.5 - 7;
+                ys[i] = 3 - i * 0.25;
+            }
+            rt_value *args[2] = {val(ag_cast(ag_from_data(AG_F64, cases[k].xs, xs), dts[d])),
+                                 val(ag_cast(ag_from_data(AG_F64, cases[k].ys, ys), dts[d]))};
+            outcome o = both(fn, args, 2, 0, __LINE__);
+            assert_true(o.ok);
+            outcome_free(&o);
+            assert_false(uses_fallback(fn));
+            ir_function_free(fn);
+        }
+    }
+}
+
+/* Unknown dims: operands provably of one shape fuse; others check the
+ * broadcast at run time and report the runtime's error. */
+static void test_unknown_dims(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir(
+        "func @f(%0: f32[?,3], %1: f32[], %2: f32[?]) -> (f32[?,3], f32[?,3], f32[?]) {\n"
+        "  %3 = mul(%0, %1) : f32[?,3]\n"
+        "  %4 = const() {value = [1]} : f32[]\n"
+        "  %5 = add(%3, %4) : f32[?,3]\n"
+        "  %6 = tanh(%5) : f32[?,3]\n"
+        "  %7 = mul(%6, %0) : f32[?,3]\n"
+        "  %8 = const() {value = [1, 2, 3]} : f32[3]\n"
+        "  %9 = add(%7, %8) : f32[?,3] loc(\"dims.c\":10)\n"
+        "  %10 = add(%2, %2) : f32[?]\n"
+        "  %11 = sub(%10, %2) : f32[?] loc(\"dims.c\":12)\n"
+        "  return %7, %9, %11\n}\n", __LINE__);
+    rt_value *args[3] = {val(F32(AG_SHAPE(2, 3), 1, -2, 3, 0.5, 0.25, -8)),
+                         val(ag_scalar_f32(0.3f)), val(F32(AG_SHAPE(4), 1, 2, 3, 4))};
+    outcome o = both(fn, args, 3, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    rt_value *empty[3] = {val(ag_zeros(AG_F32, AG_SHAPE(0, 3))), val(ag_scalar_f32(2)),
+                          val(ag_zeros(AG_F32, AG_SHAPE(0)))};
+    o = both(fn, empty, 3, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    assert_false(uses_fallback(fn));
+    ir_function_free(fn);
+
+    fn = parse_ir("func @f(%0: i32[?], %1: i32[?]) -> (i32[?]) {\n"
+                  "  %2 = floordiv(%0, %1) : i32[?] loc(\"dims.c\":20)\n"
+                  "  return %2\n}\n", __LINE__);
+    rt_value *ok[2] = {val(I32(AG_SHAPE(3), -7, 7, 9)), val(I32(AG_SHAPE(1), 2))};
+    o = both(fn, ok, 2, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    rt_value *bad[2] = {val(I32(AG_SHAPE(3), 1, 2, 3)), val(I32(AG_SHAPE(2), 1, 2))};
+    o = both(fn, bad, 2, 0, __LINE__);
+    assert_false(o.ok);
+    assert_non_null(strstr(o.error, "dims.c:20: ag_floordiv: shapes [3] and [2] cannot be "
+                                    "broadcast together"));
+    outcome_free(&o);
+    rt_value *zero[2] = {val(I32(AG_SHAPE(3), 1, 2, 3)), val(I32(AG_SHAPE(3), 1, 0, 3))};
+    o = both(fn, zero, 2, 0, __LINE__);
+    assert_false(o.ok);
+    outcome_free(&o);
+    ir_function_free(fn);
+}
+
+/* A long fused chain, as the elementwise benchmark runs it. */
+static void test_fused_chain_is_native_and_exact(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir(
+        "func @chain(%0: f32[1000], %1: f32[], %2: f32[], %3: f32[]) -> (f32[1000]) {\n"
+        "  %4 = mul(%0, %1) : f32[1000]\n"
+        "  %5 = add(%4, %2) : f32[1000]\n"
+        "  %6 = tanh(%5) : f32[1000]\n"
+        "  %7 = mul(%6, %3) : f32[1000]\n"
+        "  %8 = add(%7, %0) : f32[1000]\n"
+        "  return %8\n}\n", __LINE__);
+    float x[1000];
+    for (int i = 0; i < 1000; i++)
+        x[i] = (float)(i - 500) * 0.013f;
+    rt_value *args[4] = {val(ag_from_data(AG_F32, AG_SHAPE(1000), x)), val(ag_scalar_f32(0.7f)),
+                         val(ag_scalar_f32(-0.1f)), val(ag_scalar_f32(1.3f))};
+    outcome o = both(fn, args, 4, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    assert_false(uses_fallback(fn));
+    ir_function_free(fn);
+}
+
+/* Large loops run in parallel chunks; every element is still computed by
+ * the same instructions, so the results are exact. */
+static void test_large_loops_run_in_parallel(void **state)
+{
+    (void)state;
+    enum { BIG = 300007 }; /* not a multiple of the chunk size */
+    ir_function *fn = parse_ir(
+        "func @f(%0: f32[300007], %1: i32[300007], %2: f32[?]) -> (f32[300007], i64[300007], "
+        "bool[300007], f32[?]) {\n"
+        "  %3 = cast(%1) {dtype = f32} : f32[300007]\n"
+        "  %4 = mul(%0, %3) : f32[300007]\n"
+        "  %5 = sigmoid(%4) : f32[300007]\n"
+        "  %6 = greater(%5, %0) : bool[300007]\n"
+        "  %7 = where(%6, %5, %0) : f32[300007]\n"
+        "  %8 = const() {value = [3]} : i32[]\n"
+        "  %9 = mod(%1, %8) : i32[300007]\n"
+        "  %10 = cast(%9) {dtype = i64} : i64[300007]\n"
+        "  %11 = exp(%2) : f32[?]\n"
+        "  return %7, %10, %6, %11\n}\n", __LINE__);
+    float *x = malloc(BIG * sizeof *x);
+    int32_t *k = malloc(BIG * sizeof *k);
+    for (int i = 0; i < BIG; i++) {
+        x[i] = (float)(i % 1000) * 0.01f - 5;
+        k[i] = (int32_t)((int64_t)i * 7919 % 2000003) - 1000000;
+    }
+    rt_value *args[3] = {val(ag_from_data(AG_F32, AG_SHAPE(BIG), x)),
+                         val(ag_from_data(AG_I32, AG_SHAPE(BIG), k)),
+                         val(ag_from_data(AG_F32, AG_SHAPE(BIG), x))};
+    outcome o = both(fn, args, 3, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    free(x);
+    free(k);
+    ir_function_free(fn);
+}
+
+/* ====================================================== matrix products */
+
+static void test_matmul(void **state)
+{
+    (void)state;
+    /* i32 chain: native, exact; f32 small: native (tolerance); f32 large
+     * and batched: the runtime's kernel */
+    ir_function *fn = parse_ir(
+        "func @f(%0: i32[3,3], %1: f32[3,4], %2: f32[4,2], %3: f32[80,80], %4: f32[2,3,4]) "
+        "-> (i32[3,3], f32[3,2], f32[80,80], f32[2,3,2]) {\n"
+        "  %5 = matmul(%0, %0) : i32[3,3]\n"
+        "  %6 = matmul(%0, %5) : i32[3,3]\n"
+        "  %7 = matmul(%1, %2) : f32[3,2]\n"
+        "  %8 = matmul(%3, %3) : f32[80,80]\n"
+        "  %9 = matmul(%4, %2) : f32[2,3,2]\n"
+        "  return %6, %7, %8, %9\n}\n", __LINE__);
+    float big[6400], b3[24];
+    for (int i = 0; i < 6400; i++)
+        big[i] = (float)((i * 37) % 101) * 0.01f;
+    for (int i = 0; i < 24; i++)
+        b3[i] = (float)i * 0.5f - 3;
+    rt_value *args[5] = {
+        val(I32(AG_SHAPE(3, 3), 1, 2, 3, 4, 5, 6, 7, 8, INT32_MAX)),
+        val(F32(AG_SHAPE(3, 4), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12.5f)),
+        val(F32(AG_SHAPE(4, 2), 0.5f, -1, 2, 0.25f, -3, 1, 4, 8)),
+        val(ag_from_data(AG_F32, AG_SHAPE(80, 80), big)),
+        val(ag_from_data(AG_F32, AG_SHAPE(2, 3, 4), b3))};
+    outcome o = both(fn, args, 5, 1e-5, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    o = both(fn, args, 5, 0, __LINE__); /* the i32 product is exact anyway */
+    outcome_free(&o);
+    ir_function_free(fn);
+}
+
+/* More small intermediates alive at once than the frame holds: the
+ * excess become rt_values, with the same results. */
+static void test_frame_overflow_spills_to_boxes(void **state)
+{
+    (void)state;
+    enum { K = 80 };
+    size_t cap = 64 * 1024, len = 0;
+    char *text = malloc(cap);
+    len += (size_t)snprintf(text + len, cap - len,
+                            "func @f(%%0: i32[32,32]) -> (i32[32,32]) {\n");
+    for (int i = 0; i < K; i++) /* %1 .. %K: products, all alive until the sum */
+        len += (size_t)snprintf(text + len, cap - len,
+                                "  %%%d = matmul(%%0, %%%d) : i32[32,32]\n", i + 1,
+                                i ? i : 0);
+    int prev = 1;
+    for (int i = 1; i < K; i++) { /* %K+1 ..: the running sum, one fused loop */
+        len += (size_t)snprintf(text + len, cap - len, "  %%%d = add(%%%d, %%%d) : i32[32,32]\n",
+                                K + i, prev, i + 1);
+        prev = K + i;
+    }
+    snprintf(text + len, cap - len, "  return %%%d\n}\n", prev);
+    ir_function *fn = parse_ir(text, __LINE__);
+    free(text);
+    int32_t x[32 * 32];
+    for (int i = 0; i < 32 * 32; i++)
+        x[i] = (i * 31) % 17 - 8;
+    rt_value *arg = val(ag_from_data(AG_I32, AG_SHAPE(32, 32), x));
+    outcome o = both(fn, &arg, 1, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    ir_function_free(fn);
+}
+
+/* ============================================================ reductions */
+
+static void test_reductions_and_shapes_fall_back(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir(
+        "func @f(%0: f32[2,3]) -> (f32[], f32[3], f32[3,2], f32[6]) {\n"
+        "  %1 = mul(%0, %0) : f32[2,3]\n"
+        "  %2 = reduce_sum(%1) {axis = all, keepdims = false} : f32[]\n"
+        "  %3 = reduce_max(%1) {axis = 0, keepdims = false} : f32[3]\n"
+        "  %4 = transpose(%1) {perm = [1,0]} : f32[3,2]\n"
+        "  %5 = reshape(%1) {shape = [6]} : f32[6]\n"
+        "  %6 = sqrt(%2) : f32[]\n"
+        "  %7 = mul(%3, %6) : f32[3]\n"
+        "  return %6, %7, %4, %5\n}\n", __LINE__);
+    rt_value *x = val(F32(AG_SHAPE(2, 3), 1, -2, 3, 4.5f, 5, -6));
+    outcome o = both(fn, &x, 1, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    ir_function_free(fn);
+}
+
+/* ========================================================== control flow */
+
+/* Staged C traced into a graph (as the function cache does). */
+typedef void (*staged_fn)(const ag_tensor *in, ag_tensor *out);
+
+static ir_function *trace(const char *name, staged_fn f, int n_in, const ir_type *types,
+                          int n_out)
+{
+    ir_function *fn = ir_function_new(name);
+    ir_trace *t = ir_trace_begin(fn);
+    ir_trace_set_first(t, true);
+    ag_scope_push();
+    ag_tensor in[4], out[4];
+    for (int i = 0; i < n_in; i++)
+        in[i] = ir_trace_param(t, &types[i]);
+    f(in, out);
+    ir_trace_set_outputs(t, n_out, out, AG_HERE);
+    ag_scope_pop();
+    assert_true(ir_trace_end(t));
+    char err[512];
+    if (!ir_verify(fn, err, sizeof err))
+        fail_msg("traced graph invalid: %s", err);
+    return fn;
+}
+
+static const ir_type T_I32 = {.dtype = AG_I32};
+static const ir_type T_F32_2 = {.dtype = AG_F32, .shape = {1, {2}}};
+static const ir_type T_F32_Q = {.dtype = AG_F32, .shape = {1, {-1}}};
+
+/* collatz(n): steps until 1, an if inside a while, over scalars. */
+struct collatz_s {
+    ag_tensor n, steps;
+};
+static ag_tensor collatz_cond(void *p)
+{
+    struct collatz_s *s = p;
+    return ag_greater(s->n, 1);
+}
+static void collatz_even(void *p)
+{
+    struct collatz_s *s = p;
+    s->n = ag_floordiv(s->n, 2);
+}
+static void collatz_odd(void *p)
+{
+    struct collatz_s *s = p;
+    s->n = ag_add(ag_mul(s->n, 3), 1);
+}
+static void collatz_body(void *p)
+{
+    struct collatz_s *s = p;
+    ag_tensor *v[] = {&s->n};
+    static const char *const names[] = {"n"};
+    ag_if_at(AG_HERE, ag_equal(ag_mod(s->n, 2), 0), 1, v, names, collatz_even, collatz_odd, s);
+    s->steps = ag_add(s->steps, 1);
+}
+static void collatz_staged(const ag_tensor *in, ag_tensor *out)
+{
+    struct collatz_s s = {in[0], ag_scalar_i32(0)};
+    ag_tensor *v[] = {&s.n, &s.steps};
+    static const char *const names[] = {"n", "steps"};
+    ag_while_at(AG_HERE, 2, v, names, collatz_cond, collatz_body, &s);
+    out[0] = s.steps;
+}
+
+static void test_collatz_is_register_code(void **state)
+{
+    (void)state;
+    ir_function *fn = trace("collatz", collatz_staged, 1, &T_I32, 1);
+    cg_code *code = compile_ok(fn, __LINE__);
+    static const int32_t inputs[] = {1, 2, 3, 6, 7, 27, 97, 871};
+    static const int32_t steps[] = {0, 1, 7, 8, 16, 111, 118, 178};
+    for (int i = 0; i < COUNT(inputs); i++) {
+        rt_value *arg = val(ag_scalar_i32(inputs[i]));
+        outcome o = both_with(fn, code, &arg, 1, 0, __LINE__);
+        assert_true(o.ok);
+        assert_int_equal(*(int32_t *)o.res[0]->data, steps[i]);
+        outcome_free(&o);
+    }
+    char *text = cg_module_text(code);
+    assert_null(strstr(text, "@cg_rt_apply("));  /* no fallback at all */
+    assert_null(strstr(text, "@cg_rt_alias(")); /* no boxed loop state */
+    free(text);
+    cg_free(code);
+    ir_function_free(fn);
+}
+
+/* Nested loops with a break flag and prints of native scalars. */
+struct pairs_s {
+    ag_tensor i, j, n, total, stop;
+};
+static ag_tensor inner_cond(void *p)
+{
+    struct pairs_s *s = p;
+    return ag_logical_and(ag_less(s->j, s->i), ag_logical_not(s->stop));
+}
+static void set_stop(void *p)
+{
+    struct pairs_s *s = p;
+    s->stop = ag_scalar_bool(true);
+    ag_print("stop at", s->i, s->j);
+}
+static void inner_body(void *p)
+{
+    struct pairs_s *s = p;
+    s->total = ag_add(s->total, ag_mul(s->i, s->j));
+    ag_tensor *v[] = {&s->stop};
+    static const char *const names[] = {"<break>"};
+    ag_if_at(AG_HERE, ag_greater(s->total, 200), 1, v, names, set_stop, NULL, s);
+    s->j = ag_add(s->j, 1);
+}
+static ag_tensor outer_cond(void *p)
+{
+    struct pairs_s *s = p;
+    return ag_logical_and(ag_less(s->i, s->n), ag_logical_not(s->stop));
+}
+static void outer_body(void *p)
+{
+    struct pairs_s *s = p;
+    s->j = ag_scalar_i32(0);
+    ag_tensor *v[] = {&s->j, &s->total, &s->stop};
+    static const char *const names[] = {"j", "total", "<break>"};
+    ag_while_at(AG_HERE, 3, v, names, inner_cond, inner_body, s);
+    ag_print("row", s->i, "total", s->total);
+    s->i = ag_add(s->i, 1);
+}
+static void pairs_staged(const ag_tensor *in, ag_tensor *out)
+{
+    struct pairs_s s = {ag_scalar_i32(0), ag_scalar_i32(0), in[0], ag_scalar_i32(0),
+                        ag_scalar_bool(false)};
+    ag_tensor *v[] = {&s.i, &s.total, &s.stop};
+    static const char *const names[] = {"i", "total", "<break>"};
+    ag_while_at(AG_HERE, 3, v, names, outer_cond, outer_body, &s);
+    out[0] = s.total;
+    out[1] = s.i;
+}
+
+static void test_nested_loops_break_and_prints(void **state)
+{
+    (void)state;
+    ir_function *fn = trace("pairs", pairs_staged, 1, &T_I32, 2);
+    cg_code *code = compile_ok(fn, __LINE__);
+    static const int32_t ns[] = {0, 1, 4, 30};
+    for (int i = 0; i < COUNT(ns); i++) {
+        rt_value *arg = val(ag_scalar_i32(ns[i]));
+        outcome o = both_with(fn, code, &arg, 1, 0, __LINE__);
+        assert_true(o.ok);
+        if (ns[i] == 4)
+            assert_string_equal(o.printed, "row 0 total 0\nrow 1 total 0\nrow 2 total 2\n"
+                                           "row 3 total 11\n");
+        if (ns[i] == 30)
+            assert_non_null(strstr(o.printed, "stop at"));
+        outcome_free(&o);
+    }
+    cg_free(code);
+    ir_function_free(fn);
+}
+
+/* A tensor loop variable with a print and a reduction in the condition. */
+struct squash_s {
+    ag_tensor x;
+};
+static ag_tensor squash_cond(void *p)
+{
+    struct squash_s *s = p;
+    return ag_greater(ag_reduce_sum(s->x, AG_ALL_AXES, false), 1);
+}
+static void squash_body(void *p)
+{
+    struct squash_s *s = p;
+    ag_print(s->x);
+    s->x = ag_add(ag_tanh(s->x), ag_mul(s->x, 0.01f));
+}
+static void squash_staged(const ag_tensor *in, ag_tensor *out)
+{
+    struct squash_s s = {in[0]};
+    ag_tensor *v[] = {&s.x};
+    static const char *const names[] = {"x"};
+    ag_while_at(AG_HERE, 1, v, names, squash_cond, squash_body, &s);
+    out[0] = s.x;
+}
+
+static void test_tensor_loop_variable(void **state)
+{
+    (void)state;
+    ir_function *fn = trace("squash", squash_staged, 1, &T_F32_2, 1);
+    rt_value *x = val(F32(AG_SHAPE(2), 0.5f, 1));
+    outcome o = both(fn, &x, 1, 0, __LINE__);
+    assert_true(o.ok);
+    assert_non_null(strstr(o.printed, "[0.5 1]\n"));
+    outcome_free(&o);
+    ir_function_free(fn);
+    /* the same with an unknown dim */
+    fn = trace("squash_q", squash_staged, 1, &T_F32_Q, 1);
+    x = val(F32(AG_SHAPE(3), 0.5f, 1, -0.25f));
+    o = both(fn, &x, 1, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    x = val(ag_zeros(AG_F32, AG_SHAPE(0)));
+    o = both(fn, &x, 1, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    ir_function_free(fn);
+}
+
+/* A tensor array written in a loop, then stacked. */
+struct fill_s {
+    ag_tensor i, n;
+    ag_tensor_array ta;
+};
+static ag_tensor fill_cond(void *p)
+{
+    struct fill_s *s = p;
+    return ag_less(s->i, s->n);
+}
+static void fill_body(void *p)
+{
+    struct fill_s *s = p;
+    ag_tensor row = ag_mul(ag_cast(ag_fill(AG_I32, AG_SHAPE(3), 1), AG_F32),
+                           ag_cast(ag_add(ag_mul(s->i, s->i), 1), AG_F32));
+    s->ta = ag_tensor_array_write(s->ta, s->i, row);
+    s->i = ag_add(s->i, 1);
+}
+static void fill_staged(const ag_tensor *in, ag_tensor *out)
+{
+    struct fill_s s = {ag_scalar_i32(0), in[0], ag_tensor_array_new(AG_F32, 0, true)};
+    ag_tensor *v[] = {&s.i, &s.ta.list};
+    static const char *const names[] = {"i", "ta"};
+    ag_while_at(AG_HERE, 2, v, names, fill_cond, fill_body, &s);
+    out[0] = ag_tensor_array_stack(s.ta);
+    out[1] = ag_tensor_array_read(s.ta, ag_sub(s.n, 1));
+}
+
+static void test_tensor_array_in_loop(void **state)
+{
+    (void)state;
+    ir_function *fn = trace("fill", fill_staged, 1, &T_I32, 2);
+    cg_code *code = compile_ok(fn, __LINE__);
+    rt_value *n = val(ag_scalar_i32(4));
+    outcome o = both_with(fn, code, &n, 1, 0, __LINE__);
+    assert_true(o.ok);
+    const float *r = o.res[0]->data;
+    assert_true(r[0] == 1 && r[3] == 2 && r[11] == 10);
+    outcome_free(&o);
+    n = val(ag_scalar_i32(0)); /* reading element -1: the runtime's error */
+    o = both_with(fn, code, &n, 1, 0, __LINE__);
+    assert_false(o.ok);
+    outcome_free(&o);
+    cg_free(code);
+    ir_function_free(fn);
+}
+
+/* An assert that fails at run time, inside a loop, after some prints. */
+static int assert_line;
+struct countdown_s {
+    ag_tensor k;
+};
+static ag_tensor countdown_cond(void *p)
+{
+    struct countdown_s *s = p;
+    return ag_greater(s->k, -5);
+}
+static void countdown_body(void *p)
+{
+    struct countdown_s *s = p;
+    ag_print("k =", s->k);
+    assert_line = __LINE__ + 1;
+    ag_assert(ag_greater_equal(s->k, 0), "k went negative");
+    s->k = ag_sub(s->k, 1);
+}
+static void countdown_staged(const ag_tensor *in, ag_tensor *out)
+{
+    struct countdown_s s = {in[0]};
+    ag_tensor *v[] = {&s.k};
+    static const char *const names[] = {"k"};
+    ag_while_at(AG_HERE, 1, v, names, countdown_cond, countdown_body, &s);
+    out[0] = s.k;
+}
+
+static void test_assert_fails_at_its_line(void **state)
+{
+    (void)state;
+    ir_function *fn = trace("countdown", countdown_staged, 1, &T_I32, 1);
+    rt_value *k = val(ag_scalar_i32(2));
+    outcome o = both(fn, &k, 1, 0, __LINE__);
+    assert_false(o.ok);
+    assert_string_equal(o.printed, "k = 2\nk = 1\nk = 0\nk = -1\n");
+    char where[64];
+    snprintf(where, sizeof where, "test_backend.c:%d: ", assert_line);
+    assert_non_null(strstr(o.error, where));
+    assert_non_null(strstr(o.error, "k went negative"));
+    outcome_free(&o);
+    ir_function_free(fn);
+}
+
+/* Variables: updated and read in program order inside a loop. */
+static ag_variable counter;
+struct bump_s {
+    ag_tensor i, n;
+};
+static ag_tensor bump_cond(void *p)
+{
+    struct bump_s *s = p;
+    return ag_less(s->i, s->n);
+}
+static void bump_body(void *p)
+{
+    struct bump_s *s = p;
+    ag_assign_add(counter, ag_cast(s->i, AG_F32));
+    ag_print("counter", ag_variable_read(counter));
+    s->i = ag_add(s->i, 1);
+}
+static void bump_staged(const ag_tensor *in, ag_tensor *out)
+{
+    struct bump_s s = {ag_scalar_i32(0), in[0]};
+    ag_tensor *v[] = {&s.i};
+    static const char *const names[] = {"i"};
+    ag_while_at(AG_HERE, 1, v, names, bump_cond, bump_body, &s);
+    out[0] = ag_mul(ag_variable_read(counter), 2);
+}
+
+static void test_variables_in_loop(void **state)
+{
+    (void)state;
+    counter = ag_variable_new(ag_scalar_f32(0));
+    ir_function *fn = trace("bump", bump_staged, 1, &T_I32, 1);
+    cg_code *code = compile_ok(fn, __LINE__);
+    rt_value *n = val(ag_scalar_i32(3));
+    outcome ref, jit;
+    run_one(fn, NULL, &n, 1, &ref);
+    run_one(fn, code, &n, 1, &jit); /* the variable carries on from 3 */
+    assert_string_equal(ref.printed, "counter 0\ncounter 1\ncounter 3\n");
+    assert_string_equal(jit.printed, "counter 3\ncounter 4\ncounter 6\n");
+    assert_true(*(float *)ref.res[0]->data == 6 && *(float *)jit.res[0]->data == 12);
+    outcome_free(&ref);
+    outcome_free(&jit);
+    cg_free(code);
+    ir_function_free(fn);
+    ag_variable_free(counter);
+}
+
+/* power(x, 5): a chain of small integer matrix products (the guide's
+ * example), compiled to native products in frame buffers. */
+static void power_staged(const ag_tensor *in, ag_tensor *out)
+{
+    ag_tensor r = ag_eye(4, AG_I32);
+    for (int i = 0; i < 5; i++)
+        r = ag_matmul(in[0], r);
+    out[0] = r;
+}
+
+static void test_power_chain(void **state)
+{
+    (void)state;
+    static const ir_type t = {.dtype = AG_I32, .shape = {2, {4, 4}}};
+    ir_function *fn = trace("power", power_staged, 1, &t, 1);
+    int32_t x[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = i * 7919 - 40000;
+    rt_value *arg = val(ag_from_data(AG_I32, AG_SHAPE(4, 4), x));
+    outcome o = both(fn, &arg, 1, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    cg_code *code = compile_ok(fn, __LINE__);
+    char *text = cg_module_text(code);
+    assert_non_null(strstr(text, "matmul_i32_4x4x4"));
+    free(text);
+    cg_free(code);
+    ir_function_free(fn);
+}
+
+/* cond yielding scalars, tensors and a tensor array through both arms. */
+static void test_cond_results_of_every_kind(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir(
+        "func @f(%0: f32[], %1: f32[2]) -> (f32[], f32[2], i32[]) {\n"
+        "  %2 = const() {value = [0]} : f32[]\n"
+        "  %3 = greater(%0, %2) : bool[]\n"
+        "  %4 = ta_new() {dtype = f32, n = 0, dynamic = true} : list<f32>\n"
+        "  %5 = cond(%3, %0, %1, %4) : (f32[], f32[2], list<f32>[2]) {\n"
+        "  ^then(%6: f32[], %7: f32[2], %8: list<f32>):\n"
+        "    %9 = mul(%6, %6) : f32[]\n"
+        "    %10 = mul(%7, %6) : f32[2]\n"
+        "    %11 = const() {value = [0]} : i32[]\n"
+        "    %12 = ta_write(%8, %11, %10) : list<f32>[2]\n"
+        "    yield %9, %10, %12\n"
+        "  ^else(%13: f32[], %14: f32[2], %15: list<f32>):\n"
+        "    %16 = neg(%13) : f32[]\n"
+        "    %17 = const() {value = [0]} : i32[]\n"
+        "    %18 = ta_write(%15, %17, %14) : list<f32>[2]\n"
+        "    %19 = const() {value = [1]} : i32[]\n"
+        "    %20 = ta_write(%18, %19, %14) : list<f32>[2]\n"
+        "    yield %16, %14, %20\n"
+        "  }\n"
+        "  %21 = get(%5) {index = 0} : f32[]\n"
+        "  %22 = get(%5) {index = 1} : f32[2]\n"
+        "  %23 = get(%5) {index = 2} : list<f32>[2]\n"
+        "  %24 = ta_size(%23) : i32[]\n"
+        "  %25 = add(%22, %21) : f32[2]\n"
+        "  return %21, %25, %24\n}\n", __LINE__);
+    for (int sign = -1; sign <= 1; sign += 2) {
+        rt_value *args[2] = {val(ag_scalar_f32(1.5f * (float)sign)),
+                             val(F32(AG_SHAPE(2), 3, -4))};
+        outcome o = both(fn, args, 2, 0, __LINE__);
+        assert_true(o.ok);
+        outcome_free(&o);
+    }
+    ir_function_free(fn);
+}
+
+/* Loop state of every kind, a loop that never runs, and a loop whose
+ * body yields its parameter unchanged. */
+static void test_while_state_kinds(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir(
+        "func @f(%0: i64[], %1: f64[3], %2: bool[]) -> (i64[], f64[3], bool[]) {\n"
+        "  %3 = while(%0, %1, %2) : (i64[], f64[3], bool[]) {\n"
+        "  ^cond(%4: i64[], %5: f64[3], %6: bool[]):\n"
+        "    %7 = const() {value = [10]} : i64[]\n"
+        "    %8 = less(%4, %7) : bool[]\n"
+        "    yield %8\n"
+        "  ^body(%9: i64[], %10: f64[3], %11: bool[]):\n"
+        "    %12 = const() {value = [1]} : i64[]\n"
+        "    %13 = add(%9, %12) : i64[]\n"
+        "    %14 = cast(%13) {dtype = f64} : f64[]\n"
+        "    %15 = div(%10, %14) : f64[3]\n"
+        "    %16 = logical_not(%11) : bool[]\n"
+        "    yield %13, %15, %16\n"
+        "  }\n"
+        "  %17 = get(%3) {index = 0} : i64[]\n"
+        "  %18 = get(%3) {index = 1} : f64[3]\n"
+        "  %19 = get(%3) {index = 2} : bool[]\n"
+        "  return %17, %18, %19\n}\n", __LINE__);
+    static const int64_t starts[] = {0, 7, 10, 100};
+    for (int i = 0; i < COUNT(starts); i++) {
+        rt_value *args[3] = {val(ag_scalar_i64(starts[i])), val(F64(AG_SHAPE(3), 1e6, -3, 0.1)),
+                             val(ag_scalar_bool(i % 2))};
+        outcome o = both(fn, args, 3, 0, __LINE__);
+        assert_true(o.ok);
+        outcome_free(&o);
+    }
+    ir_function_free(fn);
+
+    fn = parse_ir("func @f(%0: f32[2], %1: i32[]) -> (f32[2]) {\n"
+                  "  %2 = while(%0, %1) : (f32[2], i32[]) {\n"
+                  "  ^cond(%3: f32[2], %4: i32[]):\n"
+                  "    %5 = const() {value = [0]} : i32[]\n"
+                  "    %6 = greater(%4, %5) : bool[]\n"
+                  "    yield %6\n"
+                  "  ^body(%7: f32[2], %8: i32[]):\n"
+                  "    %9 = const() {value = [1]} : i32[]\n"
+                  "    %10 = sub(%8, %9) : i32[]\n"
+                  "    yield %7, %10\n"
+                  "  }\n"
+                  "  %11 = get(%2) {index = 0} : f32[2]\n"
+                  "  return %11\n}\n", __LINE__);
+    rt_value *args[2] = {val(F32(AG_SHAPE(2), 1, 2)), val(ag_scalar_i32(3))};
+    outcome o = both(fn, args, 2, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    ir_function_free(fn);
+}
+
+/* Ops that keep an operand (ta_write keeps the element, reshape aliases
+ * its input) get a heap box for a register scalar, never a frame box. */
+static void test_kept_operands_outlive_the_call(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir(
+        "func @f(%0: i32[]) -> (i32[5], f32[1,1]) {\n"
+        "  %1 = ta_new() {dtype = i32, n = 0, dynamic = true} : list<i32>\n"
+        "  %2 = const() {value = [0]} : i32[]\n"
+        "  %3 = while(%2, %1) : (i32[], list<i32>) {\n"
+        "  ^cond(%4: i32[], %5: list<i32>):\n"
+        "    %6 = const() {value = [5]} : i32[]\n"
+        "    %7 = less(%4, %6) : bool[]\n"
+        "    yield %7\n"
+        "  ^body(%8: i32[], %9: list<i32>):\n"
+        "    %10 = mul(%8, %8) : i32[]\n"
+        "    %11 = ta_write(%9, %8, %10) : list<i32>[]\n"
+        "    %12 = const() {value = [1]} : i32[]\n"
+        "    %13 = add(%8, %12) : i32[]\n"
+        "    yield %13, %11\n"
+        "  }\n"
+        "  %14 = get(%3) {index = 1} : list<i32>\n"
+        "  %15 = ta_stack(%14) : i32[?]\n"
+        "  %16 = reshape(%15) {shape = [5]} : i32[5]\n"
+        "  %17 = cast(%0) {dtype = f32} : f32[]\n"
+        "  %18 = reshape(%17) {shape = [1,1]} : f32[1,1]\n"
+        "  return %16, %18\n}\n", __LINE__);
+    rt_value *x = val(ag_scalar_i32(-3));
+    outcome o = both(fn, &x, 1, 0, __LINE__);
+    assert_true(o.ok);
+    const int32_t *sq = o.res[0]->data;
+    assert_true(sq[0] == 0 && sq[2] == 4 && sq[4] == 16);
+    assert_true(*(const float *)o.res[1]->data == -3);
+    outcome_free(&o);
+    ir_function_free(fn);
+}
+
+/* Results that are parameters, the same value twice, and constants. */
+static void test_results_alias_and_constants(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir(
+        "func @f(%0: f32[2], %1: i32[]) -> (f32[2], f32[2], i32[], i32[], f32[2,2]) {\n"
+        "  %2 = const() {value = [5]} : i32[]\n"
+        "  %3 = const() {value = [1, 2, 3, 4]} : f32[2,2]\n"
+        "  return %0, %0, %1, %2, %3\n}\n", __LINE__);
+    rt_value *args[2] = {val(F32(AG_SHAPE(2), 1, 2)), val(ag_scalar_i32(9))};
+    outcome o = both(fn, args, 2, 0, __LINE__);
+    assert_true(o.ok);
+    assert_ptr_not_equal(o.res[0], o.res[1]); /* separate values */
+    outcome_free(&o);
+    ir_function_free(fn);
+}
+
+/* =========================================================== threads */
+
+static void *compile_and_run(void *arg)
+{
+    (void)arg;
+    ir_function *fn = parse_ir("func @f(%0: i64[]) -> (i64[]) {\n"
+                               "  %1 = mul(%0, %0) : i64[]\n  return %1\n}\n", __LINE__);
+    for (int round = 0; round < 5; round++) {
+        char err[256];
+        cg_code *c = cg_compile(fn, err, sizeof err);
+        if (!c)
+            return (void *)1;
+        for (int64_t i = 0; i < 100; i++) {
+            rt_value *x = rt_value_scalar(AG_I64, (double)i), *r = NULL;
+            bool ok = cg_run(c, &x, 1, &r);
+            bool right = ok && *(int64_t *)r->data == i * i;
+            rt_value_free(x);
+            rt_value_free(r);
+            if (!right) {
+                cg_free(c);
+                return (void *)1;
+            }
+        }
+        cg_free(c);
+    }
+    ir_function_free(fn);
+    return NULL;
+}
+
+static void test_concurrent_compiles(void **state)
+{
+    (void)state;
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, compile_and_run, NULL), 0);
+    for (int i = 0; i < 3; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        assert_null(r);
+    }
+}
+
+/* ====================================================== the executor */
+
+static void test_executor_selection(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir("func @f() -> () {\n  return\n}\n", __LINE__);
+    setenv("AG_EXECUTOR", "reference", 1);
+    assert_int_equal(cg_executor_selected(), CG_EXECUTOR_REFERENCE);
+    assert_null(cg_compile_for_executor(fn, AG_HERE));
+    setenv("AG_EXECUTOR", "jit-strict", 1);
+    assert_int_equal(cg_executor_selected(), CG_EXECUTOR_JIT_STRICT);
+    cg_code *c = cg_compile_for_executor(fn, AG_HERE);
+    assert_non_null(c);
+    rt_value *none = NULL;
+    assert_true(cg_run(c, NULL, 0, &none));
+    cg_free(c);
+    unsetenv("AG_EXECUTOR");
+    assert_int_equal(cg_executor_selected(), CG_EXECUTOR_JIT);
+    ir_function_free(fn);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TU_TEST(test_binary_ops_on_tensors),
+        TU_TEST(test_binary_ops_on_scalars),
+        TU_TEST(test_unary_ops),
+        TU_TEST(test_cast_every_pair),
+        TU_TEST(test_cast_saturates),
+        TU_TEST(test_constant_folding_matches),
+        TU_TEST(test_where),
+        TU_TEST(test_integer_division_by_zero),
+        TU_TEST(test_division_edge_cases),
+        TU_TEST(test_unused_failures_never_run),
+        TU_TEST(test_error_stops_execution),
+        TU_TEST(test_wrong_argument_type_is_reported),
+        TU_TEST(test_value_of_wrong_type_is_reported),
+        TU_TEST(test_broadcasting_shapes),
+        TU_TEST(test_unknown_dims),
+        TU_TEST(test_fused_chain_is_native_and_exact),
+        TU_TEST(test_large_loops_run_in_parallel),
+        TU_TEST(test_matmul),
+        TU_TEST(test_frame_overflow_spills_to_boxes),
+        TU_TEST(test_reductions_and_shapes_fall_back),
+        TU_TEST(test_collatz_is_register_code),
+        TU_TEST(test_nested_loops_break_and_prints),
+        TU_TEST(test_tensor_loop_variable),
+        TU_TEST(test_tensor_array_in_loop),
+        TU_TEST(test_assert_fails_at_its_line),
+        TU_TEST(test_variables_in_loop),
+        TU_TEST(test_power_chain),
+        TU_TEST(test_cond_results_of_every_kind),
+        TU_TEST(test_while_state_kinds),
+        TU_TEST(test_kept_operands_outlive_the_call),
+        TU_TEST(test_results_alias_and_constants),
+        TU_TEST(test_concurrent_compiles),
+        TU_TEST(test_executor_selection),
+    };
+    TU_RUN(tests);
+}
