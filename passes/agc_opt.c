@@ -1,15 +1,17 @@
 /*
- * agc-opt - reads a function in the text IR, verifies it and prints it
- * back (docs/ir.md). Later it runs passes between parsing and printing.
+ * agc-opt - reads a function in the text IR, verifies it, runs passes on
+ * it and prints it back (docs/ir.md, docs/passes.md).
  *
  *   agc-opt [options] [file|-]
  *
- * Exit status: 0 on success, 1 when the input does not parse or verify
- * (the message, "file:line:col: error: ...", goes to stderr), 2 on a bad
- * command line.
+ * Exit status: 0 on success, 1 when the input does not parse or verify or
+ * a pass fails (the message, "file:line:col: error: ...", goes to stderr),
+ * 2 on a bad command line.
  */
 #include "ir.h"
+#include "pass.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,37 +20,134 @@ typedef struct options {
     const char *input; /* NULL or "-": stdin */
     bool verify_only;
     bool no_verify;
+    const char *passes; /* a pipeline spec (pass.h), or NULL */
+    bool print_clusters;
+    bool print_memory_plan;
+    pass_options pass;
 } options;
 
 static void usage(FILE *out)
 {
     fputs("usage: agc-opt [options] [file|-]\n"
           "Reads a function in agc's text IR (stdin if no file or '-'), verifies\n"
-          "it and prints it.\n"
+          "it, runs the passes asked for and prints it.\n"
           "\n"
           "options:\n"
-          "  --verify-only  print nothing when the function is valid\n"
-          "  --no-verify    skip the verifier (parse and print only)\n"
-          "  --help         show this help\n"
-          "  --version      show the version\n",
+          "  --verify-only        print nothing when the function is valid\n"
+          "  --no-verify          skip the verifier (parse and print only)\n"
+          "  --passes=LIST        run passes: names separated by commas, 'default'\n"
+          "                       (the pipeline of traced functions), 'none', or\n"
+          "                       'fixpoint(a,b,...)' to repeat a list until it\n"
+          "                       changes nothing\n"
+          "  -O                   the same as --passes=default\n"
+          "  --list-passes        list the passes and what each does\n"
+          "  --print-after-all    print the function after every pass (stderr)\n"
+          "  --print-after=LIST   print it after the passes named (stderr)\n"
+          "  --verify-each        verify after every pass (default in debug builds)\n"
+          "  --no-verify-each     do not\n"
+          "  --fast-math          let simplify and cse ignore NaN, infinities and\n"
+          "                       signed zeros\n"
+          "  --print-clusters     after the function, list the fusion clusters\n"
+          "  --print-memory-plan  after the function, print the memory plan\n"
+          "  --help               show this help\n"
+          "  --version            show the version\n",
           out);
+}
+
+/* "--name=value": the value, or NULL if `a` is not that option. */
+static const char *option_value(const char *a, const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(a, name, n) == 0 && a[n] == '=' ? a + n + 1 : NULL;
+}
+
+/* Every name of a comma-separated list is a pass. */
+static bool known_passes(const char *list)
+{
+    char name[64];
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), p);
+        if (!pass_find(name)) {
+            fprintf(stderr, "agc-opt: --print-after: unknown pass '%s'\n", name);
+            return false;
+        }
+        p += len + (p[len] == ',');
+    }
+    return true;
+}
+
+/* Options that take no value and only set a flag. */
+static bool flag_option(const char *a, options *o)
+{
+    static const struct {
+        const char *name;
+        size_t offset;
+        bool value;
+    } flags[] = {
+        {"--verify-only", offsetof(options, verify_only), true},
+        {"--no-verify", offsetof(options, no_verify), true},
+        {"--print-clusters", offsetof(options, print_clusters), true},
+        {"--print-memory-plan", offsetof(options, print_memory_plan), true},
+        {"--print-after-all", offsetof(options, pass.print_after_all), true},
+        {"--verify-each", offsetof(options, pass.verify_each), true},
+        {"--no-verify-each", offsetof(options, pass.verify_each), false},
+        {"--fast-math", offsetof(options, pass.fast_math), true},
+    };
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        if (strcmp(a, flags[i].name) == 0) {
+            *(bool *)((char *)o + flags[i].offset) = flags[i].value;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Options with a value; 0 if `a` is none of them, 1 if taken, 3 if bad. */
+static int value_option(const char *a, options *o)
+{
+    const char *v;
+    char err[512];
+    if (strcmp(a, "-O") == 0) {
+        o->passes = "default";
+    } else if ((v = option_value(a, "--passes"))) {
+        if (!pass_check_spec(v, err, sizeof err)) {
+            fprintf(stderr, "agc-opt: --passes=%s: %s\n", v, err);
+            return 3;
+        }
+        o->passes = v;
+    } else if ((v = option_value(a, "--print-after"))) {
+        if (!known_passes(v))
+            return 3;
+        snprintf(o->pass.print_after, sizeof o->pass.print_after, "%s", v);
+    } else {
+        return 0;
+    }
+    return 1;
 }
 
 /* 0 to go on, else the exit status + 1 (so that 0 means "continue"). */
 static int parse_args(int argc, char **argv, options *o)
 {
+    pass_options_init(&o->pass);
+    o->pass.strict = true;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        int taken;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             return 1;
         } else if (strcmp(a, "--version") == 0) {
             printf("agc-opt (agc) %s\n", AG_VERSION);
             return 1;
-        } else if (strcmp(a, "--verify-only") == 0) {
-            o->verify_only = true;
-        } else if (strcmp(a, "--no-verify") == 0) {
-            o->no_verify = true;
+        } else if (strcmp(a, "--list-passes") == 0) {
+            pass_list(stdout);
+            return 1;
+        } else if (flag_option(a, o)) {
+            continue;
+        } else if ((taken = value_option(a, o)) != 0) {
+            if (taken == 3)
+                return 3;
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "agc-opt: unknown option '%s'\n", a);
             usage(stderr);
@@ -136,6 +235,38 @@ static void show_caret(const char *text, const char *name, const char *err)
     fputs("^\n", stderr);
 }
 
+/* Runs the passes; false after printing why they failed. */
+static bool run_passes(ir_function *fn, const options *o)
+{
+    char err[1024];
+    pass_set_options(&o->pass);
+    if (!pass_run_spec(fn, o->passes)) {
+        fprintf(stderr, "%s\n", pass_last_error());
+        return false;
+    }
+    if (!o->no_verify && !ir_verify(fn, err, sizeof err)) {
+        fprintf(stderr, "internal error: the function is invalid after the passes: %s\n", err);
+        return false;
+    }
+    return true;
+}
+
+/* The function, then the analyses asked for. */
+static void print_output(const ir_function *fn, const options *o)
+{
+    ir_print(fn, stdout);
+    if (o->print_clusters) {
+        pass_fusion_plan *p = pass_fusion_plan_new(fn);
+        pass_fusion_plan_print(p, fn, stdout);
+        pass_fusion_plan_free(p);
+    }
+    if (o->print_memory_plan) {
+        pass_memory_plan *p = pass_memory_plan_new(fn);
+        pass_memory_plan_print(p, fn, stdout);
+        pass_memory_plan_free(p);
+    }
+}
+
 int main(int argc, char **argv)
 {
     options o = {0};
@@ -159,8 +290,10 @@ int main(int argc, char **argv)
     if (!o.no_verify && !ir_verify(fn, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         status = 1;
+    } else if (o.passes && !run_passes(fn, &o)) {
+        status = 1;
     } else if (!o.verify_only) {
-        ir_print(fn, stdout);
+        print_output(fn, &o);
     }
     ir_function_free(fn);
     if (fflush(stdout) != 0)

@@ -8,7 +8,9 @@
  */
 #include "function.h"
 
+#include "cg.h"
 #include "exec.h"
+#include "pass.h"
 #include "trace.h"
 
 #include <pthread.h>
@@ -31,6 +33,7 @@ struct ag_concrete_function {
     arg_key *keys;
     ir_function *ir;
     ir_plan *plan;
+    cg_code *code; /* compiled graph; NULL: run by the reference executor */
     ag_concrete_function *next;
 };
 
@@ -105,6 +108,7 @@ void ag_function_register(const ag_function_desc *fn) { entry_for(fn); }
 
 static void concrete_free(ag_concrete_function *cf)
 {
+    cg_free(cf->code); /* before the graph it refers to */
     ir_plan_free(cf->plan);
     ir_function_free(cf->ir);
     free(cf->keys);
@@ -288,6 +292,10 @@ static ag_concrete_function *trace_concrete(fn_entry *e, const arg_key *keys)
     ir_trace_set_outputs(t, d->n_outputs, outs, at);
     ag_scope_pop();
     bool ok = ir_trace_end(t) && rt_error_count() == errors && verify_traced(d, fn);
+    ok = ok && pass_run_default(fn); /* the optimization pipeline (passes/pass.h) */
+#ifndef NDEBUG
+    ok = ok && verify_traced(d, fn);
+#endif
     free(args);
     free(outs);
     if (!ok) {
@@ -300,6 +308,7 @@ static ag_concrete_function *trace_concrete(fn_entry *e, const arg_key *keys)
     memcpy(cf->keys, keys, (size_t)d->n_params * sizeof *keys);
     cf->ir = fn;
     cf->plan = ir_plan_new(fn);
+    cf->code = cg_compile_for_executor(fn, at); /* AG_EXECUTOR picks the executor */
     cf->next = e->concretes;
     e->concretes = cf;
     e->trace_count++;
@@ -400,7 +409,7 @@ static bool run_concrete(ag_concrete_function *cf, ag_loc loc, const ag_arg *arg
     for (int i = 0; i < d->n_params; i++)
         if (d->param_kinds[i] == AG_ARG_TENSOR || d->param_kinds[i] == AG_ARG_TENSOR_ARRAY)
             in[n_in++] = rt_handle_get(loc, args[i].tensor);
-    bool ok = ir_execute(cf->plan, in, n_in, out);
+    bool ok = cf->code ? cg_run(cf->code, in, n_in, out) : ir_execute(cf->plan, in, n_in, out);
     for (int i = 0; i < d->n_outputs; i++)
         outputs[i] = ok ? rt_handle_new(out[i]) : rt_error_tensor();
     if (!ok)

@@ -1,0 +1,161 @@
+/*
+ * pass.h - optimization passes over the graph IR (prefix pass_).
+ *
+ * A pass is a function `bool pass_NAME(ir_function *, pass_ctx *)` that
+ * rewrites a function in place and returns whether it changed anything.
+ * One table in manager.c registers every pass (name, function, one-line
+ * summary); the pass manager runs them by name, and pass_run_default lists
+ * the default pipeline. Every pass keeps the IR valid (ir_verify), keeps
+ * the effect chain's order, and changes no result the reference executor
+ * computes (docs/passes.md says what each pass assumes and guarantees).
+ *
+ * Two passes are analyses that change nothing: fusion planning and memory
+ * planning. Their plans are side tables indexed by node id (ir.h is left
+ * as it is); a backend computes them on the optimized graph with
+ * pass_fusion_plan_new and pass_memory_plan_new.
+ */
+#ifndef PASS_H
+#define PASS_H
+
+#include "ir.h"
+
+/* ----------------------------------------------------------- options */
+
+/* How passes run. The manager reads a process-wide copy (pass_set_options)
+ * at the start of every run, so agc-opt and tests set it once. */
+typedef struct pass_options {
+    bool verify_each;      /* ir_verify after every pass (default: debug builds) */
+    bool print_after_all;  /* print the IR after every pass */
+    char print_after[256]; /* comma-separated pass names to print after */
+    bool fast_math;        /* simplify, cse may ignore NaN, inf, signed zeros */
+    bool strict;           /* a pass's diagnostic fails the run (agc-opt) */
+    FILE *trace;           /* where printing goes; NULL is stderr */
+} pass_options;
+
+/* The defaults: verify_each when NDEBUG is not defined, all else off. */
+void pass_options_init(pass_options *o);
+/* Sets the options later runs use (NULL: the defaults). */
+void pass_set_options(const pass_options *o);
+void pass_get_options(pass_options *o);
+
+/* ------------------------------------------------------------ passes */
+
+typedef struct pass_fusion_plan pass_fusion_plan;
+typedef struct pass_memory_plan pass_memory_plan;
+
+/* What a running pass sees besides the function. */
+typedef struct pass_ctx {
+    pass_options opt;
+    bool failed;   /* a diagnostic was reported (err holds the first) */
+    char err[1024];
+    /* The analyses' latest results (the manager frees them). */
+    pass_fusion_plan *fusion;
+    pass_memory_plan *memory;
+} pass_ctx;
+
+typedef bool (*pass_fn)(ir_function *fn, pass_ctx *ctx);
+
+bool pass_infer(ir_function *fn, pass_ctx *ctx);
+bool pass_fold(ir_function *fn, pass_ctx *ctx);
+bool pass_simplify(ir_function *fn, pass_ctx *ctx);
+bool pass_cse(ir_function *fn, pass_ctx *ctx);
+bool pass_licm(ir_function *fn, pass_ctx *ctx);
+bool pass_dce(ir_function *fn, pass_ctx *ctx);
+bool pass_fusion(ir_function *fn, pass_ctx *ctx);
+bool pass_memplan(ir_function *fn, pass_ctx *ctx);
+
+/* One row of the registration table. */
+typedef struct pass_info {
+    const char *name;
+    pass_fn run;
+    const char *summary;
+} pass_info;
+
+/* The table, in pipeline order, and lookups into it. */
+int pass_count(void);
+const pass_info *pass_at(int i);
+const pass_info *pass_find(const char *name);
+/* Prints "name  summary" for every pass. */
+void pass_list(FILE *out);
+
+/* ------------------------------------------------------------ running */
+
+/*
+ * The default pipeline: infer; then fold, simplify, cse, licm, infer, dce
+ * repeated until nothing changes (at most PASS_MAX_ROUNDS times); then the
+ * fusion and memory planning analyses. Called on every traced function.
+ * Returns false only when a pass broke the IR (verify_each) or, with
+ * options.strict, reported a diagnostic; pass_last_error() says why.
+ *
+ * Honors pass_set_pipeline_override, and the environment variable
+ * AG_DUMP_IR: "1" prints the function before and after the pipeline on
+ * stderr, any other non-empty value other than "0" names a directory that
+ * receives <function>.<n>.before.ir and <function>.<n>.after.ir.
+ */
+enum { PASS_MAX_ROUNDS = 8 };
+bool pass_run_default(ir_function *fn);
+
+/*
+ * Runs a pipeline written as text: pass names separated by commas;
+ * "default" is the default pipeline, "none" (or "") nothing, and
+ * "fixpoint(a,b,...)" repeats its list until no pass in it changes
+ * anything (at most PASS_MAX_ROUNDS times). False after an unknown name,
+ * a malformed spec, or a failed pass; pass_last_error() says why.
+ */
+bool pass_run_spec(ir_function *fn, const char *spec);
+/* Checks a spec without running it; false with a message in err. */
+bool pass_check_spec(const char *spec, char *err, size_t errlen);
+
+/* Makes pass_run_default run `spec` instead (NULL: the default again).
+ * For tests that compare pipelines; the text is copied. */
+void pass_set_pipeline_override(const char *spec);
+
+/* The message of this thread's last failed run ("" if none). */
+const char *pass_last_error(void);
+
+/* ----------------------------------------------------------- analyses */
+
+/*
+ * Fusion planning: chains of elementwise ops (RT_F_ELEMENTWISE) whose
+ * shapes agree, optionally ended by one reduction, grouped into clusters a
+ * backend can compile into one loop. Within a cluster every value but the
+ * last is used by exactly one node of the cluster, so clusters never form
+ * cycles and only the last value must be materialized.
+ */
+struct pass_fusion_plan {
+    int n_ids;      /* size of cluster[]: fn->next_id when planned */
+    int *cluster;   /* by node id: its cluster, or -1 */
+    int n_clusters; /* numbered 0.. in program order of their first node */
+};
+pass_fusion_plan *pass_fusion_plan_new(const ir_function *fn);
+void pass_fusion_plan_free(pass_fusion_plan *p);
+/* "// cluster 0: %3 mul, %4 add, %5 reduce_sum" lines. */
+void pass_fusion_plan_print(const pass_fusion_plan *p, const ir_function *fn, FILE *out);
+
+/*
+ * Memory planning: one buffer per computed tensor of known size, in
+ * program order; a buffer whose last use has passed is reused by a later
+ * value of the same byte size, and an elementwise op whose input dies at it
+ * writes in place over that input. Constants, parameters, aliases
+ * (reshape, expand_dims, squeeze share their input's buffer) and get
+ * (a region's result) own no buffer. Each region is planned on its own.
+ */
+struct pass_memory_plan {
+    int n_ids;
+    int *buffer;     /* by node id: its buffer, or -1 */
+    bool *in_place;  /* by node id: written over a dying input's buffer */
+    int *reused;     /* by node id: the node whose dead buffer it took, or -1 */
+    int n_buffers;
+    int64_t *buffer_bytes;
+    int n_values;        /* values given a buffer */
+    int n_in_place;
+    int n_dynamic;       /* values of unknown size, left to run time */
+    int64_t naive_bytes; /* one buffer per value */
+    int64_t arena_bytes; /* the sum of the planned buffers */
+    int64_t peak_bytes;  /* the most bytes live at once */
+};
+pass_memory_plan *pass_memory_plan_new(const ir_function *fn);
+void pass_memory_plan_free(pass_memory_plan *p);
+void pass_memory_plan_print(const pass_memory_plan *p, const ir_function *fn, FILE *out);
+
+#endif /* PASS_H */
