@@ -109,12 +109,18 @@ void pass_set_pipeline_override(const char *spec)
     pthread_mutex_unlock(&options_lock);
 }
 
-/* A copy of the override (the caller frees it), or NULL. */
+/* A copy of the override (the caller frees it), or NULL. The API's
+ * override wins over the environment variable AG_PASSES (a pipeline spec
+ * like "none", "fold,dce" or "default"), which lets whole programs run
+ * under another pipeline without being rebuilt. */
 static char *get_override(void)
 {
     pthread_mutex_lock(&options_lock);
     char *s = override_spec ? rt_xstrdup(override_spec) : NULL;
     pthread_mutex_unlock(&options_lock);
+    const char *env = getenv("AG_PASSES");
+    if (!s && env && *env)
+        s = rt_xstrdup(env);
     return s;
 }
 

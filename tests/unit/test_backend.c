@@ -17,7 +17,7 @@
 #include "trace.h"
 
 /* The tests' CMake target does not add backend/ to the include path. */
-#include "../../backend/cg.h"
+#include "cg.h"
 
 #include <pthread.h>
 #include <stdio.h>

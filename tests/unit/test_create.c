@@ -2,7 +2,7 @@
 #include "test_util.h"
 
 #include "op_decls.h"
-#include "../../runtime/kernels/random.h"
+#include "random.h"
 
 #include <stdlib.h>
 

@@ -2,7 +2,7 @@
 #include "test_util.h"
 
 #include "op_decls.h"
-#include "../../runtime/kernels/kernels.h"
+#include "kernels.h"
 
 #include <stdlib.h>
 

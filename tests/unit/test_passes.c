@@ -15,7 +15,7 @@
 #include "staged_util.h"
 
 /* tests/CMakeLists.txt gives unit tests ir/ and runtime/core/, not passes/ */
-#include "../../passes/pass.h"
+#include "pass.h"
 
 #include "exec.h"
 
