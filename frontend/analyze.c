@@ -280,6 +280,9 @@ static access first_access(const fe_var *v, const fe_stmt *s)
 
 bool fe_live_after(const fe_var *v, const fe_stmt *s)
 {
+    /* A goto may go anywhere: then any variable read anywhere is live. */
+    if (current_fn && current_fn->has_goto)
+        return (mode_in(v, current_fn->body) & FE_READ) != 0;
     for (const fe_stmt *cur = s; cur->parent; cur = cur->parent) {
         const fe_stmt *p = cur->parent;
         if (is_loop(p) && (mode_in(v, p) & FE_READ))
@@ -704,6 +707,73 @@ static void check_c_loop_terns(fe_stmt *s, void *data)
                  "compute it into a variable in the loop body");
 }
 
+/* Whether the write of v at `at` is `v = <rhs holding t>`: it happens
+ * after t is evaluated. */
+static bool assigned_from(const fe_expr *e, const fe_var *v, unsigned at, const fe_ternary *t)
+{
+    for (int i = 0; i < e->assigns.n; i++) {
+        const fe_assign *a = e->assigns.items[i];
+        if (a->var == v && a->lhs_at == at && a->rhs.begin <= t->range.begin &&
+            t->range.begin < a->rhs.end)
+            return true;
+    }
+    return false;
+}
+
+/* A staged ?: inside a statement is computed before the statement: it
+ * must not read what the statement declares or assigns before it. */
+static void check_tern_order(const fe_expr *e, fe_var *const *declared, int n_declared)
+{
+    for (int i = 0; e && i < e->terns.n; i++) {
+        const fe_ternary *t = e->terns.items[i];
+        fe_refs r = {0};
+        fe_cond_refs(t->cond, &r);
+        fe_refs_merge(&r, &t->then_e->refs);
+        fe_refs_merge(&r, &t->else_e->refs);
+        for (int k = 0; k < r.n; k++) {
+            fe_var *v = r.items[k].var;
+            bool declares = false, assigns = false;
+            for (int d = 0; d < n_declared && !declares; d++)
+                declares = declared[d] == v;
+            for (int w = 0; w < e->refs.n && !assigns; w++)
+                assigns = e->refs.items[w].var == v && (e->refs.items[w].mode & FE_WRITE) &&
+                          e->refs.items[w].at.begin < t->range.begin &&
+                          !assigned_from(e, v, e->refs.items[w].at.begin, t);
+            if (!declares && !assigns)
+                continue;
+            fe_error(r.items[k].at,
+                     "this '?:' has a staged condition, so agc computes it before its "
+                     "statement, but it reads '%s', which the statement %s before it; split "
+                     "the statement",
+                     v->name, declares ? "declares" : "assigns");
+            fe_note(fe_range_at(t->range.begin, 1), "the '?:' is here");
+            return;
+        }
+    }
+}
+
+static void check_tern_stmt(fe_stmt *s, void *data)
+{
+    (void)data;
+    check_tern_order(s->expr, NULL, 0);
+    check_tern_order(s->inc, NULL, 0);
+    for (int i = 0; i < s->n_decls; i++)
+        check_tern_order(s->inits[i], s->decls, i + 1);
+}
+
+/* The lifted code runs in other C functions than the labels. */
+static void check_computed_gotos(const fe_func *fn)
+{
+    if (!fn->has_staged)
+        return;
+    for (int i = 0; i < fn->computed_gotos.n; i++) {
+        const fe_range *r = fn->computed_gotos.items[i];
+        fe_error(*r, "a computed goto ('goto *' or '&&label') cannot be used in an "
+                     "AG_FUNCTION with staged control flow: agc moves staged code into other "
+                     "C functions");
+    }
+}
+
 void fe_analyze(fe_func *fn)
 {
     if (!fn->body)
@@ -715,6 +785,8 @@ void fe_analyze(fe_func *fn)
     each_stmt(fn->body, check_c_loop_terns, NULL);
     each_stmt(fn->body, check_loop_cond, NULL);
     check_gotos(fn);
+    check_computed_gotos(fn);
+    each_stmt(fn->body, check_tern_stmt, NULL);
     check_returns(fn);
     fe_refs all = {0};
     fe_stmt_refs(fn->body, &all);

@@ -24,9 +24,11 @@ static void put_path(fe_buf *b, const char *path)
     }
 }
 
-/* cc's default: the output with its last suffix replaced by .d. */
-static const char *default_dep_file(const fe_options *opt)
+/* -MF, or cc's default: the output with its last suffix replaced by .d. */
+const char *fe_deps_file(const fe_options *opt)
 {
+    if (opt->mf)
+        return opt->mf;
     const char *base = strcmp(opt->output, "-") == 0 ? opt->input : opt->output;
     const char *slash = strrchr(base, '/');
     const char *dot = strrchr(base, '.');
@@ -34,11 +36,8 @@ static const char *default_dep_file(const fe_options *opt)
     return fe_format("%.*s.d", (int)n, base);
 }
 
-bool fe_write_deps(const fe_options *opt, const fe_vec *deps)
+char *fe_deps_text(const fe_options *opt, const fe_vec *deps, size_t *len)
 {
-    if (!opt->md)
-        return true;
-    const char *file = opt->mf ? opt->mf : default_dep_file(opt);
     const char *target = opt->mt ? opt->mt : opt->output;
     fe_buf b = {0};
     if (opt->mt)
@@ -66,7 +65,6 @@ bool fe_write_deps(const fe_options *opt, const fe_vec *deps)
         put_path(&b, deps->items[i]);
         fe_buf_puts(&b, ":\n");
     }
-    bool ok = fe_write_file(file, b.data, b.len);
-    fe_buf_free(&b);
-    return ok;
+    *len = b.len;
+    return b.data;
 }

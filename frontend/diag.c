@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+static FILE *stream; /* NULL: stderr */
 static bool use_color;
 static const fe_source *main_src;
 static int n_errors;
@@ -29,17 +30,35 @@ static int n_errors;
 #define C_CARET "\033[0;1;32m"
 #define C_FIXIT "\033[0;32m"
 
-void fe_diag_init(bool color, const fe_source *src)
+void fe_diag_init(FILE *to, bool color)
 {
+    stream = to;
     use_color = color;
-    main_src = src;
+    main_src = NULL;
     n_errors = 0;
+}
+
+void fe_diag_set_main(const fe_source *src)
+{
+    main_src = src;
+}
+
+void fe_diag_done(void)
+{
+    stream = NULL;
+    use_color = false;
+    main_src = NULL;
+}
+
+static FILE *out(void)
+{
+    return stream ? stream : stderr;
 }
 
 static void color(const char *code)
 {
     if (use_color)
-        fputs(code, stderr);
+        fputs(code, out());
 }
 
 static const char *severity_name(fe_severity sev)
@@ -73,19 +92,19 @@ static int display_col(const char *line, unsigned len, unsigned col)
 
 static void print_line(const char *line, unsigned len, int lineno)
 {
-    fprintf(stderr, "%5d | ", lineno);
+    fprintf(out(), "%5d | ", lineno);
     int d = 0;
     for (unsigned i = 0; i < len; i++) {
         if (line[i] == '\t') {
             do
-                fputc(' ', stderr);
+                fputc(' ', out());
             while (++d % 8);
         } else {
-            fputc(line[i], stderr);
+            fputc(line[i], out());
             d++;
         }
     }
-    fputc('\n', stderr);
+    fputc('\n', out());
 }
 
 /* Marks columns [b, e) of the line (display columns) with c, clipped. */
@@ -108,10 +127,13 @@ static void print_snippet(const fe_source *src, unsigned off, const fe_range *ra
     unsigned len;
     const char *text = fe_source_line_text(src, line, &len);
     unsigned start = src->lines[line - 1], stop = start + len;
-    int width = display_col(text, len, len) + 2;
+    /* the caret may be past the line's text (on its line break) */
+    int caret = display_col(text, len, (unsigned)col - 1);
+    int width = display_col(text, len, len);
+    width = (caret > width ? caret : width) + 2;
     char *marks = calloc((size_t)width + 1, 1);
     memset(marks, ' ', (size_t)width);
-    marks[display_col(text, len, (unsigned)col - 1)] = '^';
+    marks[caret] = '^';
     for (int i = 0; i < n_ranges; i++) {
         if (ranges[i].end <= start || ranges[i].begin > stop)
             continue;
@@ -125,11 +147,11 @@ static void print_snippet(const fe_source *src, unsigned off, const fe_range *ra
         last--;
     marks[last + 1] = '\0';
     print_line(text, len, line);
-    fputs("      | ", stderr);
+    fputs("      | ", out());
     color(C_CARET);
-    fputs(marks, stderr);
+    fputs(marks, out());
     color(C_RESET);
-    fputc('\n', stderr);
+    fputc('\n', out());
     free(marks);
     print_fixits(src, line, text, len, fixits, n_fixits);
 }
@@ -154,11 +176,11 @@ static void print_fixits(const fe_source *src, int line, const char *text, unsig
         width += (int)strlen(f->text);
     }
     if (b.len) {
-        fputs("      | ", stderr);
+        fputs("      | ", out());
         color(C_FIXIT);
-        fputs(b.data, stderr);
+        fputs(b.data, out());
         color(C_RESET);
-        fputc('\n', stderr);
+        fputc('\n', out());
     }
     fe_buf_free(&b);
 }
@@ -172,17 +194,17 @@ void fe_diag_at(fe_severity sev, const fe_source *src, unsigned off, const fe_ra
     if (src) {
         int line, col;
         fe_source_pos(src, off, &line, &col);
-        fprintf(stderr, "%s:%d:%d: ", src->path, line, col);
+        fprintf(out(), "%s:%d:%d: ", src->path, line, col);
     } else {
-        fputs("agc: ", stderr);
+        fputs("agc: ", out());
     }
     color(severity_color(sev));
-    fprintf(stderr, "%s: ", severity_name(sev));
+    fprintf(out(), "%s: ", severity_name(sev));
     color(C_RESET);
     color(C_BOLD);
-    fputs(msg, stderr);
+    fputs(msg, out());
     color(C_RESET);
-    fputc('\n', stderr);
+    fputc('\n', out());
     if (src)
         print_snippet(src, off, ranges, n_ranges, fixits, n_fixits);
 }
@@ -190,7 +212,7 @@ void fe_diag_at(fe_severity sev, const fe_source *src, unsigned off, const fe_ra
 static void report(fe_severity sev, fe_range at, const fe_fixit *fix, const char *fmt, va_list ap)
 {
     if (!main_src)
-        FE_BUG("diagnostic before fe_diag_init");
+        FE_BUG("diagnostic before fe_diag_set_main");
     fe_buf msg = {0};
     fe_buf_vprintf(&msg, fmt, ap);
     fe_range r = at;
@@ -251,5 +273,5 @@ int fe_diag_errors(void)
 void fe_diag_summary(void)
 {
     if (n_errors)
-        fprintf(stderr, "%d error%s generated.\n", n_errors, n_errors == 1 ? "" : "s");
+        fprintf(out(), "%d error%s generated.\n", n_errors, n_errors == 1 ? "" : "s");
 }

@@ -25,6 +25,8 @@ static const char usage[] =
     "\n"
     "options:\n"
     "  -o FILE                 write the output to FILE ('-' for stdout)\n"
+    "  -p BUILD_DIR            take the input's flags (-I, -D, -std=...) from\n"
+    "                          BUILD_DIR/compile_commands.json; other flags add to them\n"
     "  -I DIR, -isystem DIR    add an include directory (also -iquote, -idirafter)\n"
     "  -D NAME[=VALUE], -U NAME\n"
     "                          define or undefine a macro\n"
@@ -83,11 +85,19 @@ static int parse_args(int argc, char **argv, fe_options *opt)
             printf("agc %s (AutoGraph for C), built with libclang 19\n", AGC_VERSION_STRING);
             return 1;
         }
-        if (strcmp(a, "-o") == 0 || strcmp(a, "-MF") == 0 || strcmp(a, "-MT") == 0) {
+        if (strcmp(a, "-o") == 0 || strcmp(a, "-MF") == 0 || strcmp(a, "-MT") == 0 ||
+            strcmp(a, "-p") == 0) {
             if (i + 1 >= argc)
                 return usage_error("missing argument to '%s'", a);
-            const char **dst = a[1] == 'o' ? &opt->output : a[2] == 'F' ? &opt->mf : &opt->mt;
+            const char **dst = a[1] == 'o'   ? &opt->output
+                               : a[1] == 'p' ? &opt->compdb_dir
+                               : a[2] == 'F' ? &opt->mf
+                                             : &opt->mt;
             *dst = argv[++i];
+            continue;
+        }
+        if (strncmp(a, "-p=", 3) == 0) {
+            opt->compdb_dir = a + 3;
             continue;
         }
         if (strncmp(a, "-o", 2) == 0) {
@@ -136,6 +146,8 @@ static int parse_args(int argc, char **argv, fe_options *opt)
         return usage_error("no input file");
     if (!opt->output)
         return usage_error("no output file: use -o FILE (or -o - for stdout)");
+    if (opt->compdb_dir && !*opt->compdb_dir)
+        return usage_error("-p needs a build directory");
     return 0;
 }
 
@@ -170,34 +182,15 @@ bool fe_write_file(const char *path, const char *data, size_t len)
     return ok;
 }
 
-/* The pipeline: parse, analyze, emit, write. */
+/* Converts, then writes the output and the dependency file. */
 static int run(const fe_options *opt)
 {
-    fe_vec deps = {0};
-    fe_unit *u = fe_parse(opt, &deps);
-    if (!u) {
-        fe_diag_summary();
+    fe_result res;
+    if (fe_convert(opt, &res) != 0)
         return 1;
-    }
-    for (int i = 0; i < u->funcs.n; i++)
-        fe_analyze(u->funcs.items[i]);
-    if (fe_diag_errors()) {
-        fe_diag_summary();
-        return 1;
-    }
-    fe_out o;
-    fe_out_init(&o, u->src);
-    fe_emit_unit(u, &o);
-    size_t len;
-    const char *name = strcmp(opt->output, "-") == 0 ? "<stdout>" : opt->output;
-    char *text = fe_out_finish(&o, name, &len);
-    if (fe_diag_errors()) {
-        free(text);
-        fe_diag_summary();
-        return 1;
-    }
-    bool ok = fe_write_file(opt->output, text, len) && fe_write_deps(opt, &deps);
-    free(text);
+    bool ok = fe_write_file(opt->output, res.output, res.output_len) &&
+              (!res.deps || fe_write_file(fe_deps_file(opt), res.deps, res.deps_len));
+    fe_result_free(&res);
     return ok ? 0 : 1;
 }
 

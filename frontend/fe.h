@@ -17,6 +17,11 @@
  *              descriptor, registration and wrapper; #line directives
  *   deps.c     the Make dependency file (-MD)
  *
+ * convert.c runs the whole pipeline on one input (a file, or a buffer in
+ * memory) and leaves no state behind, so that a process can convert any
+ * number of inputs (the driver converts one; tests/fuzz converts many).
+ * compdb.c takes the input's flags from a compile_commands.json (-p).
+ *
  * Support: util.c (buffers, the arena), source.c (files and positions),
  * diag.c (clang-style diagnostics), out.c (the output writer that keeps
  * #line directives right).
@@ -27,6 +32,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define FE_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 
@@ -45,13 +51,20 @@ void fe_buf_printf(fe_buf *b, const char *fmt, ...) FE_PRINTF(2, 3);
 void fe_buf_vprintf(fe_buf *b, const char *fmt, va_list ap);
 void fe_buf_free(fe_buf *b);
 
-/* Everything the frontend builds lives in one arena, freed at exit. */
+/* Everything the frontend builds lives in one arena. A conversion saves
+ * the arena's state first and restores it last, which frees all it made. */
 void *fe_alloc(size_t n); /* zeroed */
 char *fe_strndup(const char *s, size_t n);
 char *fe_strdup(const char *s);
 char *fe_format(const char *fmt, ...) FE_PRINTF(1, 2);
 const char *fe_c_string(const char *s); /* a C string literal of s */
 void fe_arena_free(void);
+typedef struct fe_arena_state {
+    void *chunk; /* the newest chunk then */
+    size_t used; /* its bytes in use then */
+} fe_arena_state;
+fe_arena_state fe_arena_save(void);
+void fe_arena_restore(fe_arena_state st); /* frees what was allocated since */
 
 /* A growable array of pointers in the arena. */
 typedef struct fe_vec {
@@ -77,6 +90,12 @@ typedef struct fe_source {
 
 /* Loads (once per path) a file; NULL when it cannot be read. */
 fe_source *fe_source_load(const char *path);
+/* A file given in memory (copied): later loads of `path` get it. */
+fe_source *fe_source_add(const char *path, const char *text, size_t len);
+/* Forgets every loaded file (their memory is the arena's). */
+void fe_source_forget_all(void);
+/* Whether byte i ends a line (\n, the \n of \r\n, or a lone \r). */
+bool fe_is_line_end(const fe_source *s, unsigned i);
 /* 1-based line and column of a byte offset. */
 void fe_source_pos(const fe_source *s, unsigned off, int *line, int *col);
 int fe_source_line(const fe_source *s, unsigned off);
@@ -103,6 +122,11 @@ static inline fe_range fe_range_at(unsigned begin, unsigned len)
     return r;
 }
 
+/* source.c: the '#' of the first #if/#else/#endif... in r that r does
+ * not balance (a group opened and not closed in r, or closed or continued
+ * without being opened), or r.end when every group is complete in r. */
+unsigned fe_unbalanced_directive(const fe_source *s, fe_range r);
+
 typedef enum fe_severity { FE_NOTE, FE_WARNING, FE_ERROR, FE_FATAL } fe_severity;
 
 /* Replace `range` by `text` (an empty range inserts). */
@@ -111,7 +135,12 @@ typedef struct fe_fixit {
     const char *text;
 } fe_fixit;
 
-void fe_diag_init(bool color, const fe_source *main_src);
+/* Starts a conversion's diagnostics: printed to `stream` (NULL: stderr),
+ * the error count reset. fe_diag_done() returns to stderr. */
+void fe_diag_init(FILE *stream, bool color);
+/* The file whose offsets fe_error and friends take. */
+void fe_diag_set_main(const fe_source *main_src);
+void fe_diag_done(void);
 /* The entry points for diagnostics about the user's code. */
 void fe_error(fe_range at, const char *fmt, ...) FE_PRINTF(2, 3);
 void fe_error_fix(fe_range at, fe_fixit fix, const char *fmt, ...) FE_PRINTF(3, 4);
@@ -175,10 +204,18 @@ int fe_refs_mode(const fe_refs *r, const fe_var *v); /* union of modes, 0 if abs
 
 typedef struct fe_ternary fe_ternary;
 
+/* `v = rhs` inside an expression, v a variable. */
+typedef struct fe_assign {
+    fe_var *var;
+    unsigned lhs_at; /* where v is written */
+    fe_range rhs;    /* up to the ',', ';' or bracket that ends it */
+} fe_assign;
+
 /* An expression: its text and what it references. */
 typedef struct fe_expr {
     fe_range range;
     fe_refs refs;          /* every variable reference inside, nested ones too */
+    fe_vec assigns;        /* fe_assign*: its simple assignments */
     fe_vec terns;          /* fe_ternary*: the outermost staged ?: inside */
     fe_var *assign_to;     /* the whole expression is `v = e` */
     bool rhs_reads_target; /* ... and e reads v */
@@ -281,6 +318,8 @@ typedef struct fe_func {
     int n_ret_fields;
     const char *signature, *alias; /* AG_SIGNATURE / AG_ALIAS, or NULL */
     bool has_staged;               /* any staged construct */
+    bool has_goto;                 /* a goto: liveness gives up on order */
+    fe_vec computed_gotos;         /* fe_range*: each `goto *` and `&&label` */
     fe_var *retval, *returned;     /* when a return is lowered */
     fe_vec vars;                   /* fe_var*: every local and parameter */
 } fe_func;
@@ -295,8 +334,12 @@ typedef struct fe_unit {
 typedef struct fe_options {
     const char *input;
     const char *output;      /* "-" for stdout */
+    const char *contents;    /* not NULL: the input's text, not read from disk */
+    size_t contents_len;
+    const char *compdb_dir;  /* -p: a directory with compile_commands.json */
     const char **clang_args; /* -I -D -U -std= -isystem and what follows -- */
     int n_clang_args;
+    FILE *diag;              /* diagnostics (NULL: stderr) */
     bool color;
     bool md;             /* -MD or -MMD */
     bool mmd;            /* -MMD: without system headers */
@@ -307,6 +350,12 @@ typedef struct fe_options {
 /* parse.c: parses the file with libclang. Prints libclang's errors and
  * returns NULL after one. *deps gets the included files (fe_vec of char*). */
 fe_unit *fe_parse(const fe_options *opt, fe_vec *deps);
+
+/* compdb.c: appends to *args (char*) the flags that matter for parsing
+ * from the command that compiles `input` in dir/compile_commands.json.
+ * Reports an error and returns false when there is no database or the
+ * input is not in it. */
+bool fe_compdb_flags(const char *dir, const char *input, fe_vec *args);
 
 /* analyze.c */
 void fe_analyze(fe_func *fn);
@@ -352,8 +401,21 @@ void fe_gen_function(fe_func *fn, const fe_source *src, fe_out *lifted, fe_out *
 /* emit.c: the whole output file. */
 void fe_emit_unit(const fe_unit *u, fe_out *o);
 
-/* deps.c */
-bool fe_write_deps(const fe_options *opt, const fe_vec *deps);
+/* deps.c: the dependency file's name and its text (heap, the caller's). */
+const char *fe_deps_file(const fe_options *opt);
+char *fe_deps_text(const fe_options *opt, const fe_vec *deps, size_t *len);
+
+/* convert.c: one conversion. Diagnostics go to opt->diag; the result's
+ * texts are on the heap (fe_result_free). Returns 0, or 1 after errors
+ * (then the result is empty). Frees everything else it made. */
+typedef struct fe_result {
+    char *output; /* the staged C */
+    size_t output_len;
+    char *deps; /* the Make rule, when opt->md; else NULL */
+    size_t deps_len;
+} fe_result;
+int fe_convert(const fe_options *opt, fe_result *res);
+void fe_result_free(fe_result *res);
 
 /* driver.c: writes data to path atomically (temporary file + rename). */
 bool fe_write_file(const char *path, const char *data, size_t len);

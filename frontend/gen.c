@@ -32,6 +32,12 @@ typedef struct gen {
     fe_out *lifted;
     fe_vec names;    /* char*: construct and temporary names in use */
     fe_vec reported; /* fe_var*: C scalars already reported */
+    /* Statements moved after an exit (into a branch, or a guard) are
+     * preceded by the user's text between them and that exit (comments,
+     * #define...): lead_from is where it starts, lead_stmt the first of
+     * them. */
+    const fe_stmt *lead_stmt;
+    unsigned lead_from;
 } gen;
 
 /* The contents of one lifted function. */
@@ -46,6 +52,8 @@ typedef struct part {
     fe_var *target;
     int line;
     fe_refs refs;
+    const fe_stmt *lead_stmt; /* moved statements: see gen.lead_stmt */
+    unsigned lead_from;
 } part;
 
 typedef struct region {
@@ -291,7 +299,8 @@ static void region_vars(gen *g, region *R, const fe_stmt *after, const fe_stmt *
                 fe_vec_push(&R->fields, v);
         }
     }
-    qsort(R->fields.items, (size_t)R->fields.n, sizeof *R->fields.items, by_declaration);
+    if (R->fields.n > 1)
+        qsort(R->fields.items, (size_t)R->fields.n, sizeof *R->fields.items, by_declaration);
     for (int i = 0; i < R->fields.n; i++) {
         fe_var *v = R->fields.items[i];
         if (!(region_mode(R, v) & FE_WRITE))
@@ -358,7 +367,13 @@ static void lift(gen *g, const region *R, part *pt, const char *fname, bool is_c
     fe_var *cont = pt->loop ? pt->loop->cont : NULL;
     if (cont)
         fe_out_gen(&o, "    ag_tensor %s = ag_scalar_bool(false);\n", cont->name);
+    const fe_stmt *saved_stmt = g->lead_stmt;
+    unsigned saved_from = g->lead_from;
+    g->lead_stmt = pt->lead_stmt;
+    g->lead_from = pt->lead_from;
     emit_part(g, &o, pt);
+    g->lead_stmt = saved_stmt;
+    g->lead_from = saved_from;
     if (!is_cond) {
         for (int i = 0; i < used.n; i++) {
             fe_var *v = used.items[i];
@@ -635,6 +650,28 @@ static fe_cond *flags_cond(gen *g, const fe_stmt *s, unsigned ex, int line, fe_r
     return c;
 }
 
+static void set_lead(gen *g, const fe_stmt *exit, const fe_stmt *first)
+{
+    g->lead_stmt = first;
+    g->lead_from = exit->range.end;
+}
+
+/* agc moves the parts of a staged construct, and the statements after an
+ * exit, into other C functions: a preprocessor conditional must not cross
+ * the boundary of such text. r: the text that moves; at: the construct. */
+static void check_directives(gen *g, fe_range r, fe_range at, const char *what)
+{
+    unsigned bad = fe_unbalanced_directive(g->src, r);
+    if (bad >= r.end)
+        return;
+    fe_error(fe_range_at(bad, 1),
+             "this preprocessor conditional crosses the boundary of %s, which agc moves into "
+             "another C function; keep each #if ... #endif inside one branch or loop body, or "
+             "around the whole statement",
+             what);
+    fe_note(at, "the staged control flow is here");
+}
+
 /* The rest of a list after s, run only while no flag s may set is set. */
 static void gen_guard(gen *g, fe_out *o, const fe_stmt *s, unsigned ex, fe_stmt **rest, int n,
                       fe_expr *extra)
@@ -649,6 +686,12 @@ static void gen_guard(gen *g, fe_out *o, const fe_stmt *s, unsigned ex, fe_stmt 
     p->stmts = rest;
     p->n = n;
     p->extra = extra;
+    if (n) {
+        p->lead_stmt = rest[0];
+        p->lead_from = s->range.end;
+        check_directives(g, (fe_range){s->range.end, rest[n - 1]->range.end}, at,
+                         "the statements after a staged exit");
+    }
     R->parts[R->n_parts++] = p;
     fe_out_gen(o, "%s{\n", ind);
     staged_if(g, o, R, n ? rest[n - 1] : s, line, fe_format("%s    ", ind),
@@ -664,6 +707,10 @@ static void gen_staged_if(gen *g, fe_out *o, fe_stmt *s, fe_stmt **rest, int n_r
     const char *ind = indent_of(g, s->range.begin);
     const char *ind2 = fe_format("%s    ", ind);
     region *R = new_region(g, unique(g, "if", s->line), fe_range_at(s->range.begin, 2));
+    check_directives(g, s->range, R->at, "this staged if");
+    if (n_rest)
+        check_directives(g, (fe_range){s->range.end, rest[n_rest - 1]->range.end}, R->at,
+                         "the statements after this staged if");
     for (int b = 0; b < 2; b++) {
         fe_stmt *branch = b ? s->else_s : s->then_s;
         bool gets_rest = side == (b ? 1 : 2);
@@ -676,6 +723,10 @@ static void gen_staged_if(gen *g, fe_out *o, fe_stmt *s, fe_stmt **rest, int n_r
             p->stmts[p->n++] = branch;
         for (int i = 0; gets_rest && i < n_rest; i++)
             p->stmts[p->n++] = rest[i];
+        if (gets_rest && n_rest) {
+            p->lead_stmt = rest[0];
+            p->lead_from = s->range.end;
+        }
         p->extra = gets_rest ? extra : NULL;
         R->parts[R->n_parts++] = p;
     }
@@ -742,6 +793,7 @@ static void gen_loop(gen *g, fe_out *o, fe_stmt *s, bool lifted)
     if (s->kind == FE_FOR && s->init)
         gen_stmt(g, o, s->init, lifted);
     region *R = loop_region(g, s, kind);
+    check_directives(g, s->range, R->at, fe_format("this staged %s", kind));
     emit_struct(g, R);
     const char *cond_fn = fe_format("%s_cond", R->name);
     const char *body_fn = fe_format("%s_body", R->name);
@@ -891,6 +943,8 @@ static void gen_c_if_absorb(gen *g, fe_out *o, fe_stmt *s, fe_stmt **rest, int n
         fe_out_inline(o, " {");
         fe_out_eol(o);
         gen_stmt(g, o, s->then_s, lifted);
+        if (n_rest)
+            set_lead(g, s, rest[0]);
         gen_list(g, o, rest, n_rest, lifted, false, extra);
         fe_out_gen(o, "%s}\n", ind);
     } else {
@@ -906,6 +960,8 @@ static void gen_c_if_absorb(gen *g, fe_out *o, fe_stmt *s, fe_stmt **rest, int n
         fe_out_eol(o);
         if (s->else_s)
             gen_stmt(g, o, s->else_s, lifted);
+        if (n_rest)
+            set_lead(g, s, rest[0]);
         gen_list(g, o, rest, n_rest, lifted, false, extra);
         fe_out_gen(o, "%s}\n", ind);
     } else if (s->else_s) {
@@ -1004,8 +1060,12 @@ static void gen_list(gen *g, fe_out *o, fe_stmt **list, int n, bool lifted, bool
 {
     for (int i = 0; i < n; i++) {
         fe_stmt *s = list[i];
-        if (i > 0 && list[i - 1]->parent == s->parent)
+        if (s == g->lead_stmt) {
+            g->lead_stmt = NULL;
+            fe_out_gap(o, (fe_range){g->lead_from, s->range.begin});
+        } else if (i > 0 && list[i - 1]->parent == s->parent) {
             fe_out_gap(o, (fe_range){list[i - 1]->range.end, s->range.begin});
+        }
         bool body = i == 0 && loop_body;
         unsigned ex = fe_exits(s, lifted) & ~(body ? (unsigned)FE_EXIT_CONTINUE : 0u);
         bool has_rest = i + 1 < n || extra;
@@ -1033,7 +1093,7 @@ static void gen_list(gen *g, fe_out *o, fe_stmt **list, int n, bool lifted, bool
 
 void fe_gen_function(fe_func *fn, const fe_source *src, fe_out *lifted, fe_out *body)
 {
-    gen g = {fn, src, lifted, {0}, {0}};
+    gen g = {fn, src, lifted, {0}, {0}, NULL, 0};
     fe_set_current_function(fn);
     fe_expr params = {.range = fn->params_text};
     fe_out_gen(body, "static %s %s__staged(%s)\n{\n", fn->ret_type, fn->name,

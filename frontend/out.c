@@ -113,8 +113,8 @@ void fe_out_user(fe_out *o, fe_range r)
     }
     fe_buf_add(&o->buf, s->text + r.begin, r.end - r.begin);
     for (unsigned i = r.begin; i < r.end; i++)
-        o->user_line += s->text[i] == '\n';
-    o->bol = s->text[r.end - 1] == '\n';
+        o->user_line += fe_is_line_end(s, i);
+    o->bol = fe_is_line_end(s, r.end - 1);
 }
 
 void fe_out_eol(fe_out *o)
@@ -133,8 +133,10 @@ void fe_out_gap(fe_out *o, fe_range r)
     unsigned b = r.begin, e = r.end;
     while (b < e && (t[b] == ' ' || t[b] == '\t'))
         b++;
-    if (b < e && t[b] == '\n')
-        b++; /* the rest of the line before the gap is blank */
+    if (b + 1 < e && t[b] == '\r' && t[b + 1] == '\n')
+        b += 2; /* the rest of the line before the gap is blank */
+    else if (b < e && (t[b] == '\n' || t[b] == '\r'))
+        b++;
     else if (b == e)
         return;
     else
@@ -183,6 +185,17 @@ void fe_out_append(fe_out *o, const fe_out *from)
     o->bol = from->bol;
 }
 
+/* Past the end of the line starting at p (\n, \r\n or a lone \r: the
+ * user's text may have any of them, and cc counts each as a line). */
+static const char *line_end(const char *p, const char *end)
+{
+    while (p < end && *p != '\n' && *p != '\r')
+        p++;
+    if (p < end && *p == '\r' && p + 1 < end && p[1] == '\n')
+        p++;
+    return p < end ? p + 1 : end;
+}
+
 char *fe_out_finish(fe_out *o, const char *out_name, size_t *len)
 {
     fe_buf r = {0};
@@ -197,8 +210,7 @@ char *fe_out_finish(fe_out *o, const char *out_name, size_t *len)
             fe_buf_putc(&r, '\n');
             p += mlen;
         } else {
-            const char *nl = memchr(p, '\n', (size_t)(end - p));
-            const char *stop = nl ? nl + 1 : end;
+            const char *stop = line_end(p, end);
             fe_buf_add(&r, p, (size_t)(stop - p));
             p = stop;
         }

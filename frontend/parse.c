@@ -356,6 +356,11 @@ static fe_var *var_of(parser *p, CXCursor decl)
     v->display = name;
     v->decl_off = off;
     v->decl_range = range_of(p, decl);
+    if (strncmp(name, "ag__", 4) == 0)
+        fe_error(fe_range_at(off, (unsigned)strlen(name)),
+                 "'%s': names beginning with 'ag__' are reserved for the code agc generates; "
+                 "rename it",
+                 name);
     v->type_range = trim(p, (fe_range){v->decl_range.begin, off});
     CXType t = clang_getCursorType(decl);
     v->tclass = classify(t);
@@ -498,6 +503,49 @@ static void staged_ternary(parser *p, CXCursor c, fe_expr *e)
     fe_refs_merge(&e->refs, &t->else_e->refs);
 }
 
+/* Where the expression starting at off ends: at a ',' or ';' outside
+ * brackets, or at a closing bracket it did not open. */
+static unsigned expr_end(const parser *p, unsigned off)
+{
+    const fe_source *s = p->src;
+    int depth = 0;
+    while (off < s->len) {
+        unsigned next = fe_skip_literal(s, off);
+        if (next != off) {
+            off = next;
+            continue;
+        }
+        char c = s->text[off];
+        if (c == '(' || c == '[' || c == '{')
+            depth++;
+        else if ((c == ')' || c == ']' || c == '}') && depth-- == 0)
+            break;
+        else if (depth == 0 && (c == ',' || c == ';'))
+            break;
+        off++;
+    }
+    return off;
+}
+
+/* `v = rhs`: the text its right side spans (the comma operator binds
+ * looser than `=`, so the right side ends at a ',' at its level). */
+static void record_assign(parser *p, CXCursor lhs, CXCursor rhs, fe_expr *e)
+{
+    CXCursor l = strip(lhs);
+    if (clang_getCursorKind(l) != CXCursor_DeclRefExpr)
+        return;
+    fe_var *v = var_of(p, clang_getCursorReferenced(l));
+    unsigned at;
+    if (!v || !loc_off(p, clang_getCursorLocation(l), &at))
+        return;
+    fe_assign *a = fe_alloc(sizeof *a);
+    a->var = v;
+    a->lhs_at = at;
+    a->rhs.begin = start_of(p, rhs);
+    a->rhs.end = expr_end(p, a->rhs.begin);
+    fe_vec_push(&e->assigns, a);
+}
+
 static void misplaced_bool(parser *p, CXCursor c)
 {
     unsigned off = start_of(p, c);
@@ -520,6 +568,7 @@ static void walk(parser *p, CXCursor c, int mode, fe_expr *e)
         if (ks.n == 2 && clang_getCursorBinaryOperatorKind(c) == CXBinaryOperator_Assign) {
             walk(p, ks.c[0], FE_WRITE, e);
             walk(p, ks.c[1], FE_READ, e);
+            record_assign(p, ks.c[0], ks.c[1], e);
             return;
         }
         walk_kids(p, c, FE_READ, e);
@@ -555,6 +604,12 @@ static void walk(parser *p, CXCursor c, int mode, fe_expr *e)
     case CXCursor_UnexposedExpr:
         walk_kids(p, c, mode, e);
         return;
+    case CXCursor_AddrLabelExpr: {
+        fe_range *r = fe_alloc(sizeof *r);
+        *r = fe_range_at(start_of(p, c), 2);
+        fe_vec_push(&p->fn->computed_gotos, r);
+        return;
+    }
     case CXCursor_CallExpr:
         if (is_ag_bool_call(c))
             misplaced_bool(p, c);
@@ -826,6 +881,33 @@ static const char *label_name(CXCursor c)
     return str(clang_getCursorSpelling(c));
 }
 
+/* A statement with attributes or a loop pragma (`#pragma unroll`, which
+ * clang attaches to the loop): libclang shows an unexposed statement
+ * around it. agc works on the statement; the pragma, outside its range,
+ * is copied with the text before it, so it cannot stay on a staged loop,
+ * which agc replaces by a block. NULL when c is not one. */
+static fe_stmt *attributed_stmt(parser *p, CXCursor c, fe_stmt *parent)
+{
+    kids ks = children(c);
+    CXCursor inner = clang_getNullCursor();
+    int n = 0;
+    for (int i = 0; i < ks.n; i++) {
+        enum CXCursorKind k = clang_getCursorKind(ks.c[i]);
+        if (clang_isStatement(k) || clang_isExpression(k)) {
+            inner = ks.c[i];
+            n++;
+        }
+    }
+    if (n != 1)
+        return NULL;
+    fe_stmt *s = build_stmt(p, inner, parent);
+    if (s->staged)
+        fe_error(fe_range_at(s->range.begin, 1),
+                 "this staged statement has an attribute or a pragma (such as #pragma unroll), "
+                 "which cannot stay on it: agc replaces the statement by a block; remove it");
+    return s;
+}
+
 static fe_stmt *build_stmt(parser *p, CXCursor c, fe_stmt *parent)
 {
     enum CXCursorKind k = clang_getCursorKind(c);
@@ -905,7 +987,19 @@ static fe_stmt *build_stmt(parser *p, CXCursor c, fe_stmt *parent)
             s->expr = expr_of(p, ks.c[0], range_of(p, ks.c[0]));
         s->range.end = past_semicolon(p, s->range.end);
         return s;
+    case CXCursor_IndirectGotoStmt: {
+        s = new_stmt(p, FE_OTHER, c, parent);
+        s->expr = new_expr(s->range);
+        walk_kids(p, c, FE_READ, s->expr);
+        s->range.end = past_semicolon(p, s->range.end);
+        fe_range *r = fe_alloc(sizeof *r);
+        *r = fe_range_at(s->range.begin, 4);
+        fe_vec_push(&p->fn->computed_gotos, r);
+        p->fn->has_goto = true;
+        return s;
+    }
     case CXCursor_GotoStmt:
+        p->fn->has_goto = true;
         s = new_stmt(p, FE_GOTO, c, parent);
         ks = children(c);
         if (ks.n > 0)
@@ -918,6 +1012,11 @@ static fe_stmt *build_stmt(parser *p, CXCursor c, fe_stmt *parent)
         return s;
     case CXCursor_NullStmt:
         return new_stmt(p, FE_NULL, c, parent);
+    case CXCursor_UnexposedStmt:
+        s = attributed_stmt(p, c, parent);
+        if (s)
+            return s;
+        /* fall through */
     default:
         if (clang_isExpression(k)) {
             s = new_stmt(p, FE_EXPR, c, parent);
@@ -1029,7 +1128,21 @@ static void function_params(parser *p, fe_func *fn, CXCursor c)
         fn->params_text.end = r.end;
         fn->params[fn->n_params++] = v;
     }
+    /* libclang gives a K&R definition a prototype: look at where the
+     * parameters are declared, after the parameter list's ')' */
+    unsigned name_at, close = p->src->len;
+    if (loc_off(p, clang_getCursorLocation(c), &name_at)) {
+        ident_at(p, name_at, &name_at);
+        unsigned open = fe_skip_space(p->src, name_at);
+        if (open < p->src->len && p->src->text[open] == '(')
+            close = fe_match_paren(p->src, open);
+    }
     CXType t = clang_getCursorType(c);
+    if (fn->n_params > 0 && fn->params[0]->decl_off >= close)
+        fe_error((fe_range){fn->header.begin, fn->header.begin + 1},
+                 "AG_FUNCTION '%s' has an old-style (K&R) parameter list; declare its "
+                 "parameters with their types inside the parentheses",
+                 fn->name);
     if (clang_isFunctionTypeVariadic(t))
         fe_error((fe_range){fn->header.begin, fn->header.begin + 1},
                  "AG_FUNCTION '%s' cannot be variadic", fn->name);
@@ -1043,6 +1156,60 @@ static bool is_ag_function(CXCursor c)
             strcmp(str(clang_getCursorSpelling(ks.c[i])), "ag.function") == 0)
             return true;
     return false;
+}
+
+/* Code from another file in a function's body (an #include there): agc
+ * rewrites the input's text, so it cannot convert it. */
+typedef struct foreign_walk {
+    const parser *p;
+    CXFile file; /* the first other file found */
+} foreign_walk;
+
+static enum CXChildVisitResult find_foreign(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    foreign_walk *w = d;
+    CXFile f;
+    unsigned line, col, off;
+    clang_getExpansionLocation(clang_getCursorLocation(c), &f, &line, &col, &off);
+    if (f && !clang_File_isEqual(f, w->p->file)) {
+        w->file = f;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+typedef struct site_walk {
+    CXFile file;
+    CXSourceLocation at; /* the #include in the main file that brings it */
+    bool found;
+} site_walk;
+
+static void find_site(CXFile f, CXSourceLocation *stack, unsigned depth, CXClientData d)
+{
+    site_walk *w = d;
+    if (!w->found && depth > 0 && clang_File_isEqual(f, w->file)) {
+        w->at = stack[depth - 1];
+        w->found = true;
+    }
+}
+
+static bool foreign_code(parser *p, fe_func *fn, CXCursor body)
+{
+    foreign_walk w = {p, NULL};
+    clang_visitChildren(body, find_foreign, &w);
+    if (!w.file)
+        return false;
+    site_walk sw = {w.file, clang_getNullLocation(), false};
+    clang_getInclusions(p->tu, find_site, &sw);
+    unsigned off = fn->header.end;
+    if (sw.found)
+        loc_off(p, sw.at, &off);
+    fe_error(fe_range_at(off, 1),
+             "the body of AG_FUNCTION '%s' includes code from '%s'; agc converts only what "
+             "is written in the input file: write that code here, or call a function",
+             fn->name, str(clang_getFileName(w.file)));
+    return true;
 }
 
 static fe_func *build_function(parser *p, CXCursor c)
@@ -1071,7 +1238,8 @@ static fe_func *build_function(parser *p, CXCursor c)
     function_attrs(p, fn, c);
     function_return(p, fn, c);
     function_params(p, fn, c);
-    fn->body = build_stmt(p, body, NULL);
+    if (!foreign_code(p, fn, body))
+        fn->body = build_stmt(p, body, NULL);
     return fn;
 }
 
@@ -1097,14 +1265,21 @@ static fe_severity severity_of(enum CXDiagnosticSeverity s)
                                        : FE_NOTE;
 }
 
-/* Prints one libclang diagnostic (and its notes) in agc's form. */
-static void print_clang_diag(CXDiagnostic d)
+/* Prints one libclang diagnostic (and its notes) in agc's form. The main
+ * file is main_src (its text may not be on disk); others are read. */
+static void print_clang_diag(CXDiagnostic d, fe_source *main_src, CXFile main_file)
 {
     CXFile file;
     unsigned line, col, off;
     clang_getFileLocation(clang_getDiagnosticLocation(d), &file, &line, &col, &off);
     const char *msg = str(clang_getDiagnosticSpelling(d));
-    fe_source *src = file ? fe_source_load(str(clang_getFileName(file))) : NULL;
+    fe_source *src = NULL;
+    if (file && main_file && clang_File_isEqual(file, main_file))
+        src = main_src;
+    else if (file)
+        src = fe_source_load(str(clang_getFileName(file)));
+    if (src && off > src->len)
+        src = NULL; /* the file changed since libclang read it */
     fe_range ranges[8];
     fe_fixit fixits[8];
     int nr = 0, nf = 0;
@@ -1137,20 +1312,20 @@ static void print_clang_diag(CXDiagnostic d)
     unsigned nk = clang_getNumDiagnosticsInSet(kids_set);
     for (unsigned i = 0; i < nk; i++) {
         CXDiagnostic k = clang_getDiagnosticInSet(kids_set, i);
-        print_clang_diag(k);
+        print_clang_diag(k, main_src, main_file);
         clang_disposeDiagnostic(k);
     }
 }
 
 /* Prints libclang's errors; true when there were none. */
-static bool clang_errors(CXTranslationUnit tu)
+static bool clang_errors(CXTranslationUnit tu, fe_source *main_src, CXFile main_file)
 {
     bool ok = true;
     unsigned n = clang_getNumDiagnostics(tu);
     for (unsigned i = 0; i < n; i++) {
         CXDiagnostic d = clang_getDiagnostic(tu, i);
         if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) {
-            print_clang_diag(d);
+            print_clang_diag(d, main_src, main_file);
             ok = false;
         }
         clang_disposeDiagnostic(d);
@@ -1185,11 +1360,20 @@ static const char *prefix_include(void)
     return fe_format("%s/../include", exe);
 }
 
+/* libclang's arguments: the compilation database's flags (-p), then the
+ * command line's, then what agc adds. NULL after an error. */
 static const char **clang_argv(const fe_options *opt, int *argc)
 {
-    const char **argv = fe_alloc((size_t)(opt->n_clang_args + 8) * sizeof *argv);
+    fe_vec db = {0};
+    if (opt->compdb_dir && !fe_compdb_flags(opt->compdb_dir, opt->input, &db))
+        return NULL;
+    const char **argv = fe_alloc((size_t)(db.n + opt->n_clang_args + 8) * sizeof *argv);
     int n = 0;
     bool has_std = false;
+    for (int i = 0; i < db.n; i++) {
+        argv[n++] = db.items[i];
+        has_std |= strncmp(db.items[i], "-std=", 5) == 0;
+    }
     for (int i = 0; i < opt->n_clang_args; i++) {
         argv[n++] = opt->clang_args[i];
         has_std |= strncmp(opt->clang_args[i], "-std=", 5) == 0;
@@ -1255,17 +1439,23 @@ static enum CXChildVisitResult visit_top(CXCursor c, CXCursor parent, CXClientDa
 
 fe_unit *fe_parse(const fe_options *opt, fe_vec *deps)
 {
-    fe_source *src = fe_source_load(opt->input);
+    fe_source *src = opt->contents ? fe_source_add(opt->input, opt->contents, opt->contents_len)
+                                   : fe_source_load(opt->input);
     if (!src) {
         fe_diag_plain(FE_ERROR, "cannot read '%s'", opt->input);
         return NULL;
     }
-    fe_diag_init(opt->color, src);
+    fe_diag_set_main(src);
     int argc;
     const char **argv = clang_argv(opt, &argc);
+    if (!argv)
+        return NULL;
+    /* The text agc rewrites is the text libclang parses, even when the
+     * file changes on disk meanwhile: libclang gets it as an unsaved file. */
+    struct CXUnsavedFile unsaved = {opt->input, src->text, src->len};
     CXIndex index = clang_createIndex(0, 0);
     CXTranslationUnit tu = NULL;
-    enum CXErrorCode err = clang_parseTranslationUnit2(index, opt->input, argv, argc, NULL, 0,
+    enum CXErrorCode err = clang_parseTranslationUnit2(index, opt->input, argv, argc, &unsaved, 1,
                                                        CXTranslationUnit_None, &tu);
     if (err != CXError_Success || !tu) {
         fe_diag_plain(FE_ERROR, "libclang could not parse '%s' (error %d)", opt->input, (int)err);
@@ -1273,10 +1463,11 @@ fe_unit *fe_parse(const fe_options *opt, fe_vec *deps)
         return NULL;
     }
     fe_unit *u = NULL;
-    if (clang_errors(tu)) {
+    CXFile file = clang_getFile(tu, opt->input);
+    if (clang_errors(tu, src, file)) {
         u = fe_alloc(sizeof *u);
         u->src = src;
-        parser p = {tu, src, clang_getFile(tu, opt->input), NULL, {0}};
+        parser p = {tu, src, file, NULL, {0}};
         unit_walk w = {&p, u};
         clang_visitChildren(clang_getTranslationUnitCursor(tu), visit_top, &w);
         deps_walk dw = {deps, tu, opt->mmd};

@@ -32,30 +32,42 @@ static char *read_all(const char *path, unsigned *len)
     return text;
 }
 
+bool fe_is_line_end(const fe_source *s, unsigned i)
+{
+    if (i >= s->len)
+        return false;
+    if (s->text[i] == '\n')
+        return true;
+    return s->text[i] == '\r' && (i + 1 >= s->len || s->text[i + 1] != '\n');
+}
+
+/* Lines end with \n, \r\n or a lone \r, as for clang and cc: the line
+ * numbers of diagnostics and #line directives must agree with theirs. */
 static void index_lines(fe_source *s)
 {
     int n = 1;
     for (unsigned i = 0; i < s->len; i++)
-        n += s->text[i] == '\n';
+        n += fe_is_line_end(s, i);
     s->lines = fe_alloc((size_t)n * sizeof *s->lines);
     s->n_lines = 0;
     s->lines[s->n_lines++] = 0;
     for (unsigned i = 0; i < s->len; i++)
-        if (s->text[i] == '\n')
+        if (fe_is_line_end(s, i))
             s->lines[s->n_lines++] = i + 1;
 }
 
-fe_source *fe_source_load(const char *path)
+static fe_source *find_loaded(const char *path)
 {
     for (int i = 0; i < loaded.n; i++) {
         fe_source *s = loaded.items[i];
         if (strcmp(s->path, path) == 0)
             return s;
     }
-    unsigned len;
-    char *text = read_all(path, &len);
-    if (!text)
-        return NULL;
+    return NULL;
+}
+
+static fe_source *add(const char *path, char *text, unsigned len)
+{
     fe_source *s = fe_alloc(sizeof *s);
     s->path = fe_strdup(path);
     s->text = text;
@@ -63,6 +75,26 @@ fe_source *fe_source_load(const char *path)
     index_lines(s);
     fe_vec_push(&loaded, s);
     return s;
+}
+
+fe_source *fe_source_load(const char *path)
+{
+    fe_source *s = find_loaded(path);
+    if (s)
+        return s;
+    unsigned len;
+    char *text = read_all(path, &len);
+    return text ? add(path, text, len) : NULL;
+}
+
+fe_source *fe_source_add(const char *path, const char *text, size_t len)
+{
+    return add(path, fe_strndup(text, len), (unsigned)len);
+}
+
+void fe_source_forget_all(void)
+{
+    loaded = (fe_vec){0};
 }
 
 int fe_source_line(const fe_source *s, unsigned off)
@@ -107,7 +139,7 @@ unsigned fe_skip_literal(const fe_source *s, unsigned off)
     const char *t = s->text;
     unsigned n = s->len;
     if (off + 1 < n && t[off] == '/' && t[off + 1] == '/') {
-        while (off < n && t[off] != '\n')
+        while (off < n && t[off] != '\n' && t[off] != '\r')
             off++;
         return off;
     }
@@ -119,7 +151,7 @@ unsigned fe_skip_literal(const fe_source *s, unsigned off)
     }
     if (off < n && (t[off] == '"' || t[off] == '\'')) {
         char q = t[off++];
-        while (off < n && t[off] != q && t[off] != '\n')
+        while (off < n && t[off] != q && t[off] != '\n' && t[off] != '\r')
             off += t[off] == '\\' ? 2 : 1;
         return off < n ? off + 1 : n;
     }
@@ -172,4 +204,56 @@ unsigned fe_match_paren(const fe_source *s, unsigned open)
             return off;
     }
     return s->len;
+}
+
+/* ------------------------------------------------ preprocessor groups */
+
+/* The directive's name after a '#' at off ("if", "endif"...), or "",
+ * into name[16]. */
+static void directive_at(const fe_source *s, unsigned off, char name[16])
+{
+    unsigned i = off + 1, n = 0;
+    while (i < s->len && (s->text[i] == ' ' || s->text[i] == '\t'))
+        i++;
+    while (i < s->len && n + 1 < 16) {
+        char c = s->text[i];
+        if (!((c >= 'a' && c <= 'z') || c == '_'))
+            break;
+        name[n++] = c;
+        i++;
+    }
+    name[n] = '\0';
+}
+
+unsigned fe_unbalanced_directive(const fe_source *s, fe_range r)
+{
+    int depth = 0;
+    unsigned first_open = r.end;
+    bool line_start = r.begin == 0 || fe_is_line_end(s, r.begin - 1);
+    for (unsigned off = r.begin; off < r.end && off < s->len;) {
+        unsigned next = fe_skip_literal(s, off);
+        if (next != off) {
+            line_start = line_start && s->text[off] == '/' && s->text[off + 1] == '*';
+            off = next;
+            continue;
+        }
+        char c = s->text[off];
+        if (c == '#' && line_start) {
+            char d[16];
+            directive_at(s, off, d);
+            bool opens = strcmp(d, "if") == 0 || strcmp(d, "ifdef") == 0 ||
+                         strcmp(d, "ifndef") == 0;
+            bool middle = strcmp(d, "else") == 0 || strncmp(d, "elif", 4) == 0;
+            if (opens && depth++ == 0)
+                first_open = off;
+            else if ((middle && depth == 0) || (strcmp(d, "endif") == 0 && depth-- == 0))
+                return off;
+        }
+        if (fe_is_line_end(s, off))
+            line_start = true;
+        else if (c != ' ' && c != '\t')
+            line_start = false;
+        off++;
+    }
+    return depth ? first_open : r.end;
 }

@@ -114,6 +114,25 @@ void fe_arena_free(void)
     }
 }
 
+fe_arena_state fe_arena_save(void)
+{
+    fe_arena_state st = {arena, arena ? arena->used : 0};
+    return st;
+}
+
+/* Chunks are a stack, newest first: the ones made since `st` go, and the
+ * chunk that was newest then gets back its old fill level. */
+void fe_arena_restore(fe_arena_state st)
+{
+    while (arena && arena != st.chunk) {
+        chunk *next = arena->next;
+        free(arena);
+        arena = next;
+    }
+    if (arena)
+        arena->used = st.used;
+}
+
 char *fe_strndup(const char *s, size_t n)
 {
     char *p = fe_alloc(n + 1);

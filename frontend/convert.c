@@ -1,0 +1,69 @@
+/*
+ * convert.c - one conversion, start to end: parse, analyze, emit.
+ *
+ * The frontend keeps its state in a few globals (the arena, the loaded
+ * files, the diagnostics' stream and count, analyze.c's current function).
+ * fe_convert sets them up, runs the pipeline, and puts them back as they
+ * were, so a process may convert any number of inputs, from files or from
+ * memory, one after the other (tests/fuzz/fuzz_agc.c does), without
+ * leaking and without one run seeing anything of the last.
+ */
+#include "fe.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The pipeline; fills res on success. */
+static int run(const fe_options *opt, fe_result *res)
+{
+    if (opt->contents && opt->contents_len >= UINT_MAX / 2) {
+        fe_diag_plain(FE_ERROR, "'%s' is too large (%zu bytes)", opt->input, opt->contents_len);
+        return 1;
+    }
+    fe_vec deps = {0};
+    fe_unit *u = fe_parse(opt, &deps);
+    if (!u)
+        return 1;
+    for (int i = 0; i < u->funcs.n; i++)
+        fe_analyze(u->funcs.items[i]);
+    if (fe_diag_errors())
+        return 1;
+    fe_out o;
+    fe_out_init(&o, u->src);
+    fe_emit_unit(u, &o);
+    const char *name = strcmp(opt->output, "-") == 0 ? "<stdout>" : opt->output;
+    size_t len;
+    char *text = fe_out_finish(&o, name, &len);
+    if (fe_diag_errors()) {
+        free(text);
+        return 1;
+    }
+    res->output = text;
+    res->output_len = len;
+    if (opt->md)
+        res->deps = fe_deps_text(opt, &deps, &res->deps_len);
+    return 0;
+}
+
+int fe_convert(const fe_options *opt, fe_result *res)
+{
+    memset(res, 0, sizeof *res);
+    fe_arena_state arena = fe_arena_save();
+    fe_diag_init(opt->diag, opt->color);
+    int status = run(opt, res);
+    if (status != 0)
+        fe_diag_summary();
+    fe_diag_done();
+    fe_source_forget_all();
+    fe_set_current_function(NULL);
+    fe_arena_restore(arena);
+    return status;
+}
+
+void fe_result_free(fe_result *res)
+{
+    free(res->output);
+    free(res->deps);
+    memset(res, 0, sizeof *res);
+}
