@@ -4,7 +4,8 @@
 #   bash scripts/build.sh demo    install what is missing, build, run the main job:
 #                                 agc converts an example, both builds run
 #   bash scripts/build.sh test    install what is missing, build, run every test
-#                                 (the normal build and the ASan+UBSan build)
+#                                 (the normal build and the ASan+UBSan build),
+#                                 then fuzz agc for AG_FUZZ_SECONDS (60)
 #   bash scripts/build.sh deps    only install what is missing
 #   bash scripts/build.sh build   only configure and build (build/)
 #
@@ -22,7 +23,7 @@ asan_dir=${build_dir}-asan
 # Debian bookworm packages the project needs (pinned stack: LLVM/clang 19).
 packages=(
   build-essential cmake make pkg-config python3
-  clang-19 libclang-19-dev llvm-19-dev llvm-19-tools
+  clang-19 libclang-19-dev llvm-19-dev llvm-19-tools libclang-rt-19-dev
   libcmocka-dev libopenblas-dev
 )
 
@@ -104,6 +105,8 @@ case "$cmd" in
     configure_and_build "$asan_dir" -DAG_SANITIZE=ON -DAG_BUILD_BENCH=OFF
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
       run_tests "$asan_dir"
+    say "fuzzing agc's conversion for ${AG_FUZZ_SECONDS:-60} s (libFuzzer, ASan+UBSan, leaks)"
+    bash tests/fuzz/build_and_run.sh "${AG_FUZZ_SECONDS:-60}" "$build_dir-fuzz"
     ;;
   *) echo "usage: bash scripts/build.sh [demo|test|deps|build]" >&2; exit 2 ;;
 esac
