@@ -1360,6 +1360,63 @@ static const char *prefix_include(void)
     return fe_format("%s/../include", exe);
 }
 
+/* Whether the identifier ending at `end` is sizeof or an alignof. */
+static bool after_type_trait(const fe_source *s, unsigned end)
+{
+    static const char *const traits[] = {"sizeof", "_Alignof", "alignof", "__alignof",
+                                         "__alignof__", NULL};
+    unsigned b = end;
+    while (b > 0 && is_ident_char(s->text[b - 1]))
+        b--;
+    for (int i = 0; traits[i]; i++)
+        if (strlen(traits[i]) == end - b && memcmp(s->text + b, traits[i], end - b) == 0)
+            return true;
+    return false;
+}
+
+/* clang 17 to 19 never finish parsing a '::' token right after a '(', or
+ * after sizeof or alignof, in C (llvm-project issue 195367; fuzzing found
+ * it). '::' is not C outside C23 attributes, so agc reports it before
+ * libclang sees it: after '(', ',' (where a macro argument may put it
+ * after a '('), sizeof and alignof, outside comments, literals and
+ * [[...]]. True when there was one. */
+static bool colon_colon(const fe_source *s)
+{
+    unsigned prev = 0; /* the last significant character, or 0 */
+    unsigned prev_end = 0; /* just past it */
+    int attr = 0;      /* [[ ]] depth */
+    for (unsigned off = 0; off < s->len;) {
+        unsigned next = fe_skip_literal(s, off);
+        if (next != off) {
+            prev = s->text[off] == '/' ? prev : '"';
+            off = next;
+            continue;
+        }
+        char c = s->text[off];
+        if (c == '\\' && off + 1 < s->len && fe_is_line_end(s, off + 1)) {
+            off += 2; /* a line splice is not a character */
+            continue;
+        }
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+            off++;
+            continue;
+        }
+        if (c == '[' && off + 1 < s->len && s->text[off + 1] == '[')
+            attr++;
+        else if (c == ']' && off + 1 < s->len && s->text[off + 1] == ']' && attr > 0)
+            attr--;
+        if (c == ':' && off + 1 < s->len && s->text[off + 1] == ':' && !attr &&
+            (prev == '(' || prev == ',' ||
+             (is_ident_char((char)prev) && after_type_trait(s, prev_end)))) {
+            fe_error(fe_range_at(off, 2), "'::' is not C; remove it");
+            return true;
+        }
+        prev = (unsigned char)c;
+        prev_end = ++off;
+    }
+    return false;
+}
+
 /* libclang's arguments: the compilation database's flags (-p), then the
  * command line's, then what agc adds. NULL after an error. */
 static const char **clang_argv(const fe_options *opt, int *argc)
@@ -1446,6 +1503,8 @@ fe_unit *fe_parse(const fe_options *opt, fe_vec *deps)
         return NULL;
     }
     fe_diag_set_main(src);
+    if (colon_colon(src))
+        return NULL;
     int argc;
     const char **argv = clang_argv(opt, &argc);
     if (!argv)
