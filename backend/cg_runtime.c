@@ -142,17 +142,7 @@ int32_t cg_rt_int_check(const void *data, int32_t dtype, int64_t n, int32_t nega
 }
 #undef ANY
 
-uint64_t cg_rt_ipow(uint64_t base, uint64_t exp)
-{
-    uint64_t result = 1;
-    while (exp) {
-        if (exp & 1)
-            result *= base;
-        base *= base;
-        exp >>= 1;
-    }
-    return result;
-}
+uint64_t cg_rt_ipow(uint64_t base, uint64_t exp) { return rt_wrapping_pow(base, exp); }
 
 #define SYM(f) {#f, (void (*)(void))f}
 const cg_rt_symbol cg_rt_symbols[] = {

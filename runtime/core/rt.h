@@ -29,6 +29,22 @@ bool rt_is_float(ag_dtype dt);   /* f32, f64, bf16 */
 bool rt_is_int(ag_dtype dt);     /* i32, i64 */
 bool rt_is_numeric(ag_dtype dt); /* float or int */
 bool rt_dtype_from_name(const char *name, ag_dtype *out);
+/* a^b for b >= 0, modulo 2^64, by repeated squaring. The low bits of a
+ * product depend only on the low bits of its factors, so narrowing the
+ * result gives the wrapping power of narrower integers too. Shared by the
+ * pow kernel and the JIT so both wrap identically. */
+static inline uint64_t rt_wrapping_pow(uint64_t base, uint64_t exp)
+{
+    uint64_t result = 1;
+    while (exp) {
+        if (exp & 1)
+            result *= base;
+        base *= base;
+        exp >>= 1;
+    }
+    return result;
+}
+
 /* A double rounded once (to nearest even) to bfloat16. */
 uint16_t rt_f64_to_bf16(double d);
 

@@ -29,21 +29,6 @@
 
 static inline float bf(uint16_t x) { return ag_bf16_to_f32(x); }
 
-/* a^b for b >= 0, modulo 2^64, by repeated squaring. Callers narrow the
- * result: the low bits of a product depend only on the low bits of its
- * factors, so this is also the wrapping power for 32-bit integers. */
-static uint64_t wrapping_pow(uint64_t base, uint64_t exp)
-{
-    uint64_t result = 1;
-    while (exp) {
-        if (exp & 1)
-            result *= base;
-        base *= base;
-        exp >>= 1;
-    }
-    return result;
-}
-
 /*
  * Integer arithmetic for a signed type T whose unsigned twin is U.
  *  - add/sub/mul wrap: computed in U, converted back (two's complement).
@@ -79,7 +64,7 @@ static uint64_t wrapping_pow(uint64_t base, uint64_t exp)
         /* The floored remainder takes the divisor's sign. */                 \
         return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;                    \
     }                                                                         \
-    static inline T pow_##S(T a, T b) { return (T)(U)wrapping_pow((U)a, (uint64_t)b); } \
+    static inline T pow_##S(T a, T b) { return (T)(U)rt_wrapping_pow((U)a, (uint64_t)b); } \
     static inline T maximum_##S(T a, T b) { return a > b ? a : b; }           \
     static inline T minimum_##S(T a, T b) { return a < b ? a : b; }           \
     static inline T neg_##S(T x) { return sub_##S(0, x); }                    \
