@@ -57,4 +57,42 @@ cg_executor cg_executor_selected(void);
  * (in jit-strict mode a compile failure is also reported, at loc). */
 cg_code *cg_compile_for_executor(const ir_function *fn, ag_loc loc);
 
+/* -------------------------------------------- ahead of time (cg_aot.c) */
+
+/* A target: NULL or empty fields mean the host's (--target-triple, --cpu). */
+typedef struct cg_target {
+    const char *triple, *cpu, *features;
+} cg_target;
+
+/* A parameter of the C function: a tensor (or tensor array), or a C
+ * scalar of `bits` bits (1 for bool; 32 or 64 for floating point). */
+typedef struct cg_aot_param {
+    const char *name;
+    ag_arg_kind kind;
+    int bits;
+    bool is_signed;
+} cg_aot_param;
+
+/* One function to compile ahead of time. */
+typedef struct cg_aot_function {
+    const char *name;      /* the C function the object defines */
+    const char *file;      /* where the user defined it */
+    int line;
+    const char *signature; /* what it is compiled for */
+    const char *graph_text; /* the optimized graph, text form ... */
+    const ir_function *graph; /* ... and as parsed from that text */
+    int n_params;
+    const cg_aot_param *params;
+    int n_outputs;
+    bool returns_struct; /* the outputs are the fields of a struct */
+} cg_aot_function;
+
+typedef enum cg_output { CG_OUTPUT_OBJECT, CG_OUTPUT_ASM, CG_OUTPUT_LLVM } cg_output;
+
+/* Compiles fns into one module for target (runtime/aot/aot.h describes
+ * what it holds) and returns it as an object file, assembly or LLVM IR
+ * text in *out (malloc'ed, *len bytes). False with a message in err. */
+bool cg_aot_compile(const cg_aot_function *fns, int n, const cg_target *target, cg_output kind,
+                    char **out, size_t *len, char *err, size_t errlen);
+
 #endif /* CG_H */

@@ -19,15 +19,14 @@
 #include "cg.h"
 
 #include "cg_runtime.h"
+#include "cg_target.h"
 #include "lower.h"
 
-#include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
-#include <llvm-c/Transforms/PassBuilder.h>
 
 #include <math.h>
 #include <pthread.h>
@@ -50,7 +49,6 @@ static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t jit_lock = PTHREAD_MUTEX_INITIALIZER;
 static LLVMOrcLLJITRef jit;
 static char jit_error[256];
-static char *host_triple, *host_cpu, *host_features;
 static atomic_int code_counter;
 
 static bool take_error(LLVMErrorRef e, const char *what, char *buf, size_t n)
@@ -95,9 +93,6 @@ static void jit_init(void)
         snprintf(jit_error, sizeof jit_error, "LLVM has no native target for this host");
         return;
     }
-    host_triple = LLVMGetDefaultTargetTriple();
-    host_cpu = LLVMGetHostCPUName();
-    host_features = LLVMGetHostCPUFeatures();
 
     LLVMOrcJITTargetMachineBuilderRef jtmb;
     if (!take_error(LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb), "detecting the host",
@@ -139,44 +134,14 @@ static bool jit_ready(char *err, size_t errlen)
 
 /* --------------------------------------------------------- optimizing */
 
-static LLVMTargetMachineRef host_machine(char *err, size_t errlen)
-{
-    LLVMTargetRef target;
-    char *msg = NULL;
-    if (LLVMGetTargetFromTriple(host_triple, &target, &msg)) {
-        snprintf(err, errlen, "no LLVM target for %s: %s", host_triple, msg ? msg : "");
-        LLVMDisposeMessage(msg);
-        return NULL;
-    }
-    return LLVMCreateTargetMachine(target, host_triple, host_cpu, host_features,
-                                   LLVMCodeGenLevelDefault, LLVMRelocDefault,
-                                   LLVMCodeModelJITDefault);
-}
-
-/* Verifies the module, then runs LLVM's O2 pipeline for the host. */
+/* LLVM's O2 pipeline with a target machine for the host CPU, so that
+ * loops vectorize with its vector width (cg_target.c). */
 static bool optimize(LLVMModuleRef mod, char *err, size_t errlen)
 {
-    char *msg = NULL;
-    if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
-        snprintf(err, errlen, "internal error: invalid LLVM IR was generated: %.300s", msg);
-        LLVMDisposeMessage(msg);
-        return false;
-    }
-    LLVMDisposeMessage(msg);
-    LLVMTargetMachineRef tm = host_machine(err, errlen);
+    LLVMTargetMachineRef tm = cg_target_machine(NULL, false, err, errlen);
     if (!tm)
         return false;
-    LLVMSetTarget(mod, host_triple);
-    LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
-    LLVMSetModuleDataLayout(mod, layout);
-    LLVMDisposeTargetData(layout);
-    LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
-    LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
-    LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
-    LLVMPassBuilderOptionsSetLoopUnrolling(opts, 1);
-    LLVMPassBuilderOptionsSetLoopInterleaving(opts, 1);
-    bool ok = take_error(LLVMRunPasses(mod, "default<O2>", tm, opts), "optimizing", err, errlen);
-    LLVMDisposePassBuilderOptions(opts);
+    bool ok = cg_optimize(mod, tm, err, errlen);
     LLVMDisposeTargetMachine(tm);
     return ok;
 }

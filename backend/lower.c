@@ -63,6 +63,35 @@ LLVMValueRef cg_ptr_const(cg_lower *L, const void *p)
                              L->t_ptr);
 }
 
+LLVMValueRef cg_node_ref(cg_lower *L, const ir_node *n)
+{
+    if (!L->node_table)
+        return cg_ptr_const(L, n); /* the graph outlives the JIT's code */
+    LLVMValueRef idx[2] = {cg_i64(L, 0), cg_i64(L, n->id)};
+    LLVMTypeRef t = LLVMGlobalGetValueType(L->node_table);
+    LLVMValueRef at = LLVMBuildInBoundsGEP2(L->b, t, L->node_table, idx, 2, "");
+    LLVMValueRef node = LLVMBuildLoad2(L->b, L->t_ptr, at, "node");
+    LLVMSetMetadata(node, LLVMGetMDKindIDInContext(L->ctx, "invariant.load", 14),
+                    LLVMMetadataAsValue(L->ctx, LLVMMDNodeInContext2(L->ctx, NULL, 0)));
+    return node;
+}
+
+/* A literal's data: its address in the graph's arena for the JIT, a
+ * constant of the module ahead of time. */
+static LLVMValueRef literal_data(cg_lower *L, const rt_value *lit)
+{
+    if (!L->node_table)
+        return cg_ptr_const(L, lit->data);
+    size_t bytes = (size_t)lit->numel * rt_dtype_size(lit->dtype);
+    LLVMValueRef init = LLVMConstStringInContext2(L->ctx, lit->data, bytes, 1);
+    LLVMValueRef g = LLVMAddGlobal(L->mod, LLVMTypeOf(init), "literal");
+    LLVMSetInitializer(g, init);
+    LLVMSetGlobalConstant(g, 1);
+    LLVMSetLinkage(g, LLVMPrivateLinkage);
+    LLVMSetAlignment(g, 64);
+    return g;
+}
+
 LLVMValueRef cg_call(cg_lower *L, cg_fn *f, LLVMValueRef *args, unsigned n, const char *name)
 {
     return LLVMBuildCall2(L->b, f->type, f->value, args, n, name);
@@ -255,7 +284,7 @@ void cg_check_or_fail(cg_lower *L, LLVMValueRef bad, const ir_node *n)
     LLVMPositionBuilderAtEnd(L->b, err);
     LLVMValueRef tmps[n->n_in + 1];
     box_operands(L, n, true, tmps);
-    LLVMValueRef args[2] = {cg_ptr_const(L, n), L->in_array};
+    LLVMValueRef args[2] = {cg_node_ref(L, n), L->in_array};
     cg_call(L, &L->h.fail, args, 2, "");
     LLVMBuildBr(L->b, L->fail_bb);
     LLVMPositionBuilderAtEnd(L->b, ok);
@@ -369,7 +398,7 @@ static void emit_fallback(cg_lower *L, const ir_node *n)
     cg_info *ni = cg_info_of(L, n);
     LLVMValueRef tmps[n->n_in + 1];
     box_operands(L, n, false, tmps);
-    LLVMValueRef args[2] = {cg_ptr_const(L, n), L->in_array};
+    LLVMValueRef args[2] = {cg_node_ref(L, n), L->in_array};
     /* native consumers rely on the static type: the runtime checks it */
     cg_fn *apply = ni->check_type ? &L->h.apply_typed : &L->h.apply;
     LLVMValueRef r = cg_call(L, apply, args, 2, rt_ops[n->opcode].name);
@@ -399,7 +428,7 @@ static void emit_const(cg_lower *L, const ir_node *n)
     if (ni->repr == CG_NAT)
         ni->nat = cg_opaque_if_const(L, cg_const_elem(L, n->type.dtype, lit->data, 0));
     else
-        ni->data = cg_ptr_const(L, lit->data); /* the arena outlives the code */
+        ni->data = literal_data(L, lit);
 }
 
 /* A region's params take the values they stand for; data pointers and
@@ -757,8 +786,16 @@ static void emit_function(cg_lower *L, const char *sym)
     LLVMBuildBr(L->b, start);
 }
 
-LLVMModuleRef cg_lower_function(const ir_function *fn, LLVMContextRef ctx, const char *sym,
-                                char *err, size_t errlen)
+static void make_node_table(cg_lower *L, const char *name)
+{
+    LLVMTypeRef t = LLVMArrayType2(L->t_ptr, (uint64_t)(L->fn->next_id ? L->fn->next_id : 1));
+    L->node_table = LLVMAddGlobal(L->mod, t, name);
+    LLVMSetInitializer(L->node_table, LLVMConstNull(t));
+    LLVMSetLinkage(L->node_table, LLVMInternalLinkage);
+}
+
+static LLVMModuleRef lower(const ir_function *fn, LLVMContextRef ctx, const char *sym,
+                           const char *node_table, char *err, size_t errlen)
 {
     cg_lower L = {.fn = fn, .err = err, .errlen = errlen, .ctx = ctx};
     if (errlen)
@@ -766,6 +803,8 @@ LLVMModuleRef cg_lower_function(const ir_function *fn, LLVMContextRef ctx, const
     init_types(&L);
     L.mod = LLVMModuleCreateWithNameInContext(fn->name ? fn->name : "agc", ctx);
     L.b = LLVMCreateBuilderInContext(ctx);
+    if (node_table)
+        make_node_table(&L, node_table);
     declare_helpers(&L);
     if (cg_plan(&L))
         emit_function(&L, sym);
@@ -780,4 +819,16 @@ LLVMModuleRef cg_lower_function(const ir_function *fn, LLVMContextRef ctx, const
         return NULL;
     }
     return L.mod;
+}
+
+LLVMModuleRef cg_lower_function(const ir_function *fn, LLVMContextRef ctx, const char *sym,
+                                char *err, size_t errlen)
+{
+    return lower(fn, ctx, sym, NULL, err, errlen);
+}
+
+LLVMModuleRef cg_lower_function_aot(const ir_function *fn, LLVMContextRef ctx, const char *sym,
+                                    const char *node_table, char *err, size_t errlen)
+{
+    return lower(fn, ctx, sym, node_table, err, errlen);
 }

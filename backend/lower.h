@@ -127,6 +127,12 @@ typedef struct cg_lower {
     cg_helpers h;
     struct cg_free_buf *free_bufs; /* dead frame buffers, for reuse */
     uint64_t frame_bytes;          /* frame buffers made so far */
+
+    /* Ahead of time (cg_aot.c) the code cannot hold addresses of this
+     * process: nodes are read from node_table (filled by the runtime when
+     * it loads the graph's text) and literals are constants of the module.
+     * NULL for the JIT. */
+    LLVMValueRef node_table;
 } cg_lower;
 
 /* Lowers fn to a module holding one function, `sym`:
@@ -134,6 +140,13 @@ typedef struct cg_lower {
  * NULL with a message in err when fn uses something not supported. */
 LLVMModuleRef cg_lower_function(const ir_function *fn, LLVMContextRef ctx, const char *sym,
                                 char *err, size_t errlen);
+
+/* The same for code compiled ahead of time: node references go through
+ * `node_table`, a global [ir_function_num_ids(fn) x ptr] this defines
+ * (internal, zeroed), which the runtime fills from the graph it parses
+ * before the first call (runtime/aot). */
+LLVMModuleRef cg_lower_function_aot(const ir_function *fn, LLVMContextRef ctx, const char *sym,
+                                    const char *node_table, char *err, size_t errlen);
 
 bool cg_fail(cg_lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static inline cg_info *cg_info_of(cg_lower *L, const ir_node *n) { return &L->info[n->id]; }
@@ -182,6 +195,9 @@ LLVMValueRef cg_call(cg_lower *L, cg_fn *f, LLVMValueRef *args, unsigned n, cons
 LLVMValueRef cg_i32(cg_lower *L, int64_t v);
 LLVMValueRef cg_i64(cg_lower *L, int64_t v);
 LLVMValueRef cg_ptr_const(cg_lower *L, const void *p);
+/* A pointer to node n, for the runtime helpers (an address, or a load
+ * from the node table ahead of time). */
+LLVMValueRef cg_node_ref(cg_lower *L, const ir_node *n);
 /* A private constant i64 array holding dims[0..rank). */
 LLVMValueRef cg_dims_global(cg_lower *L, int rank, const int64_t *dims);
 /* The node's value as a register scalar (loads a boxed scalar). */

@@ -275,7 +275,9 @@ static bool verify_traced(const ag_function_desc *d, ir_function *fn)
     return false;
 }
 
-static ag_concrete_function *trace_concrete(fn_entry *e, const arg_key *keys)
+/* Traces the graph of e for keys, verified but not optimized; NULL after
+ * reporting an error. */
+static ir_function *trace_graph(const fn_entry *e, const arg_key *keys, bool first)
 {
     const ag_function_desc *d = e->desc;
     ag_loc at = {d->file, d->line};
@@ -285,23 +287,36 @@ static ag_concrete_function *trace_concrete(fn_entry *e, const arg_key *keys)
     ir_function *fn = ir_function_new(d->name);
     uint64_t errors = rt_error_count();
     ir_trace *t = ir_trace_begin(fn);
-    ir_trace_set_first(t, e->trace_count == 0);
+    ir_trace_set_first(t, first);
     ag_scope_push();
     trace_args(t, e, keys, args);
     d->trace(args, outs);
     ir_trace_set_outputs(t, d->n_outputs, outs, at);
     ag_scope_pop();
     bool ok = ir_trace_end(t) && rt_error_count() == errors && verify_traced(d, fn);
-    ok = ok && pass_run_default(fn); /* the optimization pipeline (passes/pass.h) */
-#ifndef NDEBUG
-    ok = ok && verify_traced(d, fn);
-#endif
     free(args);
     free(outs);
     if (!ok) {
         ir_function_free(fn);
         return NULL;
     }
+    return fn;
+}
+
+static ag_concrete_function *trace_concrete(fn_entry *e, const arg_key *keys)
+{
+    const ag_function_desc *d = e->desc;
+    ag_loc at = {d->file, d->line};
+    ir_function *fn = trace_graph(e, keys, e->trace_count == 0);
+    bool ok = fn && pass_run_default(fn); /* the optimization pipeline (passes/pass.h) */
+#ifndef NDEBUG
+    ok = ok && verify_traced(d, fn);
+#endif
+    if (!ok) {
+        ir_function_free(fn);
+        return NULL;
+    }
+    size_t np = (size_t)(d->n_params ? d->n_params : 1);
     ag_concrete_function *cf = rt_xcalloc(1, sizeof *cf);
     cf->entry = e;
     cf->keys = rt_xmalloc(np * sizeof *cf->keys);
@@ -552,6 +567,33 @@ ag_concrete_function *ag_get_concrete_function_at(ag_loc loc, const char *name,
     }
     free(keys);
     return cf;
+}
+
+ir_function *fn_trace_spec(ag_loc loc, const char *name, const char *spec_text,
+                           const ag_function_desc **desc)
+{
+    fn_entry *e = name ? entry_named(name) : NULL;
+    char err[256];
+    fn_spec spec;
+    if (!e) {
+        rt_report(loc, "no AG_FUNCTION named '%s' is known", name ? name : "(null)");
+        return NULL;
+    }
+    if (!fn_parse_spec(spec_text, &spec, err, sizeof err)) {
+        rt_report(loc, "bad signature \"%s\" for '%s': %s", spec_text, name, err);
+        return NULL;
+    }
+    if (desc)
+        *desc = e->desc;
+    arg_key *keys = rt_xcalloc((size_t)(e->desc->n_params + 1), sizeof *keys);
+    ir_function *fn = NULL;
+    if (keys_from_spec(e, loc, &spec, keys)) {
+        pthread_mutex_lock(&e->lock);
+        fn = trace_graph(e, keys, true);
+        pthread_mutex_unlock(&e->lock);
+    }
+    free(keys);
+    return fn;
 }
 
 void ag_concrete_print_graph(const ag_concrete_function *cf, FILE *out)

@@ -511,6 +511,17 @@ void ag_concrete_print_graph(const ag_concrete_function *cf, FILE *out);
 int ag_concrete_num_nodes(const ag_concrete_function *cf);
 void ag_run_functions_eagerly(bool on); /* also: AG_RUN_FUNCTIONS_EAGERLY=1 */
 
+/* ------------------------------------------------ ahead-of-time functions */
+
+/* `agc --emit=obj` compiles AG_FUNCTIONs into an object file whose C
+ * functions have the user's prototypes (docs/agc.md). They call this:
+ * tensors[i] holds tensor parameter i, scalars[i] C scalar parameter i
+ * (integers as int64_t, floating point as the bits of a double). Programs
+ * do not call it themselves. */
+typedef struct ag_aot_function ag_aot_function;
+bool ag_aot_call(ag_aot_function *fn, const ag_tensor *tensors, const int64_t *scalars,
+                 ag_tensor *outputs);
+
 /* ---------------------------------------------------------------- memory */
 
 void ag_scope_push(void);

@@ -1,0 +1,368 @@
+/*
+ * cg_aot.c - ahead-of-time compilation: graphs into an object file.
+ *
+ * Each function is lowered as for the JIT (lower.c) but in its
+ * relocatable form, then given what runtime/aot/aot.h describes: its
+ * graph text, a descriptor, and the C function with the user's prototype.
+ * The functions' modules are linked into one, optimized for the target,
+ * and written as an object file, assembly, or LLVM IR.
+ *
+ * The C function is written here in LLVM IR, so it follows the C calling
+ * convention of the target by hand: how a C compiler passes ag_tensor (a
+ * struct of two uint32_t), C scalars, and a struct of tensors. That is
+ * done for the two 64-bit targets agc supports, x86-64 (System V) and
+ * AArch64 (AAPCS64), which agree on everything used here except how a
+ * 16-byte struct is returned.
+ */
+#include "cg.h"
+
+#include "cg_target.h"
+#include "lower.h"
+
+#include "aot.h"
+
+#include <llvm-c/Linker.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum abi { ABI_X86_64, ABI_AARCH64 } abi;
+
+/* What building one module needs. */
+typedef struct aot {
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    abi abi;
+    LLVMTypeRef t_i1, t_i32, t_i64, t_f64, t_ptr, t_void;
+    char *err;
+    size_t errlen;
+} aot;
+
+/* ---------------------------------------------------------- constants */
+
+static LLVMValueRef const_global(aot *A, LLVMValueRef init, const char *name)
+{
+    LLVMValueRef g = LLVMAddGlobal(A->mod, LLVMTypeOf(init), name);
+    LLVMSetInitializer(g, init);
+    LLVMSetGlobalConstant(g, 1);
+    LLVMSetLinkage(g, LLVMPrivateLinkage);
+    LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+    return g;
+}
+
+static LLVMValueRef string(aot *A, const char *s, const char *name)
+{
+    return const_global(A, LLVMConstStringInContext2(A->ctx, s, strlen(s), 0), name);
+}
+
+static LLVMValueRef i64c(aot *A, int64_t v) { return LLVMConstInt(A->t_i64, (unsigned long long)v, 1); }
+
+/* -------------------------------------------------------- descriptor */
+
+/* The parameter names and kinds, as the descriptor points at them. */
+static void param_tables(aot *A, const cg_aot_function *f, LLVMValueRef *names,
+                         LLVMValueRef *kinds)
+{
+    int n = f->n_params ? f->n_params : 1;
+    LLVMValueRef *nv = rt_xcalloc((size_t)n, sizeof *nv);
+    LLVMValueRef *kv = rt_xcalloc((size_t)n, sizeof *kv);
+    for (int i = 0; i < n; i++) {
+        nv[i] = i < f->n_params ? string(A, f->params[i].name, "param.name")
+                                : LLVMConstNull(A->t_ptr);
+        kv[i] = i64c(A, i < f->n_params ? f->params[i].kind : 0);
+    }
+    *names = const_global(A, LLVMConstArray2(A->t_ptr, nv, (uint64_t)n), "param.names");
+    *kinds = const_global(A, LLVMConstArray2(A->t_i64, kv, (uint64_t)n), "param.kinds");
+    free(nv);
+    free(kv);
+}
+
+/* struct ag_aot_function (aot.h): every field 8 bytes, in its order. */
+static LLVMValueRef descriptor(aot *A, const cg_aot_function *f, LLVMValueRef entry,
+                               LLVMValueRef table, int n_nodes)
+{
+    LLVMValueRef names, kinds;
+    param_tables(A, f, &names, &kinds);
+    LLVMValueRef fields[] = {
+        i64c(A, AG_AOT_ABI_VERSION),
+        string(A, f->name, "name"),
+        string(A, f->file, "file"),
+        i64c(A, f->line),
+        string(A, f->signature, "signature"),
+        string(A, f->graph_text, "graph"),
+        i64c(A, f->n_params),
+        names,
+        kinds,
+        i64c(A, f->n_outputs),
+        entry,
+        table,
+        i64c(A, n_nodes),
+        LLVMConstNull(A->t_ptr),
+    };
+    unsigned n = (unsigned)(sizeof fields / sizeof *fields);
+    LLVMValueRef init = LLVMConstStructInContext(A->ctx, fields, n, 0);
+    char name[160];
+    snprintf(name, sizeof name, "agc_aot_%s", f->name);
+    LLVMValueRef g = LLVMAddGlobal(A->mod, LLVMTypeOf(init), name);
+    LLVMSetInitializer(g, init);
+    LLVMSetLinkage(g, LLVMInternalLinkage); /* written by the runtime: not constant */
+    LLVMSetAlignment(g, 8);
+    return g;
+}
+
+/* ----------------------------------------------------- the C function */
+
+static void add_attr(aot *A, LLVMValueRef fn, unsigned index, const char *name)
+{
+    unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+    LLVMAddAttributeAtIndex(fn, index, LLVMCreateEnumAttribute(A->ctx, kind, 0));
+}
+
+static LLVMTypeRef scalar_type(aot *A, const cg_aot_param *p)
+{
+    if (p->kind == AG_ARG_FLOAT)
+        return p->bits == 32 ? LLVMFloatTypeInContext(A->ctx) : A->t_f64;
+    return LLVMIntTypeInContext(A->ctx, (unsigned)p->bits);
+}
+
+/* How the C function returns its tensors: nothing, one i64 (one tensor,
+ * or a struct of one), a pair in registers, or through memory (sret). */
+typedef enum ret_kind { RET_VOID, RET_ONE, RET_PAIR, RET_MEMORY } ret_kind;
+
+static ret_kind return_kind(const cg_aot_function *f)
+{
+    return f->n_outputs == 0 ? RET_VOID
+           : f->n_outputs == 1 ? RET_ONE
+           : f->n_outputs == 2 ? RET_PAIR
+                               : RET_MEMORY;
+}
+
+/* x86-64 returns a 16-byte struct in rax:rdx ({i64, i64}); AArch64 in
+ * x0:x1 ([2 x i64]). */
+static LLVMTypeRef pair_type(aot *A)
+{
+    if (A->abi == ABI_X86_64)
+        return LLVMStructTypeInContext(A->ctx, (LLVMTypeRef[]){A->t_i64, A->t_i64}, 2, 0);
+    return LLVMArrayType2(A->t_i64, 2);
+}
+
+static LLVMValueRef declare_c_function(aot *A, const cg_aot_function *f, ret_kind rk)
+{
+    int n = f->n_params + (rk == RET_MEMORY);
+    LLVMTypeRef *pt = rt_xcalloc((size_t)n + 1, sizeof *pt);
+    int k = 0;
+    if (rk == RET_MEMORY)
+        pt[k++] = A->t_ptr;
+    for (int i = 0; i < f->n_params; i++) {
+        const cg_aot_param *p = &f->params[i];
+        bool scalar = p->kind == AG_ARG_INT || p->kind == AG_ARG_FLOAT;
+        pt[k++] = scalar ? scalar_type(A, p) : A->t_i64; /* ag_tensor: 8 bytes, INTEGER */
+    }
+    LLVMTypeRef ret = rk == RET_VOID || rk == RET_MEMORY ? A->t_void
+                      : rk == RET_ONE                   ? A->t_i64
+                                                        : pair_type(A);
+    LLVMValueRef fn = LLVMAddFunction(A->mod, f->name, LLVMFunctionType(ret, pt, (unsigned)n, 0));
+    free(pt);
+    add_attr(A, fn, LLVMAttributeFunctionIndex, "nounwind");
+    if (rk == RET_MEMORY) {
+        unsigned kind = LLVMGetEnumAttributeKindForName("sret", 4);
+        LLVMTypeRef st = LLVMArrayType2(A->t_i64, (uint64_t)f->n_outputs);
+        LLVMAddAttributeAtIndex(fn, 1, LLVMCreateTypeAttribute(A->ctx, kind, st));
+    }
+    /* narrow integers are extended by the caller (both ABIs) */
+    for (int i = 0; i < f->n_params; i++) {
+        const cg_aot_param *p = &f->params[i];
+        if (p->kind == AG_ARG_INT && p->bits < 32)
+            add_attr(A, fn, (unsigned)(i + 1 + (rk == RET_MEMORY)),
+                     p->is_signed && p->bits > 1 ? "signext" : "zeroext");
+    }
+    return fn;
+}
+
+/* A parameter as the int64_t slot ag_aot_call reads. */
+static LLVMValueRef scalar_bits(aot *A, const cg_aot_param *p, LLVMValueRef v)
+{
+    if (p->kind == AG_ARG_FLOAT) {
+        if (p->bits == 32)
+            v = LLVMBuildFPExt(A->b, v, A->t_f64, "");
+        return LLVMBuildBitCast(A->b, v, A->t_i64, "");
+    }
+    if (p->bits == 64)
+        return v;
+    return p->is_signed && p->bits > 1 ? LLVMBuildSExt(A->b, v, A->t_i64, "")
+                                       : LLVMBuildZExt(A->b, v, A->t_i64, "");
+}
+
+static LLVMValueRef slot(aot *A, LLVMValueRef array, int n, int i)
+{
+    LLVMValueRef idx[2] = {i64c(A, 0), i64c(A, i)};
+    return LLVMBuildInBoundsGEP2(A->b, LLVMArrayType2(A->t_i64, (uint64_t)n), array, idx, 2, "");
+}
+
+static void emit_return(aot *A, const cg_aot_function *f, ret_kind rk, LLVMValueRef fn,
+                        LLVMValueRef outs, int n_out)
+{
+    if (rk == RET_VOID) {
+        LLVMBuildRetVoid(A->b);
+    } else if (rk == RET_ONE) {
+        LLVMBuildRet(A->b, LLVMBuildLoad2(A->b, A->t_i64, slot(A, outs, n_out, 0), "out"));
+    } else if (rk == RET_PAIR) {
+        LLVMValueRef r = LLVMGetUndef(pair_type(A));
+        for (int i = 0; i < 2; i++)
+            r = LLVMBuildInsertValue(
+                A->b, r, LLVMBuildLoad2(A->b, A->t_i64, slot(A, outs, n_out, i), "out"),
+                (unsigned)i, "");
+        LLVMBuildRet(A->b, r);
+    } else {
+        LLVMBuildMemCpy(A->b, LLVMGetParam(fn, 0), 4, outs, 8,
+                        i64c(A, 8 * (int64_t)f->n_outputs));
+        LLVMBuildRetVoid(A->b);
+    }
+}
+
+/* The C function: packs its arguments for ag_aot_call, returns the
+ * outputs the C way. */
+static void c_function(aot *A, const cg_aot_function *f, LLVMValueRef desc)
+{
+    ret_kind rk = return_kind(f);
+    LLVMValueRef fn = declare_c_function(A, f, rk);
+    LLVMPositionBuilderAtEnd(A->b, LLVMAppendBasicBlockInContext(A->ctx, fn, "entry"));
+    int n = f->n_params ? f->n_params : 1, n_out = f->n_outputs ? f->n_outputs : 1;
+    LLVMValueRef tensors = LLVMBuildAlloca(A->b, LLVMArrayType2(A->t_i64, (uint64_t)n), "tensors");
+    LLVMValueRef scalars = LLVMBuildAlloca(A->b, LLVMArrayType2(A->t_i64, (uint64_t)n), "scalars");
+    LLVMValueRef outs = LLVMBuildAlloca(A->b, LLVMArrayType2(A->t_i64, (uint64_t)n_out), "outs");
+    for (int i = 0; i < f->n_params; i++) {
+        const cg_aot_param *p = &f->params[i];
+        LLVMValueRef v = LLVMGetParam(fn, (unsigned)(i + (rk == RET_MEMORY)));
+        LLVMSetValueName2(v, p->name, strlen(p->name));
+        bool scalar = p->kind == AG_ARG_INT || p->kind == AG_ARG_FLOAT;
+        LLVMBuildStore(A->b, scalar ? scalar_bits(A, p, v) : v,
+                       slot(A, scalar ? scalars : tensors, n, i));
+    }
+    LLVMTypeRef pt[4] = {A->t_ptr, A->t_ptr, A->t_ptr, A->t_ptr};
+    LLVMTypeRef call_t = LLVMFunctionType(A->t_i1, pt, 4, 0);
+    LLVMValueRef callee = LLVMGetNamedFunction(A->mod, "ag_aot_call");
+    if (!callee) {
+        callee = LLVMAddFunction(A->mod, "ag_aot_call", call_t);
+        add_attr(A, callee, LLVMAttributeReturnIndex, "zeroext");
+    }
+    LLVMValueRef args[4] = {desc, tensors, scalars, outs};
+    LLVMBuildCall2(A->b, call_t, callee, args, 4, "");
+    emit_return(A, f, rk, fn, outs, n_out);
+}
+
+/* ------------------------------------------------------------ modules */
+
+/* One function's module: its code, node table, descriptor, C function. */
+static LLVMModuleRef function_module(aot *A, const cg_aot_function *f)
+{
+    char entry[160], table[160];
+    snprintf(entry, sizeof entry, "agc_%s_graph", f->name);
+    snprintf(table, sizeof table, "agc_%s_nodes", f->name);
+    char err[512];
+    LLVMModuleRef mod = cg_lower_function_aot(f->graph, A->ctx, entry, table, err, sizeof err);
+    if (!mod) {
+        snprintf(A->err, A->errlen, "'%s' cannot be compiled: %s", f->name, err);
+        return NULL;
+    }
+    A->mod = mod;
+    LLVMValueRef code = LLVMGetNamedFunction(mod, entry);
+    LLVMSetLinkage(code, LLVMInternalLinkage);
+    LLVMValueRef nodes = LLVMGetNamedGlobal(mod, table);
+    int n_nodes = (int)LLVMGetArrayLength2(LLVMGlobalGetValueType(nodes));
+    c_function(A, f, descriptor(A, f, code, nodes, n_nodes));
+    return mod;
+}
+
+static bool pick_abi(aot *A, LLVMTargetMachineRef tm)
+{
+    char *triple = LLVMGetTargetMachineTriple(tm);
+    bool ok = true;
+    if (strncmp(triple, "x86_64", 6) == 0)
+        A->abi = ABI_X86_64;
+    else if (strncmp(triple, "aarch64", 7) == 0 || strncmp(triple, "arm64", 5) == 0)
+        A->abi = ABI_AARCH64;
+    else
+        ok = false;
+    if (!ok)
+        snprintf(A->err, A->errlen, "ahead-of-time objects can be made for x86_64 and aarch64 "
+                                    "targets; '%s' is neither", triple);
+    LLVMDisposeMessage(triple);
+    return ok;
+}
+
+static void init_types(aot *A)
+{
+    A->t_i1 = LLVMInt1TypeInContext(A->ctx);
+    A->t_i32 = LLVMInt32TypeInContext(A->ctx);
+    A->t_i64 = LLVMInt64TypeInContext(A->ctx);
+    A->t_f64 = LLVMDoubleTypeInContext(A->ctx);
+    A->t_ptr = LLVMPointerTypeInContext(A->ctx, 0);
+    A->t_void = LLVMVoidTypeInContext(A->ctx);
+}
+
+/* Every function's module linked into one; NULL after an error. */
+static LLVMModuleRef build(aot *A, const cg_aot_function *fns, int n, const char *name)
+{
+    LLVMModuleRef all = LLVMModuleCreateWithNameInContext(name, A->ctx);
+    for (int i = 0; i < n; i++) {
+        LLVMModuleRef m = function_module(A, &fns[i]);
+        if (!m || LLVMLinkModules2(all, m)) { /* linking consumes m */
+            if (m)
+                snprintf(A->err, A->errlen, "internal error: linking '%s' failed", fns[i].name);
+            LLVMDisposeModule(all);
+            return NULL;
+        }
+    }
+    return all;
+}
+
+static bool emit(aot *A, LLVMModuleRef mod, LLVMTargetMachineRef tm, cg_output kind, char **out,
+                 size_t *len)
+{
+    if (kind == CG_OUTPUT_LLVM) {
+        char *text = LLVMPrintModuleToString(mod);
+        *len = strlen(text);
+        *out = rt_xmalloc(*len + 1);
+        memcpy(*out, text, *len + 1);
+        LLVMDisposeMessage(text);
+        return true;
+    }
+    LLVMMemoryBufferRef buf;
+    char *msg = NULL;
+    LLVMCodeGenFileType ft = kind == CG_OUTPUT_ASM ? LLVMAssemblyFile : LLVMObjectFile;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, ft, &msg, &buf)) {
+        snprintf(A->err, A->errlen, "LLVM cannot write the %s: %s",
+                 kind == CG_OUTPUT_ASM ? "assembly" : "object file", msg ? msg : "");
+        LLVMDisposeMessage(msg);
+        return false;
+    }
+    *len = LLVMGetBufferSize(buf);
+    *out = rt_xmalloc(*len + 1);
+    memcpy(*out, LLVMGetBufferStart(buf), *len);
+    (*out)[*len] = '\0';
+    LLVMDisposeMemoryBuffer(buf);
+    return true;
+}
+
+bool cg_aot_compile(const cg_aot_function *fns, int n, const cg_target *target, cg_output kind,
+                    char **out, size_t *len, char *err, size_t errlen)
+{
+    aot A = {.ctx = LLVMContextCreate(), .err = err, .errlen = errlen};
+    init_types(&A);
+    A.b = LLVMCreateBuilderInContext(A.ctx);
+    *out = NULL;
+    *len = 0;
+    LLVMTargetMachineRef tm = cg_target_machine(target, true, err, errlen);
+    LLVMModuleRef mod = NULL;
+    bool ok = tm && pick_abi(&A, tm) && (mod = build(&A, fns, n, fns[0].file)) &&
+              cg_optimize(mod, tm, err, errlen) && emit(&A, mod, tm, kind, out, len);
+    if (mod)
+        LLVMDisposeModule(mod);
+    if (tm)
+        LLVMDisposeTargetMachine(tm);
+    LLVMDisposeBuilder(A.b);
+    LLVMContextDispose(A.ctx);
+    return ok;
+}

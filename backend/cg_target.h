@@ -1,0 +1,24 @@
+/*
+ * cg_target.h - LLVM target machines and the optimization pipeline
+ * (cg_target.c), for the JIT and for ahead-of-time compilation.
+ */
+#ifndef CG_TARGET_H
+#define CG_TARGET_H
+
+#include "cg.h"
+
+#include <llvm-c/TargetMachine.h>
+
+/* Registers every target LLVM was built with (once per process). */
+void cg_target_init(void);
+
+/* A target machine for t (NULL or empty fields: the host triple, CPU and
+ * features). pic: position-independent code for object files; otherwise
+ * the JIT's code model. NULL with a message in err. */
+LLVMTargetMachineRef cg_target_machine(const cg_target *t, bool pic, char *err, size_t errlen);
+
+/* Verifies mod, sets its triple and data layout from tm, and runs LLVM's
+ * O2 pipeline with the vectorizers on. */
+bool cg_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, char *err, size_t errlen);
+
+#endif /* CG_TARGET_H */
