@@ -1,6 +1,7 @@
 /*
  * agc-opt - reads a function in the text IR, verifies it, runs passes on
- * it and prints it back (docs/ir.md, docs/passes.md).
+ * it and prints it back, as text IR or as a Graphviz graph (--emit-dot;
+ * docs/ir.md, docs/passes.md).
  *
  *   agc-opt [options] [file|-]
  *
@@ -23,6 +24,7 @@ typedef struct options {
     const char *passes; /* a pipeline spec (pass.h), or NULL */
     bool print_clusters;
     bool print_memory_plan;
+    bool emit_dot; /* Graphviz instead of text IR */
     pass_options pass;
 } options;
 
@@ -49,6 +51,8 @@ static void usage(FILE *out)
           "                       signed zeros\n"
           "  --print-clusters     after the function, list the fusion clusters\n"
           "  --print-memory-plan  after the function, print the memory plan\n"
+          "  --emit-dot           print the function (after the passes) as a\n"
+          "                       Graphviz dot graph instead of text IR\n"
           "  --help               show this help\n"
           "  --version            show the version\n",
           out);
@@ -89,6 +93,7 @@ static bool flag_option(const char *a, options *o)
         {"--no-verify", offsetof(options, no_verify), true},
         {"--print-clusters", offsetof(options, print_clusters), true},
         {"--print-memory-plan", offsetof(options, print_memory_plan), true},
+        {"--emit-dot", offsetof(options, emit_dot), true},
         {"--print-after-all", offsetof(options, pass.print_after_all), true},
         {"--verify-each", offsetof(options, pass.verify_each), true},
         {"--no-verify-each", offsetof(options, pass.verify_each), false},
@@ -251,10 +256,14 @@ static bool run_passes(ir_function *fn, const options *o)
     return true;
 }
 
-/* The function, then the analyses asked for. */
+/* The function (text IR or dot), then the analyses asked for (as
+ * comments, which dot also accepts). */
 static void print_output(const ir_function *fn, const options *o)
 {
-    ir_print(fn, stdout);
+    if (o->emit_dot)
+        pass_print_dot(fn, stdout);
+    else
+        ir_print(fn, stdout);
     if (o->print_clusters) {
         pass_fusion_plan *p = pass_fusion_plan_new(fn);
         pass_fusion_plan_print(p, fn, stdout);

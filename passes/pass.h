@@ -158,4 +158,11 @@ pass_memory_plan *pass_memory_plan_new(const ir_function *fn);
 void pass_memory_plan_free(pass_memory_plan *p);
 void pass_memory_plan_print(const pass_memory_plan *p, const ir_function *fn, FILE *out);
 
+/* ------------------------------------------------------------ drawing */
+
+/* Writes fn as a Graphviz dot graph (dot.c): one box per node with its
+ * type and source line, fusion clusters and cond/while regions as nested
+ * boxes, dashed effect edges. For people to read; agc-opt --emit-dot. */
+void pass_print_dot(const ir_function *fn, FILE *out);
+
 #endif /* PASS_H */
