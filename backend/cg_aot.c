@@ -34,6 +34,7 @@ typedef struct aot {
     LLVMModuleRef mod;
     LLVMBuilderRef b;
     abi abi;
+    char *triple; /* the target machine's */
     LLVMTypeRef t_i1, t_i32, t_i64, t_f64, t_ptr, t_void;
     char *err;
     size_t errlen;
@@ -261,7 +262,8 @@ static LLVMModuleRef function_module(aot *A, const cg_aot_function *f)
     snprintf(entry, sizeof entry, "agc_%s_graph", f->name);
     snprintf(table, sizeof table, "agc_%s_nodes", f->name);
     char err[512];
-    LLVMModuleRef mod = cg_lower_function_aot(f->graph, A->ctx, entry, table, err, sizeof err);
+    LLVMModuleRef mod =
+        cg_lower_function_aot(f->graph, A->ctx, entry, table, A->triple, err, sizeof err);
     if (!mod) {
         snprintf(A->err, A->errlen, "'%s' cannot be compiled: %s", f->name, err);
         return NULL;
@@ -278,6 +280,7 @@ static LLVMModuleRef function_module(aot *A, const cg_aot_function *f)
 static bool pick_abi(aot *A, LLVMTargetMachineRef tm)
 {
     char *triple = LLVMGetTargetMachineTriple(tm);
+    A->triple = triple;
     bool ok = true;
     if (strncmp(triple, "x86_64", 6) == 0)
         A->abi = ABI_X86_64;
@@ -288,7 +291,6 @@ static bool pick_abi(aot *A, LLVMTargetMachineRef tm)
     if (!ok)
         snprintf(A->err, A->errlen, "ahead-of-time objects can be made for x86_64 and aarch64 "
                                     "targets; '%s' is neither", triple);
-    LLVMDisposeMessage(triple);
     return ok;
 }
 
@@ -362,6 +364,7 @@ bool cg_aot_compile(const cg_aot_function *fns, int n, const cg_target *target, 
         LLVMDisposeModule(mod);
     if (tm)
         LLVMDisposeTargetMachine(tm);
+    LLVMDisposeMessage(A.triple);
     LLVMDisposeBuilder(A.b);
     LLVMContextDispose(A.ctx);
     return ok;

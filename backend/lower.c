@@ -795,9 +795,10 @@ static void make_node_table(cg_lower *L, const char *name)
 }
 
 static LLVMModuleRef lower(const ir_function *fn, LLVMContextRef ctx, const char *sym,
-                           const char *node_table, char *err, size_t errlen)
+                           const char *node_table, const char *triple, char *err, size_t errlen)
 {
-    cg_lower L = {.fn = fn, .err = err, .errlen = errlen, .ctx = ctx};
+    cg_lower L = {.fn = fn, .err = err, .errlen = errlen, .ctx = ctx,
+                  .fp_constraint = cg_fp_constraint(triple)};
     if (errlen)
         err[0] = '\0';
     init_types(&L);
@@ -824,11 +825,12 @@ static LLVMModuleRef lower(const ir_function *fn, LLVMContextRef ctx, const char
 LLVMModuleRef cg_lower_function(const ir_function *fn, LLVMContextRef ctx, const char *sym,
                                 char *err, size_t errlen)
 {
-    return lower(fn, ctx, sym, NULL, err, errlen);
+    return lower(fn, ctx, sym, NULL, NULL, err, errlen);
 }
 
 LLVMModuleRef cg_lower_function_aot(const ir_function *fn, LLVMContextRef ctx, const char *sym,
-                                    const char *node_table, char *err, size_t errlen)
+                                    const char *node_table, const char *triple, char *err,
+                                    size_t errlen)
 {
-    return lower(fn, ctx, sym, node_table, err, errlen);
+    return lower(fn, ctx, sym, node_table, triple, err, errlen);
 }

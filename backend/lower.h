@@ -133,6 +133,7 @@ typedef struct cg_lower {
      * it loads the graph's text) and literals are constants of the module.
      * NULL for the JIT. */
     LLVMValueRef node_table;
+    const char *fp_constraint; /* cg_fp_constraint of the target */
 } cg_lower;
 
 /* Lowers fn to a module holding one function, `sym`:
@@ -146,7 +147,8 @@ LLVMModuleRef cg_lower_function(const ir_function *fn, LLVMContextRef ctx, const
  * (internal, zeroed), which the runtime fills from the graph it parses
  * before the first call (runtime/aot). */
 LLVMModuleRef cg_lower_function_aot(const ir_function *fn, LLVMContextRef ctx, const char *sym,
-                                    const char *node_table, char *err, size_t errlen);
+                                    const char *node_table, const char *triple, char *err,
+                                    size_t errlen);
 
 bool cg_fail(cg_lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static inline cg_info *cg_info_of(cg_lower *L, const ir_node *n) { return &L->info[n->id]; }
@@ -166,6 +168,7 @@ LLVMValueRef cg_const_elem(cg_lower *L, ag_dtype dt, const void *data, int64_t i
 /* v, or for a float constant an opaque copy LLVM cannot fold (see
  * lower_elem.c). */
 LLVMValueRef cg_opaque_if_const(cg_lower *L, LLVMValueRef v);
+const char *cg_fp_constraint(const char *triple);
 /* Whether cg_emit_elem implements node n's op on its dtypes. */
 bool cg_elem_supported(const ir_node *n);
 /* Whether n can fail on some data (integer division by zero, integer

@@ -76,15 +76,29 @@ LLVMValueRef cg_const_elem(cg_lower *L, ag_dtype dt, const void *data, int64_t i
  * through an empty inline asm that LLVM cannot see through: the value
  * stays a loop-invariant register, but nothing is folded.
  */
+/* The inline-asm constraint of a floating-point register of the target
+ * (triple NULL: the host), or "" when agc knows none. */
+const char *cg_fp_constraint(const char *triple)
+{
+    if (!triple) {
+#if defined(__x86_64__) || defined(__i386__)
+        return "=x,0";
+#elif defined(__aarch64__)
+        return "=w,0";
+#else
+        return "";
+#endif
+    }
+    if (strncmp(triple, "x86_64", 6) == 0 || (triple[0] == 'i' && strncmp(triple + 2, "86", 2) == 0))
+        return "=x,0";
+    if (strncmp(triple, "aarch64", 7) == 0 || strncmp(triple, "arm64", 5) == 0)
+        return "=w,0";
+    return "";
+}
+
 LLVMValueRef cg_opaque_if_const(cg_lower *L, LLVMValueRef v)
 {
-#if defined(__x86_64__) || defined(__i386__)
-    static const char constraints[] = "=x,0";
-#elif defined(__aarch64__)
-    static const char constraints[] = "=w,0";
-#else
-    static const char constraints[] = "";
-#endif
+    const char *constraints = L->fp_constraint;
     LLVMTypeRef t = LLVMTypeOf(v);
     if (!LLVMIsConstant(v) || (t != L->t_f32 && t != L->t_f64) || !constraints[0])
         return v;

@@ -14,6 +14,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+static char *heap_copy(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (!d)
+        FE_BUG("out of memory");
+    return memcpy(d, s, n);
+}
+
+/* What the driver needs of each function, copied out of the arena. */
+static void func_infos(const fe_unit *u, fe_result *res)
+{
+    res->n_funcs = u->funcs.n;
+    res->funcs = calloc((size_t)(u->funcs.n ? u->funcs.n : 1), sizeof *res->funcs);
+    for (int i = 0; i < u->funcs.n; i++) {
+        const fe_func *fn = u->funcs.items[i];
+        fe_func_info *f = &res->funcs[i];
+        f->name = heap_copy(fn->name);
+        f->line = fn->line;
+        f->signature = heap_copy(fn->signature);
+        f->prototype = heap_copy(fe_prototype(u, fn));
+        f->n_outputs = fe_num_outputs(fn);
+        f->returns_struct = fn->ret == FE_RET_STRUCT;
+        f->n_params = fn->n_params;
+        f->params = calloc((size_t)(fn->n_params ? fn->n_params : 1), sizeof *f->params);
+        for (int k = 0; k < fn->n_params; k++) {
+            const fe_var *v = fn->params[k];
+            f->params[k] = (fe_param_info){.name = heap_copy(v->name), .tclass = v->tclass,
+                                           .bits = v->bits, .is_signed = v->is_signed};
+        }
+    }
+}
+
 /* The pipeline; fills res on success. */
 static int run(const fe_options *opt, fe_result *res)
 {
@@ -41,6 +76,7 @@ static int run(const fe_options *opt, fe_result *res)
     }
     res->output = text;
     res->output_len = len;
+    func_infos(u, res);
     if (opt->md)
         res->deps = fe_deps_text(opt, &deps, &res->deps_len);
     return 0;
@@ -63,6 +99,16 @@ int fe_convert(const fe_options *opt, fe_result *res)
 
 void fe_result_free(fe_result *res)
 {
+    for (int i = 0; i < res->n_funcs; i++) {
+        fe_func_info *f = &res->funcs[i];
+        for (int k = 0; k < f->n_params; k++)
+            free(f->params[k].name);
+        free(f->params);
+        free(f->name);
+        free(f->signature);
+        free(f->prototype);
+    }
+    free(res->funcs);
     free(res->output);
     free(res->deps);
     memset(res, 0, sizeof *res);

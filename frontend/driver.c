@@ -8,7 +8,7 @@
  * temporary file and renamed, so a failed run never leaves a partial file
  * and never touches an existing one.
  */
-#include "fe.h"
+#include "build.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -20,11 +20,29 @@
 
 static const char usage[] =
     "usage: agc [options] input.c -o output.ag.c\n"
+    "       agc --emit=obj,header [options] input.c -o output.o\n"
+    "       agc --emit=ir|ir-opt|llvm|asm|dot [--function NAME] [--signature SPEC] input.c\n"
     "\n"
-    "Converts the AG_FUNCTIONs of a C file into staged C (AutoGraph for C).\n"
+    "Converts the AG_FUNCTIONs of a C file into staged C (AutoGraph for C), or\n"
+    "compiles them ahead of time, or shows any stage of their compilation.\n"
     "\n"
     "options:\n"
-    "  -o FILE                 write the output to FILE ('-' for stdout)\n"
+    "  -o FILE                 write the output to FILE ('-' for stdout, the default\n"
+    "                          for --emit=ir, ir-opt, llvm, asm and dot)\n"
+    "  --emit=KINDS            what to write (comma-separated):\n"
+    "                            c       the staged C (the default)\n"
+    "                            obj     an object file of the functions with an\n"
+    "                                    AG_SIGNATURE, compiled ahead of time\n"
+    "                            header  the header declaring them (with obj: the\n"
+    "                                    object's name with .h)\n"
+    "                            ir      the traced graph; ir-opt: after the passes\n"
+    "                            llvm    the optimized LLVM IR; asm: the assembly\n"
+    "                            dot     Graphviz of the optimized graph\n"
+    "  --function NAME         only this AG_FUNCTION\n"
+    "  --signature SPEC        trace for SPEC (\"f32[?,10], n=3\") instead of its\n"
+    "                          AG_SIGNATURE\n"
+    "  --target-triple TRIPLE  compile for TRIPLE (x86_64-linux-gnu, aarch64-linux-gnu)\n"
+    "  --cpu CPU               compile for CPU (default: this machine's, or generic)\n"
     "  -p BUILD_DIR            take the input's flags (-I, -D, -std=...) from\n"
     "                          BUILD_DIR/compile_commands.json; other flags add to them\n"
     "  -I DIR, -isystem DIR    add an include directory (also -iquote, -idirafter)\n"
@@ -65,9 +83,58 @@ static const char *const value_flags[] = {"-I",      "-D",         "-U",       "
 
 /* Parses argv; returns 0 when done, 1 when --help/--version printed,
  * 2 on bad usage. */
-static int parse_args(int argc, char **argv, fe_options *opt)
+/* The options of build.h: --emit=, --function, --signature,
+ * --target-triple, --cpu (glued with '=' or separate). 1 when argv[*i]
+ * was one, 0 when not, 2 on bad usage. */
+static int parse_build_arg(int argc, char **argv, int *i, fe_build_options *b)
+{
+    static const char *const names[] = {"--emit", "--function", "--signature",
+                                        "--target-triple", "--cpu", NULL};
+    const char *a = argv[*i];
+    for (int k = 0; names[k]; k++) {
+        size_t n = strlen(names[k]);
+        if (strncmp(a, names[k], n) != 0 || (a[n] != '=' && a[n] != '\0'))
+            continue;
+        const char *v = a[n] == '=' ? a + n + 1 : NULL;
+        if (!v && *i + 1 >= argc)
+            return usage_error("missing argument to '%s'", names[k]);
+        if (!v)
+            v = argv[++*i];
+        if (k == 0 && !(b->emit = fe_emit_parse(v)))
+            return usage_error("unknown --emit kind in '%s' (kinds: c, obj, header, ir, "
+                               "ir-opt, llvm, asm, dot)", v);
+        const char **dst[] = {NULL, &b->function, &b->signature, &b->triple, &b->cpu};
+        if (k > 0)
+            *dst[k] = v;
+        return 1;
+    }
+    return 0;
+}
+
+/* Combinations of --emit that make no sense. */
+static int check_emit(const fe_options *opt, const fe_build_options *b)
+{
+    unsigned e = b->emit;
+    unsigned graphs = e & (FE_EMIT_IR | FE_EMIT_IR_OPT | FE_EMIT_DOT);
+    unsigned code = e & (FE_EMIT_OBJ | FE_EMIT_LLVM | FE_EMIT_ASM);
+    if ((e & FE_EMIT_C) && e != FE_EMIT_C)
+        return usage_error("--emit=c cannot be combined with other kinds");
+    if ((graphs && (graphs & (graphs - 1))) || (code && (code & (code - 1))) || (graphs && code))
+        return usage_error("--emit: one of obj, llvm, asm, ir, ir-opt, dot at a time (obj may "
+                           "come with header)");
+    if ((e & FE_EMIT_HEADER) && (graphs || (code && code != FE_EMIT_OBJ)))
+        return usage_error("--emit=header goes with obj only");
+    if ((e & FE_EMIT_OBJ) && (e & FE_EMIT_HEADER) && strcmp(opt->output, "-") == 0)
+        return usage_error("--emit=obj,header needs -o FILE.o (the header is FILE.h)");
+    if ((b->triple || b->cpu) && !code)
+        return usage_error("--target-triple and --cpu apply to --emit=obj, llvm and asm");
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, fe_options *opt, fe_build_options *b)
 {
     memset(opt, 0, sizeof *opt);
+    memset(b, 0, sizeof *b);
     opt->color = default_color();
     opt->clang_args = fe_alloc((size_t)(2 * argc + 1) * sizeof *opt->clang_args);
     for (int i = 1; i < argc; i++) {
@@ -85,6 +152,11 @@ static int parse_args(int argc, char **argv, fe_options *opt)
             printf("agc %s (AutoGraph for C), built with libclang 19\n", AGC_VERSION_STRING);
             return 1;
         }
+        int built = parse_build_arg(argc, argv, &i, b);
+        if (built == 2)
+            return 2;
+        if (built)
+            continue;
         if (strcmp(a, "-o") == 0 || strcmp(a, "-MF") == 0 || strcmp(a, "-MT") == 0 ||
             strcmp(a, "-p") == 0) {
             if (i + 1 >= argc)
@@ -144,8 +216,15 @@ static int parse_args(int argc, char **argv, fe_options *opt)
     }
     if (!opt->input)
         return usage_error("no input file");
+    if (!b->emit)
+        b->emit = FE_EMIT_C;
+    bool to_stdout = !(b->emit & (FE_EMIT_C | FE_EMIT_OBJ | FE_EMIT_HEADER));
+    if (!opt->output && to_stdout)
+        opt->output = "-";
     if (!opt->output)
         return usage_error("no output file: use -o FILE (or -o - for stdout)");
+    if (check_emit(opt, b))
+        return 2;
     if (opt->compdb_dir && !*opt->compdb_dir)
         return usage_error("-p needs a build directory");
     return 0;
@@ -183,8 +262,10 @@ bool fe_write_file(const char *path, const char *data, size_t len)
 }
 
 /* Converts, then writes the output and the dependency file. */
-static int run(const fe_options *opt)
+static int run(const fe_options *opt, const fe_build_options *b)
 {
+    if (b->emit != FE_EMIT_C)
+        return fe_build(opt, b);
     fe_result res;
     if (fe_convert(opt, &res) != 0)
         return 1;
@@ -197,9 +278,10 @@ static int run(const fe_options *opt)
 int main(int argc, char **argv)
 {
     fe_options opt;
-    int status = parse_args(argc, argv, &opt);
+    fe_build_options b;
+    int status = parse_args(argc, argv, &opt, &b);
     if (status == 0)
-        status = run(&opt);
+        status = run(&opt, &b);
     else if (status == 1)
         status = 0;
     fe_arena_free();

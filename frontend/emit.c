@@ -88,14 +88,14 @@ static const char *arg_init(const fe_var *v)
     }
 }
 
-static int n_outputs(const fe_func *fn)
+int fe_num_outputs(const fe_func *fn)
 {
     return fn->ret == FE_RET_VOID ? 0 : fn->ret == FE_RET_TENSOR ? 1 : fn->n_ret_fields;
 }
 
 /* The user's header without the AG_FUNCTION / AG_SIGNATURE / AG_ALIAS
  * marks, on one line. */
-static const char *header_text(const fe_unit *u, const fe_func *fn)
+const char *fe_prototype(const fe_unit *u, const fe_func *fn)
 {
     const char *t = u->src->text;
     fe_buf b = {0};
@@ -183,7 +183,7 @@ static void emit_desc(const fe_unit *u, const fe_func *fn, fe_out *o)
                fn->n_params ? fe_format("%s__param_kinds", n) : "NULL");
     fe_out_gen(o, "    .signature = %s,\n", fn->signature ? fe_c_string(fn->signature) : "NULL");
     fe_out_gen(o, "    .alias = %s,\n", fn->alias ? fe_c_string(fn->alias) : "NULL");
-    fe_out_gen(o, "    .n_outputs = %d,\n", n_outputs(fn));
+    fe_out_gen(o, "    .n_outputs = %d,\n", fe_num_outputs(fn));
     fe_out_gen(o, "    .trace = %s__trace,\n};\n\n", n);
     fe_out_gen(o, "__attribute__((constructor)) static void %s__register(void)\n{\n", n);
     fe_out_gen(o, "    ag_function_register(&%s__desc);\n}\n\n", n);
@@ -191,7 +191,7 @@ static void emit_desc(const fe_unit *u, const fe_func *fn, fe_out *o)
 
 static void emit_wrapper(const fe_unit *u, const fe_func *fn, fe_out *o)
 {
-    fe_out_at(o, fn->line, "%s", header_text(u, fn));
+    fe_out_at(o, fn->line, "%s", fe_prototype(u, fn));
     fe_out_gen(o, "{\n");
     if (fn->n_params) {
         fe_out_gen(o, "    ag_arg ag__args[%d] = {\n", fn->n_params);
@@ -199,7 +199,7 @@ static void emit_wrapper(const fe_unit *u, const fe_func *fn, fe_out *o)
             fe_out_gen(o, "        %s,\n", arg_init(fn->params[i]));
         fe_out_gen(o, "    };\n");
     }
-    int nout = n_outputs(fn);
+    int nout = fe_num_outputs(fn);
     if (nout)
         fe_out_gen(o, "    ag_tensor ag__out[%d];\n", nout);
     fe_out_gen(o, "    ag_function_call_at((ag_loc){%s, %d}, &%s__desc, %s, %s);\n",
@@ -218,7 +218,7 @@ static void emit_wrapper(const fe_unit *u, const fe_func *fn, fe_out *o)
 
 static void emit_function(const fe_unit *u, fe_func *fn, fe_out *o)
 {
-    fe_out_at(o, fn->line, "%s;", header_text(u, fn));
+    fe_out_at(o, fn->line, "%s;", fe_prototype(u, fn));
     fe_out_gen(o, "\n");
     fe_out lifted, body;
     fe_out_init(&lifted, u->src);

@@ -184,6 +184,8 @@ typedef struct fe_var {
     bool zero_init;      /* an uninitialized tensor: agc adds "= {0, 0}" (undefined) */
     bool synthetic;      /* a flag or temporary; always carried when written */
     const char *display; /* name in runtime messages: "<break>" */
+    int bits;            /* FE_TY_INT, FE_TY_FLOAT: the C type's width (bool: 1) */
+    bool is_signed;      /* FE_TY_INT */
 } fe_var;
 
 enum { FE_READ = 1, FE_WRITE = 2 };
@@ -400,6 +402,13 @@ void fe_gen_function(fe_func *fn, const fe_source *src, fe_out *lifted, fe_out *
 
 /* emit.c: the whole output file. */
 void fe_emit_unit(const fe_unit *u, fe_out *o);
+/* The function's C prototype without agc's annotations, on one line. */
+const char *fe_prototype(const fe_unit *u, const fe_func *fn);
+int fe_num_outputs(const fe_func *fn);
+
+/* parse.c: the flags a C compiler needs to compile the input (or its
+ * staged C): -p's, the command line's, and ag.h's directory. */
+const char **fe_cc_flags(const fe_options *opt, int *argc);
 
 /* deps.c: the dependency file's name and its text (heap, the caller's). */
 const char *fe_deps_file(const fe_options *opt);
@@ -408,11 +417,33 @@ char *fe_deps_text(const fe_options *opt, const fe_vec *deps, size_t *len);
 /* convert.c: one conversion. Diagnostics go to opt->diag; the result's
  * texts are on the heap (fe_result_free). Returns 0, or 1 after errors
  * (then the result is empty). Frees everything else it made. */
+/* What building ahead of time needs of each AG_FUNCTION beyond the
+ * staged C (driver.c, build.c). Heap copies, freed by fe_result_free. */
+typedef struct fe_param_info {
+    char *name;
+    fe_tclass tclass;
+    int bits; /* C scalars: the width (bool: 1) */
+    bool is_signed;
+} fe_param_info;
+
+typedef struct fe_func_info {
+    char *name;
+    int line;
+    char *signature; /* AG_SIGNATURE, or NULL */
+    char *prototype; /* "ag_tensor power(ag_tensor x, int y)" */
+    int n_params;
+    fe_param_info *params;
+    int n_outputs;
+    bool returns_struct;
+} fe_func_info;
+
 typedef struct fe_result {
     char *output; /* the staged C */
     size_t output_len;
     char *deps; /* the Make rule, when opt->md; else NULL */
     size_t deps_len;
+    fe_func_info *funcs; /* every AG_FUNCTION, in file order */
+    int n_funcs;
 } fe_result;
 int fe_convert(const fe_options *opt, fe_result *res);
 void fe_result_free(fe_result *res);

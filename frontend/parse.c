@@ -225,6 +225,22 @@ static bool canonical_is(CXType t, const char *spelling)
     return strcmp(s, spelling) == 0;
 }
 
+/* The width and signedness of a C scalar type (for the C calling
+ * convention of functions compiled ahead of time). */
+static void scalar_width(CXType t, fe_var *v)
+{
+    CXType c = clang_getCanonicalType(t);
+    if (v->tclass != FE_TY_INT && v->tclass != FE_TY_FLOAT)
+        return;
+    long long size = clang_Type_getSizeOf(c);
+    v->bits = c.kind == CXType_Bool ? 1 : size > 0 ? (int)(size * 8) : 0;
+    enum CXTypeKind k = c.kind;
+    if (k == CXType_Enum)
+        k = clang_getEnumDeclIntegerType(clang_getTypeDeclaration(c)).kind;
+    v->is_signed = k == CXType_Char_S || k == CXType_SChar || k == CXType_Short ||
+                   k == CXType_Int || k == CXType_Long || k == CXType_LongLong;
+}
+
 static fe_tclass classify(CXType t)
 {
     CXType c = clang_getCanonicalType(t);
@@ -365,6 +381,7 @@ static fe_var *var_of(parser *p, CXCursor decl)
     CXType t = clang_getCursorType(decl);
     v->tclass = classify(t);
     v->type_name = str(clang_getTypeSpelling(t));
+    scalar_width(t, v);
     v->field_decl = field_decl(t, name);
     v->local_decl = v->tclass == FE_TY_ARRAY ? v->field_decl : declare(t, name);
     v->is_param = k == CXCursor_ParmDecl;
@@ -1419,7 +1436,7 @@ static bool colon_colon(const fe_source *s)
 
 /* libclang's arguments: the compilation database's flags (-p), then the
  * command line's, then what agc adds. NULL after an error. */
-static const char **clang_argv(const fe_options *opt, int *argc)
+static const char **compiler_argv(const fe_options *opt, int *argc, bool for_libclang)
 {
     fe_vec db = {0};
     if (opt->compdb_dir && !fe_compdb_flags(opt->compdb_dir, opt->input, &db))
@@ -1446,12 +1463,22 @@ static const char **clang_argv(const fe_options *opt, int *argc)
         argv[n++] = "-isystem";
         argv[n++] = AGC_RUNTIME_INCLUDE_DIR;
     }
-    if (*AGC_CLANG_RESOURCE_DIR) {
+    if (for_libclang && *AGC_CLANG_RESOURCE_DIR) {
         argv[n++] = "-resource-dir";
         argv[n++] = AGC_CLANG_RESOURCE_DIR;
     }
     *argc = n;
     return argv;
+}
+
+static const char **clang_argv(const fe_options *opt, int *argc)
+{
+    return compiler_argv(opt, argc, true);
+}
+
+const char **fe_cc_flags(const fe_options *opt, int *argc)
+{
+    return compiler_argv(opt, argc, false);
 }
 
 typedef struct deps_walk {

@@ -505,7 +505,8 @@ void ag_function_print_signatures(const char *name, FILE *out)
     pthread_mutex_unlock(&e->lock);
 }
 
-static bool keys_from_spec(const fn_entry *e, ag_loc loc, const fn_spec *spec, arg_key *keys)
+static bool keys_from_spec(const fn_entry *e, ag_loc loc, const fn_spec *spec,
+                           const char *spec_text, arg_key *keys)
 {
     const ag_function_desc *d = e->desc;
     int t = 0;
@@ -531,10 +532,14 @@ static bool keys_from_spec(const fn_entry *e, ag_loc loc, const fn_spec *spec, a
             }
         }
         if (!s) {
-            rt_report(loc, "ag_get_concrete_function: the spec gives no %s for parameter "
-                           "'%s' of '%s'",
-                      k->kind == AG_ARG_TENSOR ? "tensor type" : "value", param_name(e, i),
-                      d->name);
+            rt_report(loc, "the signature \"%s\" gives no %s for parameter '%s' of '%s'%s",
+                      spec_text, k->kind == AG_ARG_TENSOR ? "tensor type" : "value",
+                      param_name(e, i), d->name,
+                      k->kind == AG_ARG_INT || k->kind == AG_ARG_FLOAT
+                          ? ": add name=VALUE for each C scalar"
+                      : k->kind == AG_ARG_TENSOR ? ": add a dtype[dims] for each tensor"
+                                                 : ": ag_variable parameters cannot be given "
+                                                   "in a signature");
             return false;
         }
     }
@@ -558,7 +563,7 @@ ag_concrete_function *ag_get_concrete_function_at(ag_loc loc, const char *name,
     }
     arg_key *keys = rt_xcalloc((size_t)(e->desc->n_params + 1), sizeof *keys);
     ag_concrete_function *cf = NULL;
-    if (keys_from_spec(e, loc, &spec, keys)) {
+    if (keys_from_spec(e, loc, &spec, spec_text, keys)) {
         pthread_mutex_lock(&e->lock);
         cf = find_concrete(e, keys);
         if (!cf)
@@ -587,7 +592,7 @@ ir_function *fn_trace_spec(ag_loc loc, const char *name, const char *spec_text,
         *desc = e->desc;
     arg_key *keys = rt_xcalloc((size_t)(e->desc->n_params + 1), sizeof *keys);
     ir_function *fn = NULL;
-    if (keys_from_spec(e, loc, &spec, keys)) {
+    if (keys_from_spec(e, loc, &spec, spec_text, keys)) {
         pthread_mutex_lock(&e->lock);
         fn = trace_graph(e, keys, true);
         pthread_mutex_unlock(&e->lock);

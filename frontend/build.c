@@ -1,0 +1,435 @@
+/*
+ * build.c - agc at build time: trace the user's functions, run the passes,
+ * compile ahead of time (--emit=obj, header, ir, ir-opt, llvm, asm, dot).
+ *
+ * Tracing needs the user's code to run, as at a first call under tf.function:
+ * the staged C is compiled with the system C compiler ($CC, else cc) into a
+ * temporary shared library, which is loaded into agc. Its constructors
+ * register its AG_FUNCTIONs with the runtime agc links (libag), so the
+ * function cache's own tracer makes each graph, for the signature the
+ * function's AG_SIGNATURE (or --signature) gives. The graph then goes
+ * through the same passes as at run time, and to the backend's
+ * ahead-of-time compiler (backend/cg_aot.c).
+ *
+ * Nothing is written until everything succeeded, and then each output
+ * atomically (fe_write_file): a failed run leaves the user's files as
+ * they were.
+ */
+#include "build.h"
+
+#include "cg.h"
+#include "function.h"
+#include "ir.h"
+#include "pass.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+bool fe_write_file(const char *path, const char *data, size_t len); /* driver.c */
+
+unsigned fe_emit_parse(const char *list)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } kinds[] = {{"c", FE_EMIT_C},       {"obj", FE_EMIT_OBJ},       {"header", FE_EMIT_HEADER},
+                 {"ir", FE_EMIT_IR},     {"ir-opt", FE_EMIT_IR_OPT}, {"llvm", FE_EMIT_LLVM},
+                 {"asm", FE_EMIT_ASM},   {"dot", FE_EMIT_DOT}};
+    unsigned emit = 0;
+    const char *p = list;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        unsigned bit = 0;
+        for (size_t k = 0; k < sizeof kinds / sizeof *kinds && !bit; k++)
+            if (strlen(kinds[k].name) == n && strncmp(p, kinds[k].name, n) == 0)
+                bit = kinds[k].bit;
+        if (!bit)
+            return 0;
+        emit |= bit;
+        p += n + (p[n] == ',');
+    }
+    return emit;
+}
+
+/* ------------------------------------------------------------ choosing */
+
+typedef struct build {
+    const fe_options *opt;
+    const fe_build_options *b;
+    fe_result conv;
+    const fe_func_info **fns; /* the functions to build */
+    const char **specs;       /* the signature of each */
+    int n_fns;
+    char tmpdir[64];
+    void *lib;
+} build;
+
+static bool wants_graph(unsigned emit)
+{
+    return emit & (FE_EMIT_OBJ | FE_EMIT_IR | FE_EMIT_IR_OPT | FE_EMIT_LLVM | FE_EMIT_ASM |
+                   FE_EMIT_DOT);
+}
+
+/* "file:line: error: message", as the runtime and clang print them. */
+FE_PRINTF(3, 4) static void error_at(const build *B, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fe_buf b = {0};
+    fe_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    fflush(stdout);
+    fprintf(stderr, "%s:%d: error: %s\n", B->opt->input, line, b.data);
+    fe_buf_free(&b);
+}
+
+/* Whether f's parameters can be traced at build time and compiled ahead
+ * of time. */
+static bool aot_params_ok(const build *B, const fe_func_info *f)
+{
+    for (int i = 0; i < f->n_params; i++) {
+        const fe_param_info *p = &f->params[i];
+        const char *why = NULL;
+        if (p->tclass == FE_TY_VARIABLE)
+            why = "an ag_variable lives in the process that made it, so a function that "
+                  "takes one cannot be traced at build time; pass its value as a tensor";
+        else if (p->tclass == FE_TY_FLOAT && p->bits != 32 && p->bits != 64)
+            why = "long double parameters cannot be compiled ahead of time";
+        else if (p->tclass == FE_TY_INT && p->bits > 64)
+            why = "integer parameters wider than 64 bits cannot be compiled ahead of time";
+        if (why) {
+            error_at(B, f->line, "parameter '%s' of '%s': %s", p->name, f->name, why);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The functions to build and their signatures; false after an error. */
+static bool choose(build *B)
+{
+    const fe_result *r = &B->conv;
+    const fe_build_options *b = B->b;
+    if (b->signature && !b->function && r->n_funcs > 1) {
+        fe_diag_plain(FE_ERROR, "--signature applies to one function: name it with --function");
+        return false;
+    }
+    B->fns = fe_alloc((size_t)(r->n_funcs + 1) * sizeof *B->fns);
+    B->specs = fe_alloc((size_t)(r->n_funcs + 1) * sizeof *B->specs);
+    for (int i = 0; i < r->n_funcs; i++) {
+        const fe_func_info *f = &r->funcs[i];
+        if (b->function && strcmp(f->name, b->function) != 0)
+            continue;
+        const char *spec = b->signature ? b->signature : f->signature;
+        if (!spec && (b->function || r->n_funcs == 1)) {
+            error_at(B, f->line, "'%s' has no AG_SIGNATURE: give one that fixes every "
+                                 "parameter, or pass --signature \"f32[2,3], n=4\"", f->name);
+            return false;
+        }
+        if (!spec)
+            continue; /* several functions: those with a signature are built */
+        if (!aot_params_ok(B, f))
+            return false;
+        B->fns[B->n_fns] = f;
+        B->specs[B->n_fns++] = spec;
+    }
+    if (b->function && !B->n_fns) {
+        fe_diag_plain(FE_ERROR, "%s has no AG_FUNCTION named '%s'", B->opt->input, b->function);
+        return false;
+    }
+    if (!B->n_fns) {
+        fe_diag_plain(FE_ERROR, "no AG_FUNCTION of %s has an AG_SIGNATURE: add one that fixes "
+                                "every parameter, or name a function with --function and "
+                                "--signature", B->opt->input);
+        return false;
+    }
+    return true;
+}
+
+/* ------------------------------------------------- tracing at build time */
+
+static int run_compiler(const char *const *argv)
+{
+    pid_t pid;
+    int err = posix_spawnp(&pid, argv[0], NULL, NULL, (char *const *)argv, environ);
+    if (err) {
+        fe_diag_plain(FE_ERROR, "cannot run the C compiler '%s': %s (set CC to one)", argv[0],
+                      strerror(err));
+        return -1;
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Compiles the staged C into tmpdir/staged.so with $CC. */
+static bool compile_staged(build *B, const char *c_path, const char *so_path)
+{
+    const char *cc = getenv("CC");
+    cc = cc && *cc ? cc : "cc";
+    int n_flags;
+    const char **flags = fe_cc_flags(B->opt, &n_flags);
+    const char **argv = fe_alloc((size_t)(n_flags + 16) * sizeof *argv);
+    int n = 0;
+    /* $CC may be a command with arguments ("ccache gcc") */
+    char *words = fe_strdup(cc);
+    for (char *w = strtok(words, " \t"); w; w = strtok(NULL, " \t"))
+        argv[n++] = w;
+    const char *fixed[] = {"-shared", "-fPIC", "-O1", "-w", "-o", so_path, c_path};
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+        argv[n++] = fixed[i];
+    for (int i = 0; i < n_flags; i++)
+        argv[n++] = flags[i];
+    argv[n] = NULL;
+    if (run_compiler(argv) == 0)
+        return true;
+    fe_diag_plain(FE_ERROR, "'%s' could not compile the staged C of %s to trace its functions "
+                            "(its messages are above)", cc, B->opt->input);
+    return false;
+}
+
+/* Writes, compiles and loads the staged C. */
+static bool load_staged(build *B)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(B->tmpdir, sizeof B->tmpdir, "%s/agc-XXXXXX",
+             tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+    if (!mkdtemp(B->tmpdir)) {
+        fe_diag_plain(FE_ERROR, "cannot make a temporary directory: %s", strerror(errno));
+        B->tmpdir[0] = '\0';
+        return false;
+    }
+    const char *c_path = fe_format("%s/staged.c", B->tmpdir);
+    const char *so_path = fe_format("%s/staged.so", B->tmpdir);
+    if (!fe_write_file(c_path, B->conv.output, B->conv.output_len) ||
+        !compile_staged(B, c_path, so_path))
+        return false;
+    B->lib = dlopen(so_path, RTLD_LAZY | RTLD_LOCAL);
+    if (!B->lib)
+        fe_diag_plain(FE_ERROR, "cannot load the staged C of %s to trace it: %s", B->opt->input,
+                      dlerror());
+    return B->lib != NULL;
+}
+
+static void unload_staged(build *B)
+{
+    ag_shutdown(); /* the registry points into the library */
+    if (B->lib)
+        dlclose(B->lib);
+    if (B->tmpdir[0]) {
+        unlink(fe_format("%s/staged.c", B->tmpdir));
+        unlink(fe_format("%s/staged.so", B->tmpdir));
+        rmdir(B->tmpdir);
+    }
+}
+
+/* Prints the runtime's last error ("file:line: message") as a diagnostic. */
+static void report_runtime_error(void)
+{
+    const char *e = ag_last_error();
+    if (!e)
+        return;
+    const char *colon = strchr(e, ':');
+    const char *sep = colon ? strstr(colon + 1, ": ") : NULL;
+    fflush(stdout);
+    if (sep)
+        fprintf(stderr, "%.*s: error: %s\n", (int)(sep - e), e, sep + 2);
+    else
+        fprintf(stderr, "agc: error: %s\n", e);
+    ag_clear_error();
+}
+
+/* The graph of fns[i], traced and (unless raw) optimized. */
+static ir_function *graph_of(build *B, int i, bool raw)
+{
+    const fe_func_info *f = B->fns[i];
+    ag_loc loc = {B->opt->input, f->line};
+    ir_function *g = fn_trace_spec(loc, f->name, B->specs[i], NULL);
+    if (g && !raw && !pass_run_default(g)) {
+        ir_function_free(g);
+        g = NULL;
+    }
+    if (!g)
+        report_runtime_error();
+    return g;
+}
+
+/* ------------------------------------------------------------ outputs */
+
+typedef struct sink {
+    char *data;
+    size_t len;
+    FILE *f;
+} sink;
+
+static void sink_open(sink *s) { s->f = open_memstream(&s->data, &s->len); }
+static void sink_close(sink *s)
+{
+    if (s->f)
+        fclose(s->f);
+    s->f = NULL;
+}
+
+static char *graph_text(const ir_function *g)
+{
+    sink s = {0};
+    sink_open(&s);
+    ir_print(g, s.f);
+    sink_close(&s);
+    return s.data;
+}
+
+/* --emit=ir, ir-opt or dot: every function's graph, one after another. */
+static bool emit_graphs(build *B, sink *out)
+{
+    unsigned emit = B->b->emit;
+    for (int i = 0; i < B->n_fns; i++) {
+        ir_function *g = graph_of(B, i, emit & FE_EMIT_IR);
+        if (!g)
+            return false;
+        if (emit & FE_EMIT_DOT)
+            pass_print_dot(g, out->f);
+        else
+            ir_print(g, out->f);
+        ir_function_free(g);
+    }
+    return true;
+}
+
+/* --emit=obj, llvm or asm: every function compiled into one module. */
+static bool emit_code(build *B, cg_output kind, char **data, size_t *len)
+{
+    cg_aot_function *afs = fe_alloc((size_t)B->n_fns * sizeof *afs);
+    ir_function **parsed = fe_alloc((size_t)B->n_fns * sizeof *parsed);
+    char **texts = fe_alloc((size_t)B->n_fns * sizeof *texts);
+    bool ok = true;
+    for (int i = 0; i < B->n_fns && ok; i++) {
+        ir_function *g = graph_of(B, i, false);
+        ok = g != NULL;
+        if (!ok)
+            break;
+        /* the code is generated from the graph as the runtime will parse it
+         * again, so that node numbers agree by construction */
+        texts[i] = graph_text(g);
+        ir_function_free(g);
+        char err[512];
+        parsed[i] = ir_parse(texts[i], B->opt->input, err, sizeof err);
+        if (!parsed[i]) {
+            fe_diag_plain(FE_ERROR, "internal error: the graph of '%s' does not parse back: %s",
+                          B->fns[i]->name, err);
+            ok = false;
+            break;
+        }
+        const fe_func_info *f = B->fns[i];
+        cg_aot_param *ps = fe_alloc((size_t)(f->n_params + 1) * sizeof *ps);
+        for (int k = 0; k < f->n_params; k++) {
+            const fe_param_info *p = &f->params[k];
+            ps[k] = (cg_aot_param){
+                .name = p->name,
+                .kind = p->tclass == FE_TY_INT     ? AG_ARG_INT
+                        : p->tclass == FE_TY_FLOAT ? AG_ARG_FLOAT
+                        : p->tclass == FE_TY_TENSOR_ARRAY ? AG_ARG_TENSOR_ARRAY
+                                                          : AG_ARG_TENSOR,
+                .bits = p->bits,
+                .is_signed = p->is_signed};
+        }
+        afs[i] = (cg_aot_function){.name = f->name, .file = B->opt->input, .line = f->line,
+                                   .signature = B->specs[i], .graph_text = texts[i],
+                                   .graph = parsed[i], .n_params = f->n_params, .params = ps,
+                                   .n_outputs = f->n_outputs,
+                                   .returns_struct = f->returns_struct};
+    }
+    char err[768];
+    cg_target t = {.triple = B->b->triple, .cpu = B->b->cpu};
+    if (ok && !cg_aot_compile(afs, B->n_fns, &t, kind, data, len, err, sizeof err)) {
+        fe_diag_plain(FE_ERROR, "%s", err);
+        ok = false;
+    }
+    for (int i = 0; i < B->n_fns; i++) {
+        if (parsed[i])
+            ir_function_free(parsed[i]);
+        free(texts[i]);
+    }
+    return ok;
+}
+
+/* The header's path: -o's for --emit=header alone; next to the object
+ * (its name with .h) when both are asked for. */
+static const char *header_path(const build *B)
+{
+    const char *out = B->opt->output;
+    if (!(B->b->emit & FE_EMIT_OBJ))
+        return out;
+    size_t n = strlen(out);
+    if (n > 2 && strcmp(out + n - 2, ".o") == 0)
+        return fe_format("%.*s.h", (int)(n - 2), out);
+    return fe_format("%s.h", out);
+}
+
+static bool write_outputs(build *B)
+{
+    unsigned emit = B->b->emit;
+    const char *out = B->opt->output;
+    bool ok = true;
+    char *data = NULL;
+    size_t len = 0;
+    if (emit & (FE_EMIT_OBJ | FE_EMIT_LLVM | FE_EMIT_ASM)) {
+        cg_output kind = emit & FE_EMIT_OBJ    ? CG_OUTPUT_OBJECT
+                         : emit & FE_EMIT_ASM ? CG_OUTPUT_ASM
+                                              : CG_OUTPUT_LLVM;
+        ok = emit_code(B, kind, &data, &len);
+    } else if (emit & (FE_EMIT_IR | FE_EMIT_IR_OPT | FE_EMIT_DOT)) {
+        sink s = {0};
+        sink_open(&s);
+        ok = emit_graphs(B, &s);
+        sink_close(&s);
+        data = s.data;
+        len = s.len;
+    }
+    char *header = NULL;
+    const char *hpath = NULL;
+    if (ok && (emit & FE_EMIT_HEADER)) {
+        hpath = header_path(B);
+        header = fe_header_text(B->opt, B->fns, B->n_fns, hpath,
+                                emit & FE_EMIT_OBJ ? out : NULL);
+    }
+    if (ok && data)
+        ok = fe_write_file(out, data, len);
+    if (ok && header)
+        ok = fe_write_file(hpath, header, strlen(header));
+    if (ok && B->conv.deps)
+        ok = fe_write_file(fe_deps_file(B->opt), B->conv.deps, B->conv.deps_len);
+    free(data);
+    free(header);
+    return ok;
+}
+
+int fe_build(const fe_options *opt, const fe_build_options *b)
+{
+    build B = {.opt = opt, .b = b};
+    fe_options conv = *opt;
+    conv.output = "staged.c"; /* the name its #line directives use */
+    conv.mt = opt->mt ? opt->mt : opt->output;
+    if (fe_convert(&conv, &B.conv) != 0)
+        return 1;
+    bool ok = choose(&B);
+    if (ok && wants_graph(b->emit)) {
+        ag_set_error_mode(AG_ERRORS_RETURN);
+        ok = load_staged(&B) && write_outputs(&B);
+        unload_staged(&B);
+    } else if (ok) {
+        ok = write_outputs(&B);
+    }
+    fe_result_free(&B.conv);
+    return ok ? 0 : 1;
+}

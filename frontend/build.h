@@ -1,0 +1,44 @@
+/*
+ * build.h - what agc makes beyond staged C (build.c, header.c): objects
+ * compiled ahead of time, their headers, and each stage of the pipeline
+ * for inspection. Unlike the conversion (fe.h), this links libag: it
+ * traces the user's functions at build time and compiles their graphs.
+ */
+#ifndef FE_BUILD_H
+#define FE_BUILD_H
+
+#include "fe.h"
+
+/* What --emit asks for (several may be given, comma-separated). */
+enum {
+    FE_EMIT_C = 1 << 0,      /* the staged C (the default) */
+    FE_EMIT_OBJ = 1 << 1,    /* an object file of compiled functions */
+    FE_EMIT_HEADER = 1 << 2, /* the header that declares them */
+    FE_EMIT_IR = 1 << 3,     /* the traced graph */
+    FE_EMIT_IR_OPT = 1 << 4, /* the graph after the passes */
+    FE_EMIT_LLVM = 1 << 5,   /* the optimized LLVM IR */
+    FE_EMIT_ASM = 1 << 6,    /* the target's assembly */
+    FE_EMIT_DOT = 1 << 7     /* Graphviz of the optimized graph */
+};
+
+typedef struct fe_build_options {
+    unsigned emit;
+    const char *function;  /* --function: only this AG_FUNCTION */
+    const char *signature; /* --signature: instead of its AG_SIGNATURE */
+    const char *triple;    /* --target-triple */
+    const char *cpu;       /* --cpu */
+} fe_build_options;
+
+/* Parses "obj,header"; 0 when a kind is unknown. */
+unsigned fe_emit_parse(const char *list);
+
+/* Builds what b->emit asks for from opt->input into opt->output (an
+ * object's header goes next to it, with .h). Returns the exit status. */
+int fe_build(const fe_options *opt, const fe_build_options *b);
+
+/* header.c: the header declaring the functions compiled into an object;
+ * heap text. `path` names the header (for its include guard). */
+char *fe_header_text(const fe_options *opt, const fe_func_info *const *fns, int n,
+                     const char *path, const char *object);
+
+#endif /* FE_BUILD_H */
