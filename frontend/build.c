@@ -190,6 +190,10 @@ static bool compile_staged(build *B, const char *c_path, const char *so_path)
         argv[n++] = fixed[i];
     for (int i = 0; i < n_flags; i++)
         argv[n++] = flags[i];
+    /* the staged C is elsewhere: "headers" next to the source still count */
+    const char *slash = strrchr(B->opt->input, '/');
+    argv[n++] = "-iquote";
+    argv[n++] = slash ? fe_strndup(B->opt->input, (size_t)(slash - B->opt->input) + 1) : ".";
     argv[n] = NULL;
     if (run_compiler(argv) == 0)
         return true;

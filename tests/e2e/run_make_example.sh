@@ -6,7 +6,10 @@
 #   1. make builds the program, which prints smooth.expected;
 #   2. a second make has nothing to do (make -q says up to date);
 #   3. touching the header makes the program out of date, and make
-#      converts the source again.
+#      converts the source again;
+#   4. `make aot` builds blend from an object agc compiles ahead of time;
+#      it prints blend.expected and links no LLVM and no libclang, and
+#      touching the header compiles it again.
 if [ $# -ne 5 ] && [ $# -ne 6 ]; then
     echo "usage: $0 SRC_DIR WORK_DIR AGC AG_INCLUDE_DIR AG_LIB_DIR [SANITIZE_FLAGS]" >&2
     exit 2
@@ -21,7 +24,7 @@ cp "$src"/Makefile "$src"/*.c "$src"/*.h "$src"/*.expected "$work"/ || exit 2
 cd "$work" || exit 2
 run_make() {
     make "$@" AGC="$agc" AG_CFLAGS="-I$inc" AG_LIBS="-L$lib -Wl,-rpath,$lib -lag" \
-        CFLAGS="-std=c11 -O2 -Wall -Wextra $san"
+        AG_RT_LIBS="-L$lib -Wl,-rpath,$lib -lag_rt" CFLAGS="-std=c11 -O2 -Wall -Wextra $san"
 }
 
 run_make >build1.log 2>&1 || { cat build1.log; fail "the first make failed"; }
@@ -46,5 +49,21 @@ grep -q "smooth.c -o smooth.ag.c" build3.log || {
     fail "touching smooth.h did not run agc on smooth.c again"
 }
 run_make -q || fail "not up to date after the rebuild"
+
+run_make aot >aot1.log 2>&1 || { cat aot1.log; fail "make aot failed"; }
+./blend >blend.actual || fail "./blend failed"
+diff -u blend.expected blend.actual || fail "./blend printed something else"
+if ldd ./blend | grep -i -e llvm -e clang; then
+    fail "./blend links LLVM or libclang: it should need libag_rt only"
+fi
+ldd ./blend | grep -q libag_rt || fail "./blend does not link libag_rt"
+run_make -q aot || fail "a second make aot would rebuild"
+sleep 1
+touch smooth.h
+run_make aot >aot2.log 2>&1 || { cat aot2.log; fail "make aot after touching smooth.h failed"; }
+grep -q -- "--emit=obj,header" aot2.log || {
+    cat aot2.log
+    fail "touching smooth.h did not compile blend.c again"
+}
 echo "make.example: ok"
 exit 0
