@@ -25,7 +25,8 @@ bool rt_conv2d_geometry(const ag_shape *x, const ag_shape *filter, int stride_h,
                         int stride_w, ag_padding padding, rt_conv2d_geom *g, rt_err *e);
 
 /* The f32 conv2d kernel: out[n*oh*ow*o] from x and filter laid out as g says.
- * Uses im2col + sgemm with a bounded (64 MiB) column buffer. */
+ * Uses im2col + sgemm with a bounded column buffer (about 4 MiB, at least
+ * 256 rows), which stays in cache between building and multiplying. */
 void rt_conv2d_f32(const rt_conv2d_geom *g, const float *x, const float *filter,
                    float *out);
 

@@ -836,6 +836,104 @@ static void test_matmul(void **state)
     ir_function_free(fn);
 }
 
+/* How many times the module text calls the generic fallback
+ * (cg_rt_apply or cg_rt_apply_typed). */
+static int fallback_calls(const ir_function *fn)
+{
+    cg_code *c = compile_ok(fn, __LINE__);
+    char *text = cg_module_text(c);
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, "call ptr @cg_rt_apply")) != NULL; p++)
+        n++;
+    free(text);
+    cg_free(c);
+    return n;
+}
+
+/* n floats in [-scale, scale), from a multiplicative hash. */
+static float *hashed_floats(int64_t n, uint32_t seed, float scale)
+{
+    float *v = malloc((size_t)n * sizeof *v);
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t h = ((uint32_t)i + seed) * 2654435761u;
+        h ^= h >> 15;
+        v[i] = scale * ((float)(h % 2001u) / 1000.0f - 1.0f);
+    }
+    return v;
+}
+
+/* The benchmark's MLP, smaller: every product is above the native
+ * matmul's limit, so it calls the runtime's kernel (sgemm) and is exact;
+ * each bias + relu is one native loop over the product; softmax falls
+ * back. A NaN in the last bias must come out of relu and softmax as the
+ * reference makes it. */
+static void test_mlp_layers(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir(
+        "func @mlp(%0: f32[64,80], %1: f32[80,72], %2: f32[72], %3: f32[72,72], %4: f32[72], "
+        "%5: f32[72,64], %6: f32[64]) -> (f32[64,64], f32[64,72]) {\n"
+        "  %7 = matmul(%0, %1) : f32[64,72]\n"
+        "  %8 = add(%7, %2) : f32[64,72]\n"
+        "  %9 = relu(%8) : f32[64,72]\n"
+        "  %10 = matmul(%9, %3) : f32[64,72]\n"
+        "  %11 = add(%10, %4) : f32[64,72]\n"
+        "  %12 = relu(%11) : f32[64,72]\n"
+        "  %13 = matmul(%12, %5) : f32[64,64]\n"
+        "  %14 = add(%13, %6) : f32[64,64]\n"
+        "  %15 = softmax(%14) {axis = -1} : f32[64,64]\n"
+        "  return %15, %9\n}\n", __LINE__);
+    static const int64_t dims[7][2] = {{64, 80}, {80, 72}, {72, 1}, {72, 72},
+                                       {72, 1}, {72, 64}, {64, 1}};
+    rt_value *args[7];
+    for (int i = 0; i < 7; i++) {
+        bool vec = dims[i][1] == 1;
+        float *d = hashed_floats(dims[i][0] * dims[i][1], 100u * (uint32_t)i + 1,
+                                 i == 0 ? 1.0f : 0.2f);
+        if (i == 6)
+            d[5] = NAN;
+        args[i] = val(ag_from_data(AG_F32, vec ? AG_SHAPE(dims[i][0])
+                                               : AG_SHAPE(dims[i][0], dims[i][1]), d));
+        free(d);
+    }
+    outcome o = both(fn, args, 7, 0, __LINE__);
+    assert_true(o.ok);
+    /* relu cut something, and the NaN reached every row of the softmax */
+    const float *h = o.res[1]->data, *y = o.res[0]->data;
+    int zeros = 0;
+    for (int i = 0; i < 64 * 72; i++)
+        zeros += h[i] == 0;
+    assert_true(zeros > 0 && zeros < 64 * 72);
+    assert_true(isnan(y[0]) && isnan(y[64 * 64 - 1]));
+    outcome_free(&o);
+    assert_int_equal(fallback_calls(fn), 4); /* 3 products and softmax */
+    ir_function_free(fn);
+}
+
+/* conv2d + bias + relu: the conv calls the runtime's kernel (its im2col
+ * in more than one chunk here), the rest is one native loop. */
+static void test_conv_bias_relu(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir(
+        "func @f(%0: f32[2,96,96,8], %1: f32[3,3,8,4], %2: f32[4]) -> (f32[2,96,96,4]) {\n"
+        "  %3 = conv2d(%0, %1) {strides = [1,1], padding = SAME} : f32[2,96,96,4]\n"
+        "  %4 = add(%3, %2) : f32[2,96,96,4]\n"
+        "  %5 = relu(%4) : f32[2,96,96,4]\n"
+        "  return %5\n}\n", __LINE__);
+    float *x = hashed_floats(2 * 96 * 96 * 8, 7, 1.0f), *f = hashed_floats(3 * 3 * 8 * 4, 9, 0.3f);
+    rt_value *args[3] = {val(ag_from_data(AG_F32, AG_SHAPE(2, 96, 96, 8), x)),
+                         val(ag_from_data(AG_F32, AG_SHAPE(3, 3, 8, 4), f)),
+                         val(F32(AG_SHAPE(4), 0.1f, -0.2f, 0, 0.3f))};
+    free(x);
+    free(f);
+    outcome o = both(fn, args, 3, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    assert_int_equal(fallback_calls(fn), 1);
+    ir_function_free(fn);
+}
+
 /* More small intermediates alive at once than the frame holds: the
  * excess become rt_values, with the same results. */
 static void test_frame_overflow_spills_to_boxes(void **state)
@@ -1494,6 +1592,8 @@ int main(void)
         TU_TEST(test_fused_chain_is_native_and_exact),
         TU_TEST(test_large_loops_run_in_parallel),
         TU_TEST(test_matmul),
+        TU_TEST(test_mlp_layers),
+        TU_TEST(test_conv_bias_relu),
         TU_TEST(test_frame_overflow_spills_to_boxes),
         TU_TEST(test_reductions_and_shapes_fall_back),
         TU_TEST(test_collatz_is_register_code),
