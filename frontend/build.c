@@ -101,6 +101,9 @@ static bool aot_params_ok(const build *B, const fe_func_info *f)
         if (p->tclass == FE_TY_VARIABLE)
             why = "an ag_variable lives in the process that made it, so a function that "
                   "takes one cannot be traced at build time; pass its value as a tensor";
+        else if (p->tclass == FE_TY_TENSOR_ARRAY)
+            why = "a signature cannot describe an ag_tensor_array yet, so a function that "
+                  "takes one cannot be traced at build time; pass its elements as a tensor";
         else if (p->tclass == FE_TY_FLOAT && p->bits != 32 && p->bits != 64)
             why = "long double parameters cannot be compiled ahead of time";
         else if (p->tclass == FE_TY_INT && p->bits > 64)

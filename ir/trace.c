@@ -198,10 +198,13 @@ void ir_trace_set_first(ir_trace *t, bool first) { t->first_trace = first; }
 
 /* ---------------------------------------------------------- begin and end */
 
+static void record_invariant(const ag_tensor *var, ag_shape invariant);
+
 ir_trace *ir_trace_begin(ir_function *fn)
 {
     ir_trace *t = rt_xcalloc(1, sizeof *t);
     t->fn = fn;
+    rt_loop_options_hook = record_invariant;
     ir_frame_push(t, &t->top, fn->body);
     t->saved_hook = rt_trace_hook;
     t->saved_concretize = rt_trace_concretize;
@@ -255,17 +258,11 @@ bool ir_trace_set_outputs(ir_trace *t, int n, const ag_tensor *outs, ag_loc loc)
 
 /* ------------------------------------------------------ loop options */
 
-void ag_set_loop_options_at(ag_loc loc, const ag_tensor *var, ag_shape invariant)
+/* ag_set_loop_options while tracing (the runtime checked its arguments):
+ * the invariant waits for the next staged loop that carries *var. */
+static void record_invariant(const ag_tensor *var, ag_shape invariant)
 {
     ir_trace *t = current;
-    if (!var) {
-        rt_report(loc, "ag_set_loop_options: the variable pointer is NULL");
-        return;
-    }
-    if (invariant.rank < 0 || invariant.rank > AG_MAX_RANK) {
-        rt_report(loc, "ag_set_loop_options: rank %d is out of range", invariant.rank);
-        return;
-    }
     if (!t)
         return; /* eager loops check nothing */
     if (t->n_invariants == t->cap_invariants) {

@@ -12,6 +12,22 @@
 #include <string.h>
 
 _Thread_local rt_trace_hook_fn rt_trace_hook;
+void (*_Atomic rt_loop_options_hook)(const ag_tensor *var, ag_shape invariant);
+
+void ag_set_loop_options_at(ag_loc loc, const ag_tensor *var, ag_shape invariant)
+{
+    if (!var) {
+        rt_report(loc, "ag_set_loop_options: the variable pointer is NULL");
+        return;
+    }
+    if (invariant.rank < 0 || invariant.rank > AG_MAX_RANK) {
+        rt_report(loc, "ag_set_loop_options: rank %d is out of range", invariant.rank);
+        return;
+    }
+    void (*hook)(const ag_tensor *, ag_shape) = rt_loop_options_hook;
+    if (hook)
+        hook(var, invariant);
+}
 _Thread_local rt_concretize_fn rt_trace_concretize;
 
 bool rt_infer(rt_op op, const rt_attrs *a, rt_value *const *in, int n,

@@ -538,8 +538,9 @@ static bool keys_from_spec(const fn_entry *e, ag_loc loc, const fn_spec *spec,
                       k->kind == AG_ARG_INT || k->kind == AG_ARG_FLOAT
                           ? ": add name=VALUE for each C scalar"
                       : k->kind == AG_ARG_TENSOR ? ": add a dtype[dims] for each tensor"
-                                                 : ": ag_variable parameters cannot be given "
-                                                   "in a signature");
+                      : k->kind == AG_ARG_TENSOR_ARRAY
+                          ? ": a signature cannot describe an ag_tensor_array yet"
+                          : ": ag_variable parameters cannot be given in a signature");
             return false;
         }
     }
