@@ -5,7 +5,8 @@
 #include "e2e.h"
 
 /* The loop runs while x is non-zero. */
-AG_FUNCTION ag_tensor popcount(ag_tensor x)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor popcount(ag_tensor x)
 {
     ag_tensor bits = ag_scalar_i32(0);
     while (ag_bool(x)) {
@@ -16,7 +17,8 @@ AG_FUNCTION ag_tensor popcount(ag_tensor x)
 }
 
 /* A code made of the tests x passes; negative when floor(x) is zero. */
-AG_FUNCTION ag_tensor describe(ag_tensor x)
+AG_FUNCTION AG_SIGNATURE("f32[]")
+ag_tensor describe(ag_tensor x)
 {
     ag_tensor positive = ag_greater(x, 0);
     ag_tensor small = ag_less(ag_abs(x), 1);
@@ -33,7 +35,8 @@ AG_FUNCTION ag_tensor describe(ag_tensor x)
 }
 
 /* The index of the first element equal to the one before it, or -1. */
-AG_FUNCTION ag_tensor first_repeat(ag_tensor v)
+AG_FUNCTION AG_SIGNATURE("i32[?]")
+ag_tensor first_repeat(ag_tensor v)
 {
     ag_tensor n = ag_cast(ag_size(v), AG_I32);
     ag_tensor found = ag_scalar_bool(false);

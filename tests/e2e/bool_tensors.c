@@ -2,7 +2,8 @@
 #include "e2e.h"
 
 /* Toggles a flag n times. */
-AG_FUNCTION ag_tensor toggle(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor toggle(ag_tensor n)
 {
     ag_tensor on = ag_scalar_bool(false);
     ag_tensor i = ag_scalar_i32(0);
@@ -14,7 +15,8 @@ AG_FUNCTION ag_tensor toggle(ag_tensor n)
 }
 
 /* All elements positive, by a loop with an early exit. */
-AG_FUNCTION ag_tensor all_positive(ag_tensor v)
+AG_FUNCTION AG_SIGNATURE("f32[3]")
+ag_tensor all_positive(ag_tensor v)
 {
     ag_tensor n = ag_cast(ag_size(v), AG_I32);
     ag_tensor ok = ag_scalar_bool(true);

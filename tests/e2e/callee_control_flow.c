@@ -2,7 +2,8 @@
  * inside the staged control flow of another (inlined while tracing). */
 #include "e2e.h"
 
-AG_FUNCTION ag_tensor steps_to_one(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor steps_to_one(ag_tensor n)
 {
     ag_tensor steps = ag_scalar_i32(0);
     while (ag_bool(ag_greater(n, 1))) {
@@ -13,7 +14,8 @@ AG_FUNCTION ag_tensor steps_to_one(ag_tensor n)
 }
 
 /* The start below limit with the longest Collatz sequence. */
-AG_FUNCTION ag_tensor longest_start(ag_tensor limit)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor longest_start(ag_tensor limit)
 {
     ag_tensor best = ag_scalar_i32(1), best_steps = ag_scalar_i32(0);
     for (ag_tensor k = ag_scalar_i32(1); ag_bool(ag_less(k, limit)); k = ag_add(k, 1)) {

@@ -2,7 +2,8 @@
 #include "e2e.h"
 
 /* A variable declared without a value and set in both branches. */
-AG_FUNCTION ag_tensor abs_value(ag_tensor x)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor abs_value(ag_tensor x)
 {
     ag_tensor y;
     if (ag_bool(ag_less(x, 0)))
@@ -13,14 +14,16 @@ AG_FUNCTION ag_tensor abs_value(ag_tensor x)
 }
 
 /* No else: the variable keeps its value. */
-AG_FUNCTION ag_tensor clip_high(ag_tensor x, ag_tensor hi)
+AG_FUNCTION AG_SIGNATURE("i32[], i32[]")
+ag_tensor clip_high(ag_tensor x, ag_tensor hi)
 {
     if (ag_bool(ag_greater(x, hi)))
         x = hi;
     return x;
 }
 
-AG_FUNCTION ag_tensor sign_class(ag_tensor x)
+AG_FUNCTION AG_SIGNATURE("f32[]")
+ag_tensor sign_class(ag_tensor x)
 {
     ag_tensor r;
     if (ag_bool(ag_greater(x, 0)))
@@ -33,7 +36,8 @@ AG_FUNCTION ag_tensor sign_class(ag_tensor x)
 }
 
 /* Two branch outputs; a C int read in a branch. */
-AG_FUNCTION ag_tensor two_outputs(ag_tensor x, int scale)
+AG_FUNCTION AG_SIGNATURE("i32[], scale=2")
+ag_tensor two_outputs(ag_tensor x, int scale)
 {
     ag_tensor a, b;
     if (ag_bool(ag_greater(x, 0))) {
@@ -47,7 +51,8 @@ AG_FUNCTION ag_tensor two_outputs(ag_tensor x, int scale)
 }
 
 /* Side effects in the branches: only the branch taken prints. */
-AG_FUNCTION void report(ag_tensor x)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+void report(ag_tensor x)
 {
     if (ag_bool(ag_greater_equal(x, 10)))
         ag_print("big", x);

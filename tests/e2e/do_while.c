@@ -3,7 +3,8 @@
 #include "e2e.h"
 
 /* The number of decimal digits of n (1 for 0). */
-AG_FUNCTION ag_tensor digits(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor digits(ag_tensor n)
 {
     ag_tensor count = ag_scalar_i32(0);
     do {
@@ -14,7 +15,8 @@ AG_FUNCTION ag_tensor digits(ag_tensor n)
 }
 
 /* The sum of the digits, stopping at the first 0 digit. */
-AG_FUNCTION ag_tensor digit_sum_until_zero(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor digit_sum_until_zero(ag_tensor n)
 {
     ag_tensor sum = ag_scalar_i32(0);
     do {
@@ -28,7 +30,8 @@ AG_FUNCTION ag_tensor digit_sum_until_zero(ag_tensor n)
 }
 
 /* Odd digits only, with continue. */
-AG_FUNCTION ag_tensor odd_digit_sum(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor odd_digit_sum(ag_tensor n)
 {
     ag_tensor sum = ag_scalar_i32(0);
     do {

@@ -2,7 +2,8 @@
  * (AutoGraph's early_return): a <return value> and a <returned> flag. */
 #include "e2e.h"
 
-AG_FUNCTION ag_tensor relu(ag_tensor x)
+AG_FUNCTION AG_SIGNATURE("f32[]")
+ag_tensor relu(ag_tensor x)
 {
     if (ag_bool(ag_greater(x, 0)))
         return x;
@@ -11,7 +12,8 @@ AG_FUNCTION ag_tensor relu(ag_tensor x)
 }
 
 /* A return in one branch, and one after the if. */
-AG_FUNCTION ag_tensor clamp_negative(ag_tensor x)
+AG_FUNCTION AG_SIGNATURE("f32[]")
+ag_tensor clamp_negative(ag_tensor x)
 {
     if (ag_bool(ag_less(x, 0)))
         return ag_scalar_f32(-1);
@@ -20,7 +22,8 @@ AG_FUNCTION ag_tensor clamp_negative(ag_tensor x)
 }
 
 /* Several returns along an else-if chain. */
-AG_FUNCTION ag_tensor grade(ag_tensor score)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor grade(ag_tensor score)
 {
     if (ag_bool(ag_greater_equal(score, 90)))
         return ag_scalar_i32(4);
@@ -32,7 +35,8 @@ AG_FUNCTION ag_tensor grade(ag_tensor score)
 }
 
 /* A void function returning early. */
-AG_FUNCTION void maybe_print(ag_tensor x)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+void maybe_print(ag_tensor x)
 {
     if (ag_bool(ag_less(x, 0)))
         return;
@@ -44,7 +48,8 @@ typedef struct minmax {
     ag_tensor lo, hi;
 } minmax;
 
-AG_FUNCTION minmax ordered(ag_tensor a, ag_tensor b)
+AG_FUNCTION AG_SIGNATURE("i32[], i32[]")
+minmax ordered(ag_tensor a, ag_tensor b)
 {
     if (ag_bool(ag_less_equal(a, b)))
         return (minmax){a, b};

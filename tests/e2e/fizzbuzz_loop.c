@@ -2,7 +2,8 @@
  * else-if chain of staged ifs with side effects (ag_print) in each branch. */
 #include "e2e.h"
 
-AG_FUNCTION void fizzbuzz(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+void fizzbuzz(ag_tensor n)
 {
     for (ag_tensor i = ag_scalar_i32(1); ag_bool(ag_less_equal(i, n)); i = ag_add(i, 1)) {
         if (ag_bool(ag_equal(ag_mod(i, 15), 0)))

@@ -4,7 +4,8 @@
 #include "e2e.h"
 
 /* Two counters moving towards each other. */
-AG_FUNCTION ag_tensor meet(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor meet(ag_tensor n)
 {
     ag_tensor steps = ag_scalar_i32(0);
     ag_tensor i, j;
@@ -14,7 +15,8 @@ AG_FUNCTION ag_tensor meet(ag_tensor n)
 }
 
 /* No init, no increment: the body advances the counter. */
-AG_FUNCTION ag_tensor bare(ag_tensor x)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor bare(ag_tensor x)
 {
     for (; ag_bool(ag_greater(x, 1));)
         x = ag_floordiv(x, 3);
@@ -22,7 +24,8 @@ AG_FUNCTION ag_tensor bare(ag_tensor x)
 }
 
 /* continue skips to the increment; break skips it. */
-AG_FUNCTION ag_tensor skip_and_stop(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor skip_and_stop(ag_tensor n)
 {
     ag_tensor sum = ag_scalar_i32(0);
     ag_tensor i = ag_scalar_i32(0);

@@ -3,7 +3,8 @@
  * body runs exactly once). */
 #include "e2e.h"
 
-AG_FUNCTION ag_tensor first_power_above(ag_tensor base, ag_tensor limit)
+AG_FUNCTION AG_SIGNATURE("i32[], i32[]")
+ag_tensor first_power_above(ag_tensor base, ag_tensor limit)
 {
     ag_tensor p = ag_ones_like(base);
     while (ag_bool(ag_scalar_bool(true))) {
@@ -15,7 +16,8 @@ AG_FUNCTION ag_tensor first_power_above(ag_tensor base, ag_tensor limit)
 }
 
 /* The integer square root, returned from inside the loop. */
-AG_FUNCTION ag_tensor isqrt(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor isqrt(ag_tensor n)
 {
     ag_tensor r = ag_scalar_i32(0);
     while (ag_bool(ag_scalar_bool(true))) {
@@ -27,7 +29,8 @@ AG_FUNCTION ag_tensor isqrt(ag_tensor n)
     return ag_scalar_i32(-1);
 }
 
-AG_FUNCTION ag_tensor once(ag_tensor x)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor once(ag_tensor x)
 {
     do {
         x = ag_mul(x, 10);

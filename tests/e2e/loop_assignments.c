@@ -5,7 +5,8 @@
  * and an inner loop's result used by the outer loop. */
 #include "e2e.h"
 
-AG_FUNCTION ag_tensor fib(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor fib(ag_tensor n)
 {
     ag_tensor a = ag_scalar_i64(0), b = ag_scalar_i64(1);
     ag_tensor i = ag_scalar_i32(0);
@@ -19,7 +20,8 @@ AG_FUNCTION ag_tensor fib(ag_tensor n)
 }
 
 /* The last negative element and its index, assigned only when found. */
-AG_FUNCTION ag_tensor last_negative(ag_tensor v)
+AG_FUNCTION AG_SIGNATURE("i32[?]")
+ag_tensor last_negative(ag_tensor v)
 {
     ag_tensor n = ag_cast(ag_size(v), AG_I32);
     ag_tensor last = ag_scalar_i32(0);
@@ -35,7 +37,8 @@ AG_FUNCTION ag_tensor last_negative(ag_tensor v)
 }
 
 /* The sum of the decimal digits: `digit` is scratch, x is assigned twice. */
-AG_FUNCTION ag_tensor digit_sum(ag_tensor x)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor digit_sum(ag_tensor x)
 {
     ag_tensor s = ag_scalar_i32(0);
     ag_tensor digit = ag_scalar_i32(0);
@@ -49,7 +52,8 @@ AG_FUNCTION ag_tensor digit_sum(ag_tensor x)
 }
 
 /* 1 + (1 + 2) + ... + (1 + ... + n), the inner sums by an inner loop. */
-AG_FUNCTION ag_tensor triangle_sum(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor triangle_sum(ag_tensor n)
 {
     ag_tensor total = ag_scalar_i32(0);
     ag_tensor row = ag_scalar_i32(1);

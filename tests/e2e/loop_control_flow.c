@@ -3,7 +3,8 @@
 #include "e2e.h"
 
 /* break: the first i with i * i > n. */
-AG_FUNCTION ag_tensor first_square_above(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor first_square_above(ag_tensor n)
 {
     ag_tensor i = ag_scalar_i32(0);
     while (ag_bool(ag_less(i, 1000))) {
@@ -15,7 +16,8 @@ AG_FUNCTION ag_tensor first_square_above(ag_tensor n)
 }
 
 /* continue: the odd numbers below n. */
-AG_FUNCTION ag_tensor sum_odd_below(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor sum_odd_below(ag_tensor n)
 {
     ag_tensor total = ag_scalar_i32(0);
     for (ag_tensor i = ag_scalar_i32(0); ag_bool(ag_less(i, n)); i = ag_add(i, 1)) {
@@ -27,7 +29,8 @@ AG_FUNCTION ag_tensor sum_odd_below(ag_tensor n)
 }
 
 /* Both, in one loop. */
-AG_FUNCTION ag_tensor odd_sum_until(ag_tensor limit)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor odd_sum_until(ag_tensor limit)
 {
     ag_tensor i = ag_scalar_i32(0), acc = ag_scalar_i32(0);
     while (ag_bool(ag_less(i, 100))) {
@@ -42,7 +45,8 @@ AG_FUNCTION ag_tensor odd_sum_until(ag_tensor limit)
 }
 
 /* break in a for loop: the increment does not run after it. */
-AG_FUNCTION ag_tensor find_index(ag_tensor v, ag_tensor target)
+AG_FUNCTION AG_SIGNATURE("i32[6], i32[]")
+ag_tensor find_index(ag_tensor v, ag_tensor target)
 {
     ag_tensor i = ag_scalar_i32(0);
     ag_tensor n = ag_cast(ag_size(v), AG_I32);
@@ -54,7 +58,8 @@ AG_FUNCTION ag_tensor find_index(ag_tensor v, ag_tensor target)
 }
 
 /* continue in a do/while goes to the condition. */
-AG_FUNCTION ag_tensor count_multiples_of_3(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor count_multiples_of_3(ag_tensor n)
 {
     ag_tensor k = ag_scalar_i32(0), c = ag_scalar_i32(0);
     do {

@@ -3,7 +3,8 @@
  * from the body (AutoGraph's undefined loop variables). */
 #include "e2e.h"
 
-AG_FUNCTION ag_tensor last_square(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor last_square(ag_tensor n)
 {
     ag_tensor last;
     ag_tensor i = ag_scalar_i32(1);
@@ -15,7 +16,8 @@ AG_FUNCTION ag_tensor last_square(ag_tensor n)
 }
 
 /* Assigned in both branches of an if inside the loop. */
-AG_FUNCTION ag_tensor last_parity(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor last_parity(ag_tensor n)
 {
     ag_tensor parity;
     ag_tensor i = ag_scalar_i32(0);

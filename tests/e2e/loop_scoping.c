@@ -4,7 +4,8 @@
 #include "e2e.h"
 
 /* A temporary declared in the body stays local to each iteration. */
-AG_FUNCTION ag_tensor sum_of_squares(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor sum_of_squares(ag_tensor n)
 {
     ag_tensor total = ag_scalar_i32(0);
     for (ag_tensor i = ag_scalar_i32(1); ag_bool(ag_less_equal(i, n)); i = ag_add(i, 1)) {
@@ -16,7 +17,8 @@ AG_FUNCTION ag_tensor sum_of_squares(ag_tensor n)
 
 /* `cube` is declared outside but set before each use and dead after the
  * loop: not a loop variable, so a loop that never runs is fine. */
-AG_FUNCTION ag_tensor sum_of_cubes(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor sum_of_cubes(ag_tensor n)
 {
     ag_tensor total = ag_scalar_i32(0), cube;
     ag_tensor i = ag_scalar_i32(0);
@@ -29,7 +31,8 @@ AG_FUNCTION ag_tensor sum_of_cubes(ag_tensor n)
 }
 
 /* An inner block shadows the loop variable. */
-AG_FUNCTION ag_tensor shadowed(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor shadowed(ag_tensor n)
 {
     ag_tensor i = ag_scalar_i32(0), acc = ag_scalar_i32(0);
     while (ag_bool(ag_less(i, n))) {
@@ -43,7 +46,8 @@ AG_FUNCTION ag_tensor shadowed(ag_tensor n)
 }
 
 /* A C constant local to the body. */
-AG_FUNCTION ag_tensor weighted(ag_tensor x)
+AG_FUNCTION AG_SIGNATURE("f32[2]")
+ag_tensor weighted(ag_tensor x)
 {
     ag_tensor acc = ag_zeros_like(x);
     while (ag_bool(ag_less(ag_reduce_sum(acc, AG_ALL_AXES, false), 20))) {
@@ -54,7 +58,8 @@ AG_FUNCTION ag_tensor weighted(ag_tensor x)
 }
 
 /* A C array read inside a staged loop. */
-AG_FUNCTION ag_tensor table_sum(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor table_sum(ag_tensor n)
 {
     const int32_t table[4] = {10, 20, 30, 40};
     ag_tensor t = ag_from_data(AG_I32, AG_SHAPE(4), table);

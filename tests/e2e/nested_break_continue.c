@@ -4,7 +4,8 @@
 
 /* Primes below n by trial division: the inner loop breaks at the first
  * divisor. */
-AG_FUNCTION ag_tensor count_primes(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor count_primes(ag_tensor n)
 {
     ag_tensor count = ag_scalar_i32(0);
     for (ag_tensor k = ag_scalar_i32(2); ag_bool(ag_less(k, n)); k = ag_add(k, 1)) {
@@ -24,7 +25,8 @@ AG_FUNCTION ag_tensor count_primes(ag_tensor n)
 }
 
 /* A classifier loop: continue in one arm, break in another. */
-AG_FUNCTION ag_tensor scan(ag_tensor v)
+AG_FUNCTION AG_SIGNATURE("i32[?]")
+ag_tensor scan(ag_tensor v)
 {
     ag_tensor n = ag_cast(ag_size(v), AG_I32);
     ag_tensor score = ag_scalar_i32(0);

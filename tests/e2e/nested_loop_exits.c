@@ -6,7 +6,8 @@
 
 /* For each i <= n that is not a multiple of 3 (continue in the outer
  * loop), count the j <= n with i * j <= limit (break in the inner loop). */
-AG_FUNCTION ag_tensor count_pairs(ag_tensor n, ag_tensor limit)
+AG_FUNCTION AG_SIGNATURE("i32[], i32[]")
+ag_tensor count_pairs(ag_tensor n, ag_tensor limit)
 {
     ag_tensor count = ag_scalar_i32(0);
     ag_tensor i = ag_scalar_i32(0);
@@ -28,7 +29,8 @@ AG_FUNCTION ag_tensor count_pairs(ag_tensor n, ag_tensor limit)
 /* The first row whose odd entries sum to at least target: continue in the
  * inner loop skips the even entries, break in the outer loop ends the
  * search. */
-AG_FUNCTION ag_tensor first_row(ag_tensor m, ag_tensor target)
+AG_FUNCTION AG_SIGNATURE("i32[3,3], i32[]")
+ag_tensor first_row(ag_tensor m, ag_tensor target)
 {
     ag_tensor zero = ag_scalar_i32(0), one = ag_scalar_i32(1);
     ag_tensor rows = ag_cast(ag_gather(ag_shape_of(m), zero, 0), AG_I32);
@@ -55,7 +57,8 @@ AG_FUNCTION ag_tensor first_row(ag_tensor m, ag_tensor target)
 
 /* Triples a <= b <= c <= n with a + b != 5 (continue in the middle loop)
  * and a + b + c <= 7 (break in the innermost loop). */
-AG_FUNCTION ag_tensor triples(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor triples(ag_tensor n)
 {
     ag_tensor total = ag_scalar_i32(0);
     for (ag_tensor a = ag_scalar_i32(1); ag_bool(ag_less_equal(a, n)); a = ag_add(a, 1)) {

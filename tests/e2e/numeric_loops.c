@@ -2,7 +2,8 @@
  * root, binary search, Fibonacci). */
 #include "e2e.h"
 
-AG_FUNCTION ag_tensor gcd(ag_tensor a, ag_tensor b)
+AG_FUNCTION AG_SIGNATURE("i32[], i32[]")
+ag_tensor gcd(ag_tensor a, ag_tensor b)
 {
     while (ag_bool(ag_not_equal(b, 0))) {
         ag_tensor t = ag_mod(a, b);
@@ -13,7 +14,8 @@ AG_FUNCTION ag_tensor gcd(ag_tensor a, ag_tensor b)
 }
 
 /* Newton's iteration for sqrt(x), until two iterates agree closely. */
-AG_FUNCTION ag_tensor newton_sqrt(ag_tensor x)
+AG_FUNCTION AG_SIGNATURE("f64[]")
+ag_tensor newton_sqrt(ag_tensor x)
 {
     ag_tensor guess = ag_div(ag_add(x, 1), 2);
     ag_tensor prev = ag_zeros_like(x);
@@ -25,7 +27,8 @@ AG_FUNCTION ag_tensor newton_sqrt(ag_tensor x)
 }
 
 /* The index of target in the sorted v, or -1. */
-AG_FUNCTION ag_tensor binary_search(ag_tensor v, ag_tensor target)
+AG_FUNCTION AG_SIGNATURE("i32[7], i32[]")
+ag_tensor binary_search(ag_tensor v, ag_tensor target)
 {
     ag_tensor lo = ag_scalar_i32(0);
     ag_tensor hi = ag_sub(ag_cast(ag_size(v), AG_I32), 1);
@@ -46,7 +49,8 @@ AG_FUNCTION ag_tensor binary_search(ag_tensor v, ag_tensor target)
 }
 
 /* fib(n) with two carried values. */
-AG_FUNCTION ag_tensor fib(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor fib(ag_tensor n)
 {
     ag_tensor a = ag_scalar_i64(0), b = ag_scalar_i64(1);
     for (ag_tensor i = ag_scalar_i32(0); ag_bool(ag_less(i, n)); i = ag_add(i, 1)) {

@@ -3,7 +3,8 @@
  * uses it outside the AG_FUNCTIONs. */
 #include "e2e.h"
 
-AG_FUNCTION void countdown(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+void countdown(ag_tensor n)
 {
     ag_print("start", n);
     while (ag_bool(ag_greater(n, 0))) {
@@ -16,7 +17,8 @@ AG_FUNCTION void countdown(ag_tensor n)
     ag_print("liftoff");
 }
 
-AG_FUNCTION ag_tensor table(ag_tensor rows)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor table(ag_tensor rows)
 {
     ag_tensor r = ag_scalar_i32(1);
     while (ag_bool(ag_less_equal(r, rows))) {

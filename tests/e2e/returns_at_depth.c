@@ -4,7 +4,8 @@
  * early_return, nested); a void function returning from a do/while. */
 #include "e2e.h"
 
-AG_FUNCTION ag_tensor classify(ag_tensor x)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+ag_tensor classify(ag_tensor x)
 {
     if (ag_bool(ag_less(x, 0))) {
         ag_tensor k = ag_scalar_i32(0);
@@ -30,7 +31,8 @@ AG_FUNCTION ag_tensor classify(ag_tensor x)
 
 /* mode 0: the sum; 1: the first element above 10; 2: the last negative
  * one; 0 when there is none. */
-AG_FUNCTION ag_tensor pick(ag_tensor v, ag_tensor mode)
+AG_FUNCTION AG_SIGNATURE("i32[?], i32[]")
+ag_tensor pick(ag_tensor v, ag_tensor mode)
 {
     ag_tensor n = ag_cast(ag_size(v), AG_I32);
     if (ag_bool(ag_equal(mode, 0))) {
@@ -48,7 +50,8 @@ AG_FUNCTION ag_tensor pick(ag_tensor v, ag_tensor mode)
 }
 
 /* Counts down to zero, or gives up below -5. */
-AG_FUNCTION void countdown(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]")
+void countdown(ag_tensor n)
 {
     do {
         if (ag_bool(ag_equal(n, 0))) {

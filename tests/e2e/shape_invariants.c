@@ -6,7 +6,7 @@
 #include "e2e.h"
 
 /* The binary digits of x, least significant first. */
-AG_FUNCTION ag_tensor binary_digits(ag_tensor x)
+AG_FUNCTION AG_SIGNATURE("i32[]") ag_tensor binary_digits(ag_tensor x)
 {
     ag_tensor digits = ag_zeros(AG_I32, AG_SHAPE(0));
     ag_set_loop_options(&digits, AG_SHAPE(-1));
@@ -19,7 +19,7 @@ AG_FUNCTION ag_tensor binary_digits(ag_tensor x)
 }
 
 /* The rows [i, i * i] for i < n. */
-AG_FUNCTION ag_tensor squares_table(ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("i32[]") ag_tensor squares_table(ag_tensor n)
 {
     ag_tensor m = ag_zeros(AG_I32, AG_SHAPE(0, 2));
     ag_set_loop_options(&m, AG_SHAPE(-1, 2));
@@ -32,7 +32,7 @@ AG_FUNCTION ag_tensor squares_table(ag_tensor n)
 }
 
 /* Drops the first element while it is below 5 and more than one is left. */
-AG_FUNCTION ag_tensor drop_small_front(ag_tensor v)
+AG_FUNCTION AG_SIGNATURE("i32[?]") ag_tensor drop_small_front(ag_tensor v)
 {
     ag_tensor one = ag_scalar_i64(1);
     ag_set_loop_options(&v, AG_SHAPE(-1));

@@ -6,7 +6,8 @@ typedef struct stats {
     ag_tensor count, total, largest;
 } stats;
 
-AG_FUNCTION stats summarize(ag_tensor v, ag_tensor threshold)
+AG_FUNCTION AG_SIGNATURE("i32[6], i32[]")
+stats summarize(ag_tensor v, ag_tensor threshold)
 {
     ag_tensor n = ag_cast(ag_size(v), AG_I32);
     ag_tensor count = ag_scalar_i32(0), total = ag_scalar_i32(0);
@@ -27,7 +28,8 @@ typedef struct divmod {
     ag_tensor q, r;
 } divmod;
 
-AG_FUNCTION divmod safe_divmod(ag_tensor a, ag_tensor b)
+AG_FUNCTION AG_SIGNATURE("i32[], i32[]")
+divmod safe_divmod(ag_tensor a, ag_tensor b)
 {
     if (ag_bool(ag_equal(b, 0)))
         return (divmod){ag_zeros_like(a), a};

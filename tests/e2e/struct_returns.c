@@ -9,7 +9,8 @@ typedef struct stats {
 
 /* Statistics of v up to its first zero: the return inside the loop gives
  * the struct early. */
-AG_FUNCTION stats prefix_stats(ag_tensor v)
+AG_FUNCTION AG_SIGNATURE("i32[?]")
+stats prefix_stats(ag_tensor v)
 {
     ag_tensor n = ag_cast(ag_size(v), AG_I32);
     ag_tensor sum = ag_scalar_i32(0), max = ag_scalar_i32(-1000);
@@ -28,7 +29,8 @@ typedef struct interval {
 } interval;
 
 /* Nested branches, each returning a struct. */
-AG_FUNCTION interval around(ag_tensor x, ag_tensor width)
+AG_FUNCTION AG_SIGNATURE("i32[], i32[]")
+interval around(ag_tensor x, ag_tensor width)
 {
     if (ag_bool(ag_greater(width, 0))) {
         if (ag_bool(ag_greater(x, 100)))
@@ -39,7 +41,8 @@ AG_FUNCTION interval around(ag_tensor x, ag_tensor width)
 }
 
 /* The struct result of around, used in a staged loop. */
-AG_FUNCTION ag_tensor widest(ag_tensor xs, ag_tensor width)
+AG_FUNCTION AG_SIGNATURE("i32[?], i32[]")
+ag_tensor widest(ag_tensor xs, ag_tensor width)
 {
     ag_tensor n = ag_cast(ag_size(xs), AG_I32);
     ag_tensor best = ag_scalar_i32(0);

@@ -5,7 +5,8 @@
 #include "e2e.h"
 
 /* m, m^2, ..., m^n stacked: shape [n, 2, 2]. */
-AG_FUNCTION ag_tensor powers(ag_tensor m, ag_tensor n)
+AG_FUNCTION AG_SIGNATURE("f32[2,2], i32[]")
+ag_tensor powers(ag_tensor m, ag_tensor n)
 {
     ag_tensor_array ta = ag_tensor_array_new(AG_F32, 0, true);
     ag_tensor p = m;
@@ -17,7 +18,8 @@ AG_FUNCTION ag_tensor powers(ag_tensor m, ag_tensor n)
 }
 
 /* The matrix of stack with the largest trace, read back from an array. */
-AG_FUNCTION ag_tensor largest_trace(ag_tensor stack)
+AG_FUNCTION AG_SIGNATURE("f32[3,2,2]")
+ag_tensor largest_trace(ag_tensor stack)
 {
     ag_tensor n = ag_cast(ag_gather(ag_shape_of(stack), ag_scalar_i32(0), 0), AG_I32);
     ag_tensor_array ta = ag_tensor_array_new(AG_F32, 0, true);
@@ -39,7 +41,8 @@ AG_FUNCTION ag_tensor largest_trace(ag_tensor stack)
 
 /* The running sums of the matrices taken when a matrix has a positive
  * trace: the array is written in a staged branch (a branch output too). */
-AG_FUNCTION ag_tensor positive_prefix_sums(ag_tensor stack)
+AG_FUNCTION AG_SIGNATURE("f32[3,2,2]")
+ag_tensor positive_prefix_sums(ag_tensor stack)
 {
     ag_tensor n = ag_cast(ag_gather(ag_shape_of(stack), ag_scalar_i32(0), 0), AG_I32);
     ag_tensor_array out = ag_tensor_array_new(AG_F32, 0, true);
