@@ -47,7 +47,9 @@ pids=""
 n=0
 for src in "$root"/frontend/*.c "$here/fuzz_agc.c"; do
     name=$(basename "$src" .c)
-    [ "$name" = driver ] && continue # its main() is libFuzzer's
+    # the conversion only: driver.c's main() is libFuzzer's, and build.c
+    # and header.c (ahead of time, which links libag) are the driver's
+    case $name in driver | build | header) continue ;; esac
     obj="$work/obj/$name.o"
     objs="$objs $obj"
     # shellcheck disable=SC2086
