@@ -279,19 +279,14 @@ static LLVMModuleRef function_module(aot *A, const cg_aot_function *f)
 
 static bool pick_abi(aot *A, LLVMTargetMachineRef tm)
 {
-    char *triple = LLVMGetTargetMachineTriple(tm);
-    A->triple = triple;
-    bool ok = true;
-    if (strncmp(triple, "x86_64", 6) == 0)
-        A->abi = ABI_X86_64;
-    else if (strncmp(triple, "aarch64", 7) == 0 || strncmp(triple, "arm64", 5) == 0)
-        A->abi = ABI_AARCH64;
-    else
-        ok = false;
-    if (!ok)
-        snprintf(A->err, A->errlen, "ahead-of-time objects can be made for x86_64 and aarch64 "
-                                    "targets; '%s' is neither", triple);
-    return ok;
+    A->triple = LLVMGetTargetMachineTriple(tm);
+    cg_arch arch = cg_arch_of(A->triple);
+    A->abi = arch == CG_ARCH_AARCH64 ? ABI_AARCH64 : ABI_X86_64;
+    if (arch == CG_ARCH_X86_64 || arch == CG_ARCH_AARCH64)
+        return true;
+    snprintf(A->err, A->errlen, "ahead-of-time objects can be made for x86_64 and aarch64 "
+                                "targets; '%s' is neither", A->triple);
+    return false;
 }
 
 static void init_types(aot *A)

@@ -251,14 +251,7 @@ char *cg_module_text(const cg_code *c)
 static bool check_arg(const ir_node *p, const rt_value *v, int i)
 {
     const ir_type *t = &p->type;
-    bool ok = v->kind == RT_CONCRETE && v->dtype == t->dtype;
-    if (ok && t->dtype == RT_LIST)
-        ok = v->elem_dtype == t->elem_dtype;
-    else if (ok && t->shape.rank >= 0) {
-        ok = v->shape.rank == t->shape.rank;
-        for (int d = 0; ok && d < t->shape.rank; d++)
-            ok = t->shape.dims[d] < 0 || t->shape.dims[d] == v->shape.dims[d];
-    }
+    bool ok = ir_value_has_type(t, v);
     if (!ok) {
         char want[160], got[160];
         ir_type vt = {.dtype = v->dtype, .elem_dtype = v->elem_dtype, .shape = v->shape};

@@ -25,6 +25,21 @@ static void init_targets(void)
     LLVMInitializeAllAsmParsers();
 }
 
+cg_arch cg_arch_of(const char *triple)
+{
+    char *host = triple ? NULL : LLVMGetDefaultTargetTriple();
+    const char *t = triple ? triple : host;
+    cg_arch arch = CG_ARCH_OTHER;
+    if (strncmp(t, "x86_64", 6) == 0)
+        arch = CG_ARCH_X86_64;
+    else if (t[0] == 'i' && t[1] && strncmp(t + 2, "86", 2) == 0)
+        arch = CG_ARCH_X86;
+    else if (strncmp(t, "aarch64", 7) == 0 || strncmp(t, "arm64", 5) == 0)
+        arch = CG_ARCH_AARCH64;
+    LLVMDisposeMessage(host);
+    return arch;
+}
+
 void cg_target_init(void) { pthread_once(&targets_once, init_targets); }
 
 LLVMTargetMachineRef cg_target_machine(const cg_target *t, bool pic, char *err, size_t errlen)

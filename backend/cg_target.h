@@ -9,6 +9,12 @@
 
 #include <llvm-c/TargetMachine.h>
 
+/* The architectures agc knows something specific about. */
+typedef enum cg_arch { CG_ARCH_OTHER, CG_ARCH_X86, CG_ARCH_X86_64, CG_ARCH_AARCH64 } cg_arch;
+
+/* The architecture of a target triple (NULL: the host's). */
+cg_arch cg_arch_of(const char *triple);
+
 /* Registers every target LLVM was built with (once per process). */
 void cg_target_init(void);
 

@@ -157,6 +157,8 @@ static inline cg_info *cg_info_of(cg_lower *L, const ir_node *n) { return &L->in
 bool cg_plan(cg_lower *L);
 void cg_plan_free(cg_lower *L);
 bool cg_dtype_native(ag_dtype dt);
+/* A known shape with every dim 1 (rank 0 included): one element. */
+bool cg_shape_unit(const cg_shape *s);
 
 /* lower_elem.c: element semantics. Register types: bool is i1, others
  * their LLVM type; in memory bool is i8. */

@@ -19,6 +19,7 @@
  *   - float-to-integer casts saturate and send NaN to 0 (fptosi.sat).
  * bool is i1 in registers and a 0/1 byte in memory.
  */
+#include "cg_target.h"
 #include "lower.h"
 
 #include <string.h>
@@ -80,20 +81,12 @@ LLVMValueRef cg_const_elem(cg_lower *L, ag_dtype dt, const void *data, int64_t i
  * (triple NULL: the host), or "" when agc knows none. */
 const char *cg_fp_constraint(const char *triple)
 {
-    if (!triple) {
-#if defined(__x86_64__) || defined(__i386__)
-        return "=x,0";
-#elif defined(__aarch64__)
-        return "=w,0";
-#else
-        return "";
-#endif
+    switch (cg_arch_of(triple)) {
+    case CG_ARCH_X86:
+    case CG_ARCH_X86_64: return "=x,0";
+    case CG_ARCH_AARCH64: return "=w,0";
+    default: return "";
     }
-    if (strncmp(triple, "x86_64", 6) == 0 || (triple[0] == 'i' && strncmp(triple + 2, "86", 2) == 0))
-        return "=x,0";
-    if (strncmp(triple, "aarch64", 7) == 0 || strncmp(triple, "arm64", 5) == 0)
-        return "=w,0";
-    return "";
 }
 
 LLVMValueRef cg_opaque_if_const(cg_lower *L, LLVMValueRef v)

@@ -104,16 +104,6 @@ static leaf *find_leaf(nest *N, const ir_node *x)
     return NULL;
 }
 
-static bool unit_shape(const cg_shape *s)
-{
-    if (!s->known)
-        return false;
-    for (int i = 0; i < s->rank; i++)
-        if (s->dims[i] != 1)
-            return false;
-    return true;
-}
-
 static void collect_leaves(nest *N)
 {
     cg_cluster *c = N->c;
@@ -131,7 +121,7 @@ static void collect_leaves(nest *N)
             l->node = x;
             l->dt = x->type.dtype;
             const cg_shape *s = &cg_info_of(N->L, x)->shape;
-            l->scalar = s->rank == 0 || unit_shape(s);
+            l->scalar = s->rank == 0 || cg_shape_unit(s);
         }
     }
 }

@@ -80,8 +80,7 @@ static cg_shape shape_of_type(const ir_node *n, const ag_shape *s)
     return out;
 }
 
-/* A known shape with every dim 1 (rank 0 included): one element. */
-static bool shape_unit(const cg_shape *s)
+bool cg_shape_unit(const cg_shape *s)
 {
     if (!s->known)
         return false;
@@ -121,7 +120,7 @@ static cg_shape elementwise_shape(cg_lower *L, const ir_node *n, bool *fallible)
     for (int i = 0; i < n->n_in; i++) {
         const cg_shape *s = &L->info[n->in[i]->id].shape;
         all_known = all_known && s->known;
-        if (shape_unit(s))
+        if (cg_shape_unit(s))
             continue;
         if (!full)
             full = s;
@@ -415,7 +414,7 @@ static use_kind operand_use(cg_lower *L, const ir_node *user, int i)
     case CG_K_FUSED:
         if (mi->kind == CG_K_FUSED && mi->cluster == ui->cluster)
             return USE_NONE;
-        return shape_unit(&mi->shape) || mi->shape.rank == 0 ? scalar_use(mi) : USE_DATA;
+        return cg_shape_unit(&mi->shape) || mi->shape.rank == 0 ? scalar_use(mi) : USE_DATA;
     case CG_K_MATMUL:
         return USE_DATA;
     case CG_K_GET:

@@ -18,6 +18,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "bench_util.h"
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -43,13 +44,6 @@ enum { RUNS = 9 };
 static const double goal_s = 1.0;
 
 extern char **environ;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Runs argv with stderr sent to err_path; returns its exit status, or -1
  * when it could not start or died of a signal. */
@@ -132,9 +126,9 @@ int main(int argc, char **argv)
     char *convert[] = {(char *)agc, "-fno-color-diagnostics", (char *)input, "-o", output, NULL};
     double times[RUNS];
     for (int i = -1; i < RUNS; i++) { /* run -1 warms the caches up */
-        double t0 = now_s();
+        double t0 = bench_now_s();
         int status = run(convert, errors);
-        double t = now_s() - t0;
+        double t = bench_now_s() - t0;
         if (status != 0) {
             fprintf(stderr, "bench_agc: agc failed (status %d) on %s:\n", status, input);
             show_file(errors);

@@ -11,6 +11,7 @@
  */
 #define _POSIX_C_SOURCE 199309L
 
+#include "bench_util.h"
 #include <ag.h>
 #include <cblas.h>
 
@@ -21,26 +22,6 @@
 #include <time.h>
 
 /* ------------------------------------------------------------- timing */
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int compare_doubles(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
-/* Sorts v in place and returns its median. */
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, compare_doubles);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static const char *verdict(double value, double goal)
 {
@@ -103,14 +84,14 @@ static double time_eager(eager_op_fn op, ag_tensor a, ag_tensor b)
     if (failed)
         return -1;
     for (int r = 0; r < DISPATCH_RUNS; r++) {
-        double t0 = now_ns();
+        double t0 = bench_now_ns();
         ag_scope_push();
         for (int i = 0; i < OPS_PER_RUN; i++)
             op(a, b);
         ag_scope_pop();
-        per_op[r] = (now_ns() - t0) / OPS_PER_RUN;
+        per_op[r] = (bench_now_ns() - t0) / OPS_PER_RUN;
     }
-    return median(per_op, DISPATCH_RUNS);
+    return bench_median(per_op, DISPATCH_RUNS);
 }
 
 /* The baseline: the same arithmetic in plain C, each result in its own
@@ -121,7 +102,7 @@ static double time_plain(plain_op_fn op, const float *a, const float *b)
     double per_op[DISPATCH_RUNS];
     volatile float sink = 0;
     for (int r = 0; r < DISPATCH_RUNS; r++) {
-        double t0 = now_ns();
+        double t0 = bench_now_ns();
         for (int i = 0; i < OPS_PER_RUN; i++) {
             outs[i] = malloc(SMALL * SMALL * sizeof(float));
             op(a, b, outs[i]);
@@ -130,9 +111,9 @@ static double time_plain(plain_op_fn op, const float *a, const float *b)
             sink += outs[i][i % (SMALL * SMALL)]; /* keeps the work observable */
             free(outs[i]);
         }
-        per_op[r] = (now_ns() - t0) / OPS_PER_RUN;
+        per_op[r] = (bench_now_ns() - t0) / OPS_PER_RUN;
     }
-    return median(per_op, DISPATCH_RUNS);
+    return bench_median(per_op, DISPATCH_RUNS);
 }
 
 static void report_dispatch(const char *what, double eager_ns, double plain_ns,
@@ -195,22 +176,22 @@ static double max_abs_diff(const float *x, const float *y, size_t n)
 static double run_ag_matmul(ag_tensor a, ag_tensor b, const float *reference,
                             double *max_diff)
 {
-    double t0 = now_ns();
+    double t0 = bench_now_ns();
     ag_scope_push();
     ag_tensor c = ag_matmul(a, b);
     bool failed = ag_is_error(c);
     if (!failed && reference)
         *max_diff = max_abs_diff(ag_data(c), reference, (size_t)BIG * BIG);
     ag_scope_pop();
-    return failed ? -1 : now_ns() - t0;
+    return failed ? -1 : bench_now_ns() - t0;
 }
 
 static double run_cblas(const float *a, const float *b, float *c)
 {
-    double t0 = now_ns();
+    double t0 = bench_now_ns();
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, BIG, BIG, BIG, 1.0f, a,
                 BIG, b, BIG, 0.0f, c, BIG);
-    return now_ns() - t0;
+    return bench_now_ns() - t0;
 }
 
 static void report_matmul(double ag_ns, double blas_ns, double max_diff)
@@ -254,7 +235,7 @@ static void bench_matmul(void)
         blas_ns[r] = run_cblas(a_data, b_data, c_data);
         ag_ns[r] = ok ? run_ag_matmul(a, b, NULL, NULL) : -1;
     }
-    report_matmul(ok ? median(ag_ns, MATMUL_RUNS) : -1, median(blas_ns, MATMUL_RUNS),
+    report_matmul(ok ? bench_median(ag_ns, MATMUL_RUNS) : -1, bench_median(blas_ns, MATMUL_RUNS),
                   max_diff);
     ag_free(a);
     ag_free(b);

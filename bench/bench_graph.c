@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 
+#include "bench_util.h"
 #include <ag.h>
 
 /* rt_conv2d_f32, the runtime's conv2d kernel, for row (f)'s baseline */
@@ -37,25 +38,6 @@
 
 /* ------------------------------------------------------------- timing */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int compare_doubles(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, compare_doubles);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The median time of `runs` calls of fn(arg). */
 static double time_median(void (*fn)(void *), void *arg, int runs)
 {
@@ -63,11 +45,11 @@ static double time_median(void (*fn)(void *), void *arg, int runs)
     if (runs > 64)
         runs = 64;
     for (int i = 0; i < runs; i++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         fn(arg);
-        t[i] = now_s() - t0;
+        t[i] = bench_now_s() - t0;
     }
-    return median(t, runs);
+    return bench_median(t, runs);
 }
 
 static void print_time(const char *what, double s)
@@ -566,15 +548,15 @@ static void time_pair(void (*a)(void *), void (*b)(void *), void *arg, int runs,
     a(arg);
     b(arg);
     for (int i = 0; i < runs; i++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         a(arg);
-        double t1 = now_s();
+        double t1 = bench_now_s();
         b(arg);
         sa[i] = t1 - t0;
-        sb[i] = now_s() - t1;
+        sb[i] = bench_now_s() - t1;
     }
-    *ta = median(sa, runs);
-    *tb = median(sb, runs);
+    *ta = bench_median(sa, runs);
+    *tb = bench_median(sb, runs);
 }
 
 /* Deterministic values in [-scale, scale): a multiplicative hash of i. */

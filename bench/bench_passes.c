@@ -13,6 +13,7 @@
  */
 #define _POSIX_C_SOURCE 199309L
 
+#include "bench_util.h"
 #include <ag.h>
 
 #include "ir.h"
@@ -25,25 +26,6 @@
 #include <time.h>
 
 enum { RUNS = 15 };
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int compare_doubles(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, compare_doubles);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* ======================================================= traced functions */
 
@@ -341,9 +323,9 @@ static double time_pipeline(maker make, const void *arg, counts *c)
         ir_function *fn = make(arg);
         c->before = ir_function_num_nodes(fn);
         c->loop_before = loop_nodes(fn->body, false);
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         bool ok = pass_run_default(fn);
-        t[r] = now_ms() - t0;
+        t[r] = bench_now_ms() - t0;
         c->after = ir_function_num_nodes(fn);
         c->loop_after = loop_nodes(fn->body, false);
         char err[1024];
@@ -353,7 +335,7 @@ static double time_pipeline(maker make, const void *arg, counts *c)
         }
         ir_function_free(fn);
     }
-    return median(t, RUNS);
+    return bench_median(t, RUNS);
 }
 
 int main(void)

@@ -88,6 +88,22 @@ bool ir_opcode_from_name(const char *name, int *out)
 
 /* ------------------------------------------------------------------ types */
 
+bool ir_value_has_type(const ir_type *t, const rt_value *v)
+{
+    if (v->kind != RT_CONCRETE || v->dtype != t->dtype)
+        return false;
+    if (t->dtype == RT_LIST)
+        return v->elem_dtype == t->elem_dtype;
+    if (t->shape.rank < 0)
+        return true;
+    if (v->shape.rank != t->shape.rank)
+        return false;
+    for (int d = 0; d < t->shape.rank; d++)
+        if (t->shape.dims[d] >= 0 && t->shape.dims[d] != v->shape.dims[d])
+            return false;
+    return true;
+}
+
 bool ir_type_equal(const ir_type *a, const ir_type *b)
 {
     if (a->dtype != b->dtype || a->shape.rank != b->shape.rank)

@@ -57,6 +57,10 @@ typedef struct ir_type {
 } ir_type;
 
 bool ir_type_equal(const ir_type *a, const ir_type *b);
+/* Whether a concrete value has type t: its dtype (and element dtype for a
+ * list), and its rank and dims where t knows them (-1 matches any). What
+ * compiled code relies on for its inputs. */
+bool ir_value_has_type(const ir_type *t, const rt_value *v);
 /* "f32[2,?]", "bool[]", "list<i32>[3]" into buf. */
 char *ir_type_str(const ir_type *t, char *buf, size_t n);
 

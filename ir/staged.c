@@ -407,13 +407,7 @@ static bool discover_types(ir_trace *t, loop *L, ag_body_fn body, void *state)
 /* A zero initial value for a variable undefined on entry. */
 static ir_node *placeholder(ir_trace *t, const ir_type *type, ag_loc loc)
 {
-    rt_attrs a = {.dtype = type->dtype, .shape = type->shape};
-    for (int d = 0; d < a.shape.rank; d++)
-        if (a.shape.dims[d] < 0)
-            a.shape.dims[d] = 0;
-    ir_type ty = *type;
-    ty.shape = a.shape;
-    return ir_append(t->cur->g, RT_OP_FILL, &a, 0, NULL, &ty, loc);
+    return zero_in(t->cur->g, type, loc);
 }
 
 static ir_node *bool_const(ir_trace *t, bool v, ag_loc loc)

@@ -158,26 +158,10 @@ static bool check_scalar(const aot_loaded *l, int i, int64_t bits)
     return ok;
 }
 
-static bool type_matches(const ir_type *t, const rt_value *v)
-{
-    if (v->kind != RT_CONCRETE || v->dtype != t->dtype)
-        return false;
-    if (t->dtype == RT_LIST)
-        return v->elem_dtype == t->elem_dtype;
-    if (t->shape.rank < 0)
-        return true;
-    if (v->shape.rank != t->shape.rank)
-        return false;
-    for (int d = 0; d < t->shape.rank; d++)
-        if (t->shape.dims[d] >= 0 && t->shape.dims[d] != v->shape.dims[d])
-            return false;
-    return true;
-}
-
 /* A tensor must have the dtype and the known dims it was compiled for. */
 static bool check_tensor(const aot_loaded *l, int i, const ir_node *param, const rt_value *v)
 {
-    if (type_matches(&param->type, v))
+    if (ir_value_has_type(&param->type, v))
         return true;
     const struct ag_aot_function *f = l->fn;
     char want[160], got[160];

@@ -472,57 +472,35 @@ RT_KERNEL(rt_k_argmax)
  * double), then a scale by 1/sum. x and y may be the same buffer (bf16
  * computes in place in an f32 copy). mx and sum are scratch rows of inner.
  */
-static void softmax_f32(const float *x, float *y, layout L, float *mx, double *sum)
-{
-    int64_t block = L.red * L.inner;
-    for (int64_t o = 0; o < L.outer; o++, x += block, y += block) {
-        for (int64_t j = 0; j < L.inner; j++) {
-            mx[j] = -INFINITY;
-            sum[j] = 0.0;
-        }
-        for (int64_t r = 0; r < L.red; r++)
-            for (int64_t j = 0; j < L.inner; j++)
-                mx[j] = max_f(mx[j], x[r * L.inner + j]);
-        for (int64_t r = 0; r < L.red; r++) {
-            for (int64_t j = 0; j < L.inner; j++) {
-                float ev = expf(x[r * L.inner + j] - mx[j]);
-                y[r * L.inner + j] = ev;
-                sum[j] += ev;
-            }
-        }
-        for (int64_t j = 0; j < L.inner; j++)
-            sum[j] = 1.0 / sum[j];
-        for (int64_t r = 0; r < L.red; r++)
-            for (int64_t j = 0; j < L.inner; j++)
-                y[r * L.inner + j] = (float)(y[r * L.inner + j] * sum[j]);
+#define DEFINE_SOFTMAX(name, T, EXP, MAX)                                              \
+    static void name(const T *x, T *y, layout L, T *mx, double *sum)                   \
+    {                                                                                  \
+        int64_t block = L.red * L.inner;                                               \
+        for (int64_t o = 0; o < L.outer; o++, x += block, y += block) {                \
+            for (int64_t j = 0; j < L.inner; j++) {                                    \
+                mx[j] = -INFINITY;                                                     \
+                sum[j] = 0.0;                                                          \
+            }                                                                          \
+            for (int64_t r = 0; r < L.red; r++)                                        \
+                for (int64_t j = 0; j < L.inner; j++)                                  \
+                    mx[j] = MAX(mx[j], x[r * L.inner + j]);                            \
+            for (int64_t r = 0; r < L.red; r++) {                                      \
+                for (int64_t j = 0; j < L.inner; j++) {                                \
+                    T ev = EXP(x[r * L.inner + j] - mx[j]);                            \
+                    y[r * L.inner + j] = ev;                                           \
+                    sum[j] += ev;                                                      \
+                }                                                                      \
+            }                                                                          \
+            for (int64_t j = 0; j < L.inner; j++)                                      \
+                sum[j] = 1.0 / sum[j];                                                 \
+            for (int64_t r = 0; r < L.red; r++)                                        \
+                for (int64_t j = 0; j < L.inner; j++)                                  \
+                    y[r * L.inner + j] = (T)(y[r * L.inner + j] * sum[j]);             \
+        }                                                                              \
     }
-}
 
-static void softmax_f64(const double *x, double *y, layout L, double *mx, double *sum)
-{
-    int64_t block = L.red * L.inner;
-    for (int64_t o = 0; o < L.outer; o++, x += block, y += block) {
-        for (int64_t j = 0; j < L.inner; j++) {
-            mx[j] = -INFINITY;
-            sum[j] = 0.0;
-        }
-        for (int64_t r = 0; r < L.red; r++)
-            for (int64_t j = 0; j < L.inner; j++)
-                mx[j] = max_d(mx[j], x[r * L.inner + j]);
-        for (int64_t r = 0; r < L.red; r++) {
-            for (int64_t j = 0; j < L.inner; j++) {
-                double ev = exp(x[r * L.inner + j] - mx[j]);
-                y[r * L.inner + j] = ev;
-                sum[j] += ev;
-            }
-        }
-        for (int64_t j = 0; j < L.inner; j++)
-            sum[j] = 1.0 / sum[j];
-        for (int64_t r = 0; r < L.red; r++)
-            for (int64_t j = 0; j < L.inner; j++)
-                y[r * L.inner + j] *= sum[j];
-    }
-}
+DEFINE_SOFTMAX(softmax_f32, float, expf, max_f)
+DEFINE_SOFTMAX(softmax_f64, double, exp, max_d)
 
 /* bf16: widen to an f32 copy, run the f32 softmax in place, round once. */
 static void softmax_bf16(const uint16_t *x, uint16_t *y, int64_t numel, layout L,
