@@ -416,7 +416,7 @@ static void emit_scalar(cg_lower *L, const ir_node *n)
     LLVMValueRef args[4];
     for (int i = 0; i < n->n_in; i++)
         args[i] = cg_get_nat(L, n->in[i]);
-    if (cg_elem_data_fallible(n))
+    if (pass_fails_on_data(n))
         cg_check_or_fail(L, cg_emit_elem_bad(L, n, args[1]), n);
     cg_info_of(L, n)->nat = cg_emit_elem(L, n, args);
 }

@@ -17,6 +17,7 @@
 #define CG_LOWER_H
 
 #include "ir.h"
+#include "pass.h"
 
 #include <llvm-c/Core.h>
 
@@ -81,8 +82,7 @@ typedef struct cg_cluster {
     int n_members, cap_members;
     const ir_node **members; /* program order */
     const ir_node *last;
-    bool fallible; /* a single node that can fail at run time */
-    bool closed;
+    bool fallible; /* a single node that checks at run time (pass.h) */
     cg_shape shape;
 } cg_cluster;
 
@@ -108,8 +108,9 @@ typedef struct cg_lower {
     /* the plan */
     int n_ids;
     cg_info *info; /* by node id */
-    int n_clusters, cap_clusters;
-    cg_cluster *clusters;
+    pass_fusion_plan *fusion; /* the loops to emit: passes/fusion.c */
+    int n_clusters;
+    cg_cluster *clusters;     /* by the plan's cluster number */
     int n_slots;
     int max_inputs; /* most operands of a fallback node */
     int n_fallbacks;
@@ -156,7 +157,6 @@ static inline cg_info *cg_info_of(cg_lower *L, const ir_node *n) { return &L->in
 /* lower_plan.c */
 bool cg_plan(cg_lower *L);
 void cg_plan_free(cg_lower *L);
-bool cg_dtype_native(ag_dtype dt);
 /* A known shape with every dim 1 (rank 0 included): one element. */
 bool cg_shape_unit(const cg_shape *s);
 
@@ -171,11 +171,8 @@ LLVMValueRef cg_const_elem(cg_lower *L, ag_dtype dt, const void *data, int64_t i
  * lower_elem.c). */
 LLVMValueRef cg_opaque_if_const(cg_lower *L, LLVMValueRef v);
 const char *cg_fp_constraint(const char *triple);
-/* Whether cg_emit_elem implements node n's op on its dtypes. */
-bool cg_elem_supported(const ir_node *n);
-/* Whether n can fail on some data (integer division by zero, integer
- * pow with a negative exponent). */
-bool cg_elem_data_fallible(const ir_node *n);
+/* cg_emit_elem implements every op pass_fusible accepts; the ops
+ * pass_fails_on_data names need cg_emit_elem_bad's check first. */
 /* The operation of n on one element of each operand (register types).
  * Division by zero must have been excluded by the caller. */
 LLVMValueRef cg_emit_elem(cg_lower *L, const ir_node *n, LLVMValueRef *args);

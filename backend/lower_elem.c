@@ -116,41 +116,6 @@ static ag_dtype operand_dtype(const ir_node *n)
     return n->in[n->opcode == RT_OP_WHERE ? 1 : 0]->type.dtype;
 }
 
-bool cg_elem_supported(const ir_node *n)
-{
-    if (n->opcode >= RT_OP_COUNT || !(rt_ops[n->opcode].flags & RT_F_ELEMENTWISE))
-        return false;
-    for (int i = 0; i < n->n_in; i++)
-        if (!cg_dtype_native(n->in[i]->type.dtype))
-            return false;
-    if (!cg_dtype_native(n->type.dtype))
-        return false;
-    ag_dtype dt = operand_dtype(n);
-    switch ((rt_op)n->opcode) {
-    case RT_OP_EXP: case RT_OP_LOG: case RT_OP_SQRT: case RT_OP_RSQRT: case RT_OP_TANH:
-    case RT_OP_SIGMOID: case RT_OP_FLOOR: case RT_OP_CEIL:
-        return dt == AG_F32 || dt == AG_F64;
-    case RT_OP_LOGICAL_AND: case RT_OP_LOGICAL_OR: case RT_OP_LOGICAL_NOT:
-        return dt == AG_BOOL;
-    case RT_OP_WHERE: case RT_OP_CAST: case RT_OP_EQUAL: case RT_OP_NOT_EQUAL:
-        return true;
-    default:
-        return dt != AG_BOOL; /* arithmetic and ordering: numbers only */
-    }
-}
-
-static bool is_int(ag_dtype dt) { return dt == AG_I32 || dt == AG_I64; }
-
-bool cg_elem_data_fallible(const ir_node *n)
-{
-    switch ((rt_op)n->opcode) {
-    case RT_OP_DIV: case RT_OP_FLOORDIV: case RT_OP_MOD: case RT_OP_POW:
-        return is_int(n->in[1]->type.dtype);
-    default:
-        return false;
-    }
-}
-
 LLVMValueRef cg_emit_elem_bad(cg_lower *L, const ir_node *n, LLVMValueRef v)
 {
     LLVMValueRef zero = LLVMConstInt(LLVMTypeOf(v), 0, 0);

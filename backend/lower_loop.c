@@ -522,7 +522,7 @@ bool cg_emit_cluster(cg_lower *L, cg_cluster *c)
         cg_fail(L, "internal: no operand of %%%d gives its loop's shape", only->id);
     } else {
         LLVMValueRef total = total_of(&N, c->shape.rank);
-        if (c->fallible && cg_elem_data_fallible(only))
+        if (c->fallible && pass_fails_on_data(only))
             data_check(&N, only, total);
         for (int i = 0; i < c->n_members; i++)
             if (cg_info_of(L, c->members[i])->materialize)

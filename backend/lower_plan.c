@@ -9,7 +9,9 @@
  *   - its static shape, or a shape key when dims are unknown (values with
  *     the same key have the same shape at run time);
  *   - its kind: native scalar arithmetic, member of a fused elementwise
- *     loop, native matrix product, constant, or the generic fallback;
+ *     loop (the loops are the fusion pass's plan, passes/fusion.c, taken
+ *     as they are), native matrix product, constant, or the generic
+ *     fallback;
  *   - its representation (register, frame buffer, or rt_value), which is
  *     chosen from what its consumers need;
  *   - where it dies (its last use in its graph), and its error-path slot.
@@ -28,11 +30,6 @@ enum { MATMUL_MAX_WORK = 64 * 64 * 64 };
 /* Functions with more loops or runtime calls than this keep their loops
  * out of line (see cg_plan). */
 enum { OUTLINE_LOOPS_ABOVE = 64, OUTLINE_FALLBACKS_ABOVE = 256 };
-
-bool cg_dtype_native(ag_dtype dt)
-{
-    return dt == AG_F32 || dt == AG_F64 || dt == AG_I32 || dt == AG_I64 || dt == AG_BOOL;
-}
 
 /* -------------------------------------------------------------- liveness */
 
@@ -72,9 +69,10 @@ static bool shape_known(const ag_shape *s)
     return true;
 }
 
-static cg_shape shape_of_type(const ir_node *n, const ag_shape *s)
+/* n's static shape; the fusion plan's key stands for unknown dims. */
+static cg_shape shape_of_type(cg_lower *L, const ir_node *n, const ag_shape *s)
 {
-    cg_shape out = {.rank = s->rank, .known = shape_known(s), .key = n->id};
+    cg_shape out = {.rank = s->rank, .known = shape_known(s), .key = L->fusion->shape_key[n->id]};
     if (s->rank > 0 && s->rank <= AG_MAX_RANK)
         memcpy(out.dims, s->dims, (size_t)s->rank * sizeof *s->dims);
     return out;
@@ -90,15 +88,6 @@ bool cg_shape_unit(const cg_shape *s)
     return true;
 }
 
-static bool shape_same(const cg_shape *a, const cg_shape *b)
-{
-    if (a->rank != b->rank || a->known != b->known)
-        return false;
-    if (!a->known)
-        return a->key == b->key;
-    return memcmp(a->dims, b->dims, (size_t)a->rank * sizeof *a->dims) == 0;
-}
-
 static int64_t shape_numel(const cg_shape *s)
 {
     int64_t n = 1;
@@ -107,63 +96,18 @@ static int64_t shape_numel(const cg_shape *s)
     return n;
 }
 
-/*
- * The shape of an elementwise node from its operands' shapes. Sets
- * *fallible when the operands might not broadcast at run time (unknown
- * dims that no key proves equal); the node then checks at run time.
- */
-static cg_shape elementwise_shape(cg_lower *L, const ir_node *n, bool *fallible)
-{
-    const cg_shape *full = NULL;
-    bool all_known = true, same_full = true;
-    *fallible = false;
-    for (int i = 0; i < n->n_in; i++) {
-        const cg_shape *s = &L->info[n->in[i]->id].shape;
-        all_known = all_known && s->known;
-        if (cg_shape_unit(s))
-            continue;
-        if (!full)
-            full = s;
-        else if (!shape_same(full, s))
-            same_full = false;
-    }
-    if (all_known) {
-        ag_shape acc = {.rank = 0};
-        for (int i = 0; i < n->n_in; i++) {
-            const cg_shape *s = &L->info[n->in[i]->id].shape;
-            ag_shape x = {.rank = s->rank}, next;
-            memcpy(x.dims, s->dims, sizeof x.dims);
-            if (!rt_broadcast_shapes(&acc, &x, &next)) {
-                *fallible = true; /* the runtime will report it */
-                return shape_of_type(n, &n->type.shape);
-            }
-            acc = next;
-        }
-        return shape_of_type(n, &acc);
-    }
-    if (full && same_full && full->rank == n->type.shape.rank) {
-        cg_shape s = *full; /* unit operands broadcast into it */
-        return s;
-    }
-    *fallible = true;
-    cg_shape s = shape_of_type(n, &n->type.shape);
-    s.known = false;
-    s.key = n->id;
-    return s;
-}
-
 /* --------------------------------------------------------- classifying */
 
 static bool is_nat_type(const ir_type *t)
 {
-    return t->dtype != RT_LIST && cg_dtype_native(t->dtype) && t->shape.rank == 0;
+    return t->dtype != RT_LIST && pass_native_dtype(t->dtype) && t->shape.rank == 0;
 }
 
 static bool operands_native(const ir_node *n, bool rank0)
 {
     for (int i = 0; i < n->n_in; i++) {
         const ir_type *t = &n->in[i]->type;
-        if (t->dtype == RT_LIST || !cg_dtype_native(t->dtype) || t->shape.rank < 0)
+        if (t->dtype == RT_LIST || !pass_native_dtype(t->dtype) || t->shape.rank < 0)
             return false;
         if (rank0 && t->shape.rank != 0)
             return false;
@@ -183,22 +127,16 @@ static bool matmul_native(cg_lower *L, const ir_node *n)
     return work <= MATMUL_MAX_WORK;
 }
 
-static void new_cluster(cg_lower *L, const cg_shape *s, bool fallible)
+/* Adds live node n to its loop (the fusion plan's cluster). Members
+ * arrive in program order. */
+static void cluster_add(cg_lower *L, const ir_node *n)
 {
-    if (L->n_clusters == L->cap_clusters) {
-        L->cap_clusters = L->cap_clusters ? 2 * L->cap_clusters : 16;
-        L->clusters = rt_xrealloc(L->clusters, (size_t)L->cap_clusters * sizeof *L->clusters);
-    }
-    cg_cluster *c = &L->clusters[L->n_clusters++];
-    memset(c, 0, sizeof *c);
-    c->shape = *s;
-    c->fallible = fallible;
-    c->closed = fallible;
-}
-
-static void cluster_add(cg_lower *L, int ci, const ir_node *n)
-{
+    int ci = L->fusion->cluster[n->id];
     cg_cluster *c = &L->clusters[ci];
+    if (c->n_members == 0) {
+        c->shape = L->info[n->id].shape;
+        c->fallible = L->fusion->checked[n->id];
+    }
     if (c->n_members == c->cap_members) {
         c->cap_members = c->cap_members ? 2 * c->cap_members : 8;
         c->members = rt_xrealloc(c->members, (size_t)c->cap_members * sizeof *c->members);
@@ -206,58 +144,6 @@ static void cluster_add(cg_lower *L, int ci, const ir_node *n)
     c->members[c->n_members++] = n;
     c->last = n;
     L->info[n->id].cluster = ci;
-}
-
-/* Moves every member of cluster `from` into `into`, keeping program order
- * (both lists are sorted by position). */
-static void cluster_merge(cg_lower *L, int into, int from)
-{
-    cg_cluster *a = &L->clusters[into], *b = &L->clusters[from];
-    int n = a->n_members + b->n_members, i = 0, j = 0, k = 0;
-    const ir_node **m = rt_xmalloc((size_t)n * sizeof *m);
-    while (i < a->n_members || j < b->n_members) {
-        bool take_a = j == b->n_members ||
-                      (i < a->n_members &&
-                       L->info[a->members[i]->id].pos < L->info[b->members[j]->id].pos);
-        m[k++] = take_a ? a->members[i++] : b->members[j++];
-    }
-    free(a->members);
-    a->members = m;
-    a->n_members = a->cap_members = n;
-    a->last = m[n - 1];
-    for (int t = 0; t < n; t++)
-        L->info[m[t]->id].cluster = into;
-    free(b->members);
-    b->members = NULL;
-    b->n_members = b->cap_members = 0;
-    b->closed = true;
-}
-
-/* Fuses elementwise node n with the open loops of its operands that have
- * its shape; a node that may fail at run time gets a loop of its own. */
-static void join_cluster(cg_lower *L, const ir_node *n, bool fallible)
-{
-    cg_info *ni = &L->info[n->id];
-    int target = -1;
-    if (!fallible) {
-        for (int i = 0; i < n->n_in; i++) {
-            const cg_info *mi = &L->info[n->in[i]->id];
-            if (!mi->live || mi->kind != CG_K_FUSED)
-                continue;
-            cg_cluster *c = &L->clusters[mi->cluster];
-            if (c->closed || c->fallible || !shape_same(&c->shape, &ni->shape))
-                continue;
-            if (target < 0)
-                target = mi->cluster;
-            else if (mi->cluster != target)
-                cluster_merge(L, target, mi->cluster);
-        }
-    }
-    if (target < 0) {
-        new_cluster(L, &ni->shape, fallible);
-        target = L->n_clusters - 1;
-    }
-    cluster_add(L, target, n);
 }
 
 static void classify_graph(cg_lower *L, const ir_graph *g);
@@ -276,14 +162,14 @@ static void classify_params(cg_lower *L, const ir_graph *g)
         pi->pos = -1;
         if (!parent) {
             pi->repr = CG_BOX;
-            pi->shape = shape_of_type(p, &p->type.shape);
+            pi->shape = shape_of_type(L, p, &p->type.shape);
         } else if (parent->opcode == IR_COND) {
             const cg_info *oi = &L->info[parent->in[i + 1]->id];
             pi->repr = oi->repr == CG_NAT ? CG_NAT : CG_BOX;
             pi->shape = oi->shape;
         } else {
             pi->repr = is_nat_type(&p->type) ? CG_NAT : CG_BOX;
-            pi->shape = shape_of_type(p, &p->type.shape);
+            pi->shape = shape_of_type(L, p, &p->type.shape);
         }
     }
 }
@@ -293,7 +179,7 @@ static void classify_node(cg_lower *L, const ir_node *n)
     cg_info *ni = &L->info[n->id];
     ni->kind = CG_K_FALLBACK;
     ni->repr = CG_BOX;
-    ni->shape = shape_of_type(n, &n->type.shape);
+    ni->shape = shape_of_type(L, n, &n->type.shape);
     if (n->n_in > L->max_inputs)
         L->max_inputs = n->n_in;
     switch (n->opcode) {
@@ -318,7 +204,7 @@ static void classify_node(cg_lower *L, const ir_node *n)
         if (is_nat_type(&n->type)) {
             ni->kind = CG_K_CONST;
             ni->repr = CG_NAT;
-        } else if (cg_dtype_native(n->type.dtype) && ni->shape.known) {
+        } else if (pass_native_dtype(n->type.dtype) && ni->shape.known) {
             ni->kind = CG_K_CONST; /* read in place unless boxed (see decide) */
             ni->repr = CG_BUF;
         }
@@ -332,30 +218,23 @@ static void classify_node(cg_lower *L, const ir_node *n)
     default:
         break;
     }
-    if (n->opcode >= RT_OP_COUNT || !(rt_ops[n->opcode].flags & RT_F_ELEMENTWISE) ||
-        !cg_elem_supported(n))
+    if (!pass_fusible(n))
         return;
     if (is_nat_type(&n->type) && operands_native(n, true)) {
         ni->kind = CG_K_SCALAR;
         ni->repr = CG_NAT;
         return;
     }
-    if (n->type.shape.rank < 1 || !operands_native(n, false))
+    if (L->fusion->cluster[n->id] < 0)
         return;
-    bool shape_fallible;
-    cg_shape s = elementwise_shape(L, n, &shape_fallible);
-    if (s.rank != n->type.shape.rank)
-        return;
-    ni->shape = s;
     ni->kind = CG_K_FUSED;
     ni->repr = CG_BUF; /* or CG_BOX or CG_NONE (see decide) */
-    join_cluster(L, n, shape_fallible || cg_elem_data_fallible(n));
+    cluster_add(L, n);
 }
 
-/* Closes the loops whose members `user` reads without belonging to them:
- * those members are then materialized, and the loop is emitted before
- * `user`. */
-static void close_used_clusters(cg_lower *L, const ir_node *user)
+/* The members of other loops that `user` reads are stored (the plan has
+ * put their loops before `user`). */
+static void materialize_used(cg_lower *L, const ir_node *user)
 {
     const cg_info *ui = &L->info[user->id];
     for (int i = 0; i < user->n_in; i++) {
@@ -365,7 +244,6 @@ static void close_used_clusters(cg_lower *L, const ir_node *user)
         if (ui->kind == CG_K_FUSED && ui->cluster == mi->cluster)
             continue;
         mi->materialize = true;
-        L->clusters[mi->cluster].closed = true;
     }
 }
 
@@ -382,14 +260,12 @@ static void classify_graph(cg_lower *L, const ir_graph *g)
         if (!ni->live)
             continue;
         classify_node(L, n);
-        close_used_clusters(L, n);
+        materialize_used(L, n);
     }
     for (int i = 0; i < g->n_results; i++) {
         cg_info *ri = &L->info[g->results[i]->id];
-        if (ri->kind == CG_K_FUSED) {
+        if (ri->kind == CG_K_FUSED)
             ri->materialize = true;
-            L->clusters[ri->cluster].closed = true;
-        }
     }
 }
 
@@ -572,6 +448,9 @@ bool cg_plan(cg_lower *L)
     L->n_ids = L->fn->next_id;
     L->info = rt_xcalloc((size_t)(L->n_ids ? L->n_ids : 1), sizeof *L->info);
     L->max_inputs = 1;
+    L->fusion = pass_fusion_plan_new(L->fn);
+    L->n_clusters = L->fusion->n_clusters;
+    L->clusters = rt_xcalloc((size_t)L->n_clusters + 1, sizeof *L->clusters);
     mark_graph(L, L->fn->body);
     classify_graph(L, L->fn->body);
     uses_graph(L, L->fn->body);
@@ -598,6 +477,8 @@ void cg_plan_free(cg_lower *L)
     for (int i = 0; i < L->n_clusters; i++)
         free(L->clusters[i].members);
     free(L->clusters);
+    pass_fusion_plan_free(L->fusion);
     L->info = NULL;
     L->clusters = NULL;
+    L->fusion = NULL;
 }

@@ -49,7 +49,7 @@ static void usage(FILE *out)
           "  --no-verify-each     do not\n"
           "  --fast-math          let simplify and cse ignore NaN, infinities and\n"
           "                       signed zeros\n"
-          "  --print-clusters     after the function, list the fusion clusters\n"
+          "  --print-clusters     after the function, list the fusion plan's loops\n"
           "  --print-memory-plan  after the function, print the memory plan\n"
           "  --emit-dot           print the function (after the passes) as a\n"
           "                       Graphviz dot graph instead of text IR\n"

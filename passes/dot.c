@@ -39,7 +39,6 @@ typedef struct dot_writer {
     const ir_function *fn;
     FILE *out;
     pass_fusion_plan *plan;
-    int *cluster_size;  /* by fusion cluster: its number of nodes */
     bool *cluster_done; /* by fusion cluster: its box is written */
 } dot_writer;
 
@@ -300,9 +299,13 @@ static void put_region_op(dot_writer *w, const ir_node *n, int depth)
 
 /* ------------------------------------------------------------- fusion */
 
+/* n's fusion cluster when it holds two or more nodes (a loop of one is
+ * drawn as its node), else -1. */
 static int cluster_of(const dot_writer *w, const ir_node *n)
 {
-    return n->id >= 0 && n->id < w->plan->n_ids ? w->plan->cluster[n->id] : -1;
+    const pass_fusion_plan *p = w->plan;
+    int c = n->id >= 0 && n->id < p->n_ids ? p->cluster[n->id] : -1;
+    return c >= 0 && p->cluster_size[c] > 1 ? c : -1;
 }
 
 /* Fusion clusters never cross graphs, so g holds all of cluster c. */
@@ -311,7 +314,7 @@ static void put_fused(dot_writer *w, const ir_graph *g, int c, int depth)
     indent(w, depth);
     fprintf(w->out, "subgraph cluster_fused_%d {\n", c);
     indent(w, depth + 1);
-    fprintf(w->out, "label=\"fused loop %d (%d ops)\";\n", c, w->cluster_size[c]);
+    fprintf(w->out, "label=\"fused loop %d (%d ops)\";\n", c, w->plan->cluster_size[c]);
     indent(w, depth + 1);
     fputs("style=\"rounded,filled\"; color=\"#6c8ebf\"; fillcolor=\"#dae8fc\";\n", w->out);
     for (const ir_node *n = g->first; n; n = n->next)
@@ -320,18 +323,6 @@ static void put_fused(dot_writer *w, const ir_graph *g, int c, int depth)
     indent(w, depth);
     fputs("}\n", w->out);
     w->cluster_done[c] = true;
-}
-
-static void count_cluster_sizes(dot_writer *w, const ir_graph *g)
-{
-    for (const ir_node *n = g->first; n; n = n->next) {
-        int c = cluster_of(w, n);
-        if (c >= 0 && c < w->plan->n_clusters)
-            w->cluster_size[c]++;
-        for (int r = 0; r < 2; r++)
-            if (n->region[r])
-                count_cluster_sizes(w, n->region[r]);
-    }
 }
 
 /* -------------------------------------------------------------- nodes */
@@ -465,15 +456,12 @@ static void put_header(const dot_writer *w)
 
 void pass_print_dot(const ir_function *fn, FILE *out)
 {
-    dot_writer w = {fn, out, pass_fusion_plan_new(fn), NULL, NULL};
-    w.cluster_size = rt_xcalloc((size_t)w.plan->n_clusters + 1, sizeof *w.cluster_size);
+    dot_writer w = {fn, out, pass_fusion_plan_new(fn), NULL};
     w.cluster_done = rt_xcalloc((size_t)w.plan->n_clusters + 1, sizeof *w.cluster_done);
-    count_cluster_sizes(&w, fn->body);
     put_header(&w);
     put_graph_nodes(&w, fn->body, 1);
     put_graph_edges(&w, fn->body);
     fputs("}\n", out);
     free(w.cluster_done);
-    free(w.cluster_size);
     pass_fusion_plan_free(w.plan);
 }

@@ -34,7 +34,7 @@ static const pass_info passes[] = {
      "remove what no result or effect needs, and unused cond/while results, "
      "loop variables and operands"},
     {"fusion", pass_fusion,
-     "analysis: clusters of elementwise ops (and a final reduction) to fuse"},
+     "analysis: the loops the backend emits: elementwise ops fused by shape"},
     {"memplan", pass_memplan,
      "analysis: buffers by liveness, reuse of dead buffers, in-place elementwise ops"},
 };

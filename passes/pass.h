@@ -116,20 +116,37 @@ const char *pass_last_error(void);
 /* ----------------------------------------------------------- analyses */
 
 /*
- * Fusion planning: chains of elementwise ops (RT_F_ELEMENTWISE) whose
- * shapes agree, optionally ended by one reduction, grouped into clusters a
- * backend can compile into one loop. Within a cluster every value but the
- * last is used by exactly one node of the cluster, so clusters never form
- * cycles and only the last value must be materialized.
+ * Fusion planning: which elementwise nodes the backend computes together
+ * in one loop nest (fusion.c says how clusters form). Every node that can
+ * be a loop statement belongs to exactly one cluster, alone or fused;
+ * the backend emits one loop per cluster, at its last member. A cluster
+ * may compute several values that are read outside it.
  */
 struct pass_fusion_plan {
-    int n_ids;      /* size of cluster[]: fn->next_id when planned */
-    int *cluster;   /* by node id: its cluster, or -1 */
-    int n_clusters; /* numbered 0.. in program order of their first node */
+    int n_ids;         /* size of the tables by id: fn->next_id when planned */
+    int *cluster;      /* by node id: its cluster, or -1 */
+    int *shape_key;    /* by node id: values of equal rank and key have the
+                        * same shape at run time (for unknown dims) */
+    bool *checked;     /* by node id: checks its operands' shapes or its data
+                        * at run time; alone in its cluster */
+    int n_clusters;    /* numbered 0.. in program order of their first node */
+    int *cluster_size; /* by cluster: its number of members */
 };
 pass_fusion_plan *pass_fusion_plan_new(const ir_function *fn);
 void pass_fusion_plan_free(pass_fusion_plan *p);
-/* "// cluster 0: %3 mul, %4 add, %5 reduce_sum" lines. */
+/* Whether a and b have the same shape at run time, as far as the plan
+ * can tell statically. */
+bool pass_fusion_same_shape(const pass_fusion_plan *p, const ir_node *a, const ir_node *b);
+/* The dtypes generated code computes on directly: f32, f64, i32, i64 and
+ * bool (bf16 goes through the runtime's kernels). */
+bool pass_native_dtype(ag_dtype dt);
+/* Whether n can be a statement of a loop nest: an elementwise op on
+ * native dtypes that the op defines for them. */
+bool pass_fusible(const ir_node *n);
+/* Whether n may fail on some element: integer div, floordiv, mod (by
+ * zero) and pow (a negative exponent). */
+bool pass_fails_on_data(const ir_node *n);
+/* "// loop 0: %3 mul, %4 add, %5 tanh" lines. */
 void pass_fusion_plan_print(const pass_fusion_plan *p, const ir_function *fn, FILE *out);
 
 /*

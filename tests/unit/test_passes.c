@@ -1096,7 +1096,7 @@ static void test_dump_ir(void **state)
         fclose(f);
         assert_non_null(strstr(buf, "func @arith("));
         if (strstr(e->d_name, "after"))
-            assert_non_null(strstr(buf, "// fusion: 1 cluster"));
+            assert_non_null(strstr(buf, "// fusion: 2 loops, 1 fused"));
         unlink(path);
     }
     closedir(d);
@@ -1515,22 +1515,30 @@ static void test_fusion_plan(void **state)
     (void)state;
     ir_function *fn = parse(sample_arith);
     pass_fusion_plan *p = pass_fusion_plan_new(fn);
-    /* %5, %6 (single-use muls), %7 add, %8 tanh used twice: not fused on;
-     * %12 add of %8 and the reduction: %8 has two users */
-    assert_int_equal(p->n_clusters, 1);
+    /* %5 %6 %7 %8 form one loop, closed when the reduction %9 reads %8;
+     * %12 (reading %8 and %9) runs after %9, so in a loop of its own;
+     * %10 is alone too; %4 is a scalar; %11 never runs */
+    assert_int_equal(p->n_clusters, 3);
     assert_int_equal(p->cluster[5], 0);
     assert_int_equal(p->cluster[6], 0);
     assert_int_equal(p->cluster[7], 0);
     assert_int_equal(p->cluster[8], 0);
+    assert_int_equal(p->cluster_size[0], 4);
     assert_int_equal(p->cluster[9], -1);
-    assert_int_equal(p->cluster[12], -1);
+    assert_int_equal(p->cluster[10], 1);
+    assert_int_equal(p->cluster[12], 2);
     assert_int_equal(p->cluster[4], -1);
+    assert_int_equal(p->cluster[11], -1);
+    assert_false(p->checked[12]);
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     pass_fusion_plan_print(p, fn, f);
     fclose(f);
-    assert_string_equal(text, "// fusion: 1 cluster\n// cluster 0: %5 mul, %6 mul, %7 add, %8 tanh\n");
+    assert_string_equal(text, "// fusion: 3 loops, 1 fused\n"
+                              "// loop 0: %5 mul, %6 mul, %7 add, %8 tanh\n"
+                              "// loop 1: %10 sub\n"
+                              "// loop 2: %12 add\n");
     free(text);
     pass_fusion_plan_free(p);
     ir_function_free(fn);

@@ -18,9 +18,9 @@ ag_tensor squash(ag_tensor x)
 // CHECK: subgraph cluster_n{{[0-9]+}} {
 // CHECK:   subgraph cluster_n{{[0-9]+}}_then {
 // CHECK:     label="cond then";
-// CHECK:     [label="%{{[0-9]+}} mul\nf32[?]\nemit-dot.c:10"];
 // CHECK:     subgraph cluster_fused_0 {
-// CHECK:       label="fused loop 0 (2 ops)";
+// CHECK:       label="fused loop 0 (3 ops)";
+// CHECK:       [label="%{{[0-9]+}} mul\nf32[?]\nemit-dot.c:10"];
 // CHECK:       [label="%{{[0-9]+}} add\nf32[?]\nemit-dot.c:10"];
 // CHECK:       [label="%{{[0-9]+}} relu\nf32[?]\nemit-dot.c:10"];
 // CHECK:   subgraph cluster_n{{[0-9]+}}_else {
