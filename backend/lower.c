@@ -16,7 +16,8 @@
  *     a fallback call (a stack box, or a heap box for ops that keep their
  *     input) or as a result;
  *   - frame buffers hold small intermediate tensors that only native code
- *     reads (fused loops, matrix products); they are reused once dead, and
+ *     reads (fused loops, matrix products): the memory plan's buffers
+ *     (passes/memplan.c), shared by values whose lives do not overlap;
  *     past a frame budget such tensors are rt_values instead;
  *   - rt_values ("boxes") hold everything else. A box the function made is
  *     owned by the node that made it and freed right after its last use,
@@ -310,58 +311,38 @@ static void finish_box(cg_lower *L, const ir_node *n)
 
 /* ------------------------------------------------------ frame buffers */
 
-/* A dead frame buffer: later buffers of the same size reuse it. */
-typedef struct cg_free_buf {
-    struct cg_free_buf *next;
-    uint64_t bytes;
-    LLVMValueRef ptr;
-} free_buf;
-
 /* All frame buffers of a function together stay below this, so that
  * generated code runs on small thread stacks too. */
 enum { FRAME_MAX_BYTES = 256 * 1024 };
 
-/* A frame buffer of that size, or NULL when the frame is full. */
-static LLVMValueRef buf_alloc(cg_lower *L, uint64_t bytes)
+/*
+ * n's frame buffer: the memory plan's buffer for n (passes/memplan.c),
+ * which values whose lives do not overlap share, and which a loop may
+ * write in place over a value it reads. Made at its first use; NULL when
+ * the frame is full (the value is then an rt_value).
+ */
+static LLVMValueRef buf_alloc(cg_lower *L, const ir_node *n)
 {
-    for (free_buf **p = &L->free_bufs; *p; p = &(*p)->next) {
-        if ((*p)->bytes == bytes) {
-            free_buf *f = *p;
-            LLVMValueRef ptr = f->ptr;
-            *p = f->next;
-            free(f);
-            return ptr;
-        }
-    }
-    uint64_t size = (bytes + 63) / 64 * 64;
-    if (L->frame_bytes + size > FRAME_MAX_BYTES)
+    int b = n->id < L->memory->n_ids ? L->memory->buffer[n->id] : -1;
+    if (b < 0 || L->buf_full[b])
         return NULL;
+    if (L->buf_ptr[b])
+        return L->buf_ptr[b];
+    uint64_t size = ((uint64_t)L->memory->buffer_bytes[b] + 63) / 64 * 64;
+    if (L->frame_bytes + size > FRAME_MAX_BYTES) {
+        L->buf_full[b] = true;
+        return NULL;
+    }
     L->frame_bytes += size;
-    return cg_entry_alloca(L, LLVMArrayType2(L->t_i8, size ? size : 64), 64, "buf");
-}
-
-static void buf_release(cg_lower *L, uint64_t bytes, LLVMValueRef ptr)
-{
-    free_buf *f = rt_xmalloc(sizeof *f);
-    f->bytes = bytes;
-    f->ptr = ptr;
-    f->next = L->free_bufs;
-    L->free_bufs = f;
-}
-
-static uint64_t buf_bytes(const cg_info *ni)
-{
-    uint64_t n = 1;
-    for (int i = 0; i < ni->shape.rank; i++)
-        n *= (uint64_t)ni->shape.dims[i];
-    return n * rt_dtype_size(ni->node->type.dtype);
+    L->buf_ptr[b] = cg_entry_alloca(L, LLVMArrayType2(L->t_i8, size ? size : 64), 64, "buf");
+    return L->buf_ptr[b];
 }
 
 void cg_alloc_output(cg_lower *L, const ir_node *n, LLVMValueRef dims)
 {
     cg_info *ni = cg_info_of(L, n);
     if (ni->repr == CG_BUF) {
-        ni->data = buf_alloc(L, buf_bytes(ni));
+        ni->data = buf_alloc(L, n);
         if (ni->data)
             return;
         dims = cg_dims_global(L, ni->shape.rank, ni->shape.dims); /* the frame is full */
@@ -382,9 +363,7 @@ static void kill(cg_lower *L, const ir_node *n)
                 release(L, ni->res_slot[i], ni->res_val[i]);
     } else if (ni->owned && ni->box) {
         release(L, ni->slot, ni->box); /* (a frame buffer that had to be a box too) */
-    } else if (ni->repr == CG_BUF && ni->kind != CG_K_CONST && ni->data) {
-        buf_release(L, buf_bytes(ni), ni->data);
-    }
+    } /* a frame buffer is the memory plan's to reuse */
 }
 
 /* ------------------------------------------------------------- nodes */
@@ -809,10 +788,6 @@ static LLVMModuleRef lower(const ir_function *fn, LLVMContextRef ctx, const char
     declare_helpers(&L);
     if (cg_plan(&L))
         emit_function(&L, sym);
-    for (free_buf *f = L.free_bufs, *nx; f; f = nx) {
-        nx = f->next;
-        free(f);
-    }
     cg_plan_free(&L);
     LLVMDisposeBuilder(L.b);
     if (L.failed) {

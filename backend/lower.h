@@ -109,6 +109,7 @@ typedef struct cg_lower {
     int n_ids;
     cg_info *info; /* by node id */
     pass_fusion_plan *fusion; /* the loops to emit: passes/fusion.c */
+    pass_memory_plan *memory; /* frame buffers: passes/memplan.c */
     int n_clusters;
     cg_cluster *clusters;     /* by the plan's cluster number */
     int n_slots;
@@ -126,8 +127,9 @@ typedef struct cg_lower {
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_f32, t_f64, t_ptr;
     LLVMTypeRef t_box; /* [sizeof(rt_value) x i8] */
     cg_helpers h;
-    struct cg_free_buf *free_bufs; /* dead frame buffers, for reuse */
-    uint64_t frame_bytes;          /* frame buffers made so far */
+    LLVMValueRef *buf_ptr; /* by memory-plan buffer: its frame memory, once made */
+    bool *buf_full;        /* by memory-plan buffer: did not fit the frame */
+    uint64_t frame_bytes;  /* frame buffers made so far */
 
     /* Ahead of time (cg_aot.c) the code cannot hold addresses of this
      * process: nodes are read from node_table (filled by the runtime when

@@ -451,6 +451,9 @@ bool cg_plan(cg_lower *L)
     L->fusion = pass_fusion_plan_new(L->fn);
     L->n_clusters = L->fusion->n_clusters;
     L->clusters = rt_xcalloc((size_t)L->n_clusters + 1, sizeof *L->clusters);
+    L->memory = pass_memory_plan_new_fused(L->fn, L->fusion);
+    L->buf_ptr = rt_xcalloc((size_t)L->memory->n_buffers + 1, sizeof *L->buf_ptr);
+    L->buf_full = rt_xcalloc((size_t)L->memory->n_buffers + 1, sizeof *L->buf_full);
     mark_graph(L, L->fn->body);
     classify_graph(L, L->fn->body);
     uses_graph(L, L->fn->body);
@@ -478,6 +481,12 @@ void cg_plan_free(cg_lower *L)
         free(L->clusters[i].members);
     free(L->clusters);
     pass_fusion_plan_free(L->fusion);
+    pass_memory_plan_free(L->memory);
+    free(L->buf_ptr);
+    free(L->buf_full);
+    L->memory = NULL;
+    L->buf_ptr = NULL;
+    L->buf_full = NULL;
     L->info = NULL;
     L->clusters = NULL;
     L->fusion = NULL;

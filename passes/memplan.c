@@ -20,6 +20,13 @@
  * a region holds them); values of unknown size are left to run time. A
  * cond or while's regions are planned on their own; while one runs, its
  * peak adds to what is live around the node.
+ *
+ * Loops of the fusion plan run whole at their last member: there their
+ * stored values (those read outside the loop, or results) get buffers, and
+ * every value the loop reads is used. Values only read inside their loop
+ * live in registers and own no buffer. A loop that stores one value may
+ * write it in place over a value it reads that dies there and has its
+ * byte size: each element is read before the same element is written.
  */
 #include "pass_internal.h"
 
@@ -28,6 +35,11 @@
 
 typedef struct mplanner {
     pass_memory_plan *plan;
+    const pass_fusion_plan *fusion;
+    bool *stored;        /* by id of a loop member: read outside its loop */
+    int *runs_at;        /* by loop: the position of its last member */
+    const ir_node **last_member; /* by loop */
+    int *n_stored;       /* by loop: its stored values */
     const ir_node **root; /* by id: the node owning the value's buffer, or NULL */
     int *last;            /* by id of an owner: the position of its last use */
     int *owner;           /* by buffer: the node holding it now */
@@ -82,20 +94,61 @@ static void pool_put(pool *f, int b)
 
 /* ------------------------------------------------------------- liveness */
 
+static int loop_of(const mplanner *M, const ir_node *n)
+{
+    return n->id < M->fusion->n_ids ? M->fusion->cluster[n->id] : -1;
+}
+
+/* Where n runs: its own position, or its loop's. */
+static int run_pos(const mplanner *M, const ir_node *n, int pos)
+{
+    int c = loop_of(M, n);
+    return c < 0 ? pos : M->runs_at[c];
+}
+
+/* Which loop members are read outside their loop, where each loop runs,
+ * and how many values it stores. */
+static void scan_loops(mplanner *M, const ir_graph *g)
+{
+    int pos = 0;
+    for (const ir_node *n = g->first; n; n = n->next, pos++) {
+        int c = loop_of(M, n);
+        if (c >= 0) {
+            M->runs_at[c] = pos;
+            M->last_member[c] = n;
+        }
+        for (int i = 0; i < n->n_in; i++) {
+            int k = loop_of(M, n->in[i]);
+            if (k >= 0 && k != c)
+                M->stored[n->in[i]->id] = true;
+        }
+    }
+    for (int i = 0; i < g->n_results; i++)
+        if (loop_of(M, g->results[i]) >= 0)
+            M->stored[g->results[i]->id] = true;
+    for (const ir_node *n = g->first; n; n = n->next)
+        if (loop_of(M, n) >= 0 && M->stored[n->id])
+            M->n_stored[loop_of(M, n)]++;
+}
+
 /* Owners (and aliases' owners) and the position of each owner's last use. */
 static void liveness(mplanner *M, const ir_graph *g)
 {
     int pos = 0;
     for (int i = 0; i < g->n_params; i++)
         M->root[g->params[i]->id] = NULL;
+    scan_loops(M, g);
     for (const ir_node *n = g->first; n; n = n->next, pos++) {
+        int at = run_pos(M, n, pos);
         for (int i = 0; i < n->n_in; i++) {
             const ir_node *r = M->root[n->in[i]->id];
-            if (r && M->last[r->id] < pos)
-                M->last[r->id] = pos;
+            if (r && M->last[r->id] < at)
+                M->last[r->id] = at;
         }
         M->last[n->id] = -1;
-        if (owns_buffer(n) && pass_type_bytes(&n->type) >= 0)
+        if (loop_of(M, n) >= 0 && !M->stored[n->id])
+            M->root[n->id] = NULL; /* in registers only */
+        else if (owns_buffer(n) && pass_type_bytes(&n->type) >= 0)
             M->root[n->id] = n;
         else if (n->opcode < RT_OP_COUNT && (rt_ops[n->opcode].flags & RT_F_ALIAS))
             M->root[n->id] = M->root[n->in[0]->id];
@@ -113,29 +166,35 @@ static void liveness(mplanner *M, const ir_graph *g)
 
 static int64_t plan_graph(mplanner *M, const ir_graph *g);
 
-/* An operand of elementwise n whose buffer dies at n and fits n exactly. */
-static const ir_node *in_place_candidate(const mplanner *M, const ir_node *n, int pos,
-                                         int64_t bytes)
+/* A value n's loop reads whose buffer dies there and fits n exactly
+ * (a loop storing only n), or the same for an elementwise n alone. */
+static const ir_node *in_place_candidate(const mplanner *M, const ir_graph *g, const ir_node *n,
+                                         int pos, int64_t bytes)
 {
-    if (!(rt_ops[n->opcode].flags & RT_F_ELEMENTWISE))
+    int c = loop_of(M, n);
+    if (c < 0 ? !(rt_ops[n->opcode].flags & RT_F_ELEMENTWISE) : M->n_stored[c] != 1)
         return NULL;
-    for (int i = 0; i < n->n_in; i++) {
-        const ir_node *r = M->root[n->in[i]->id];
-        if (r && M->last[r->id] == pos && pass_type_bytes(&r->type) == bytes &&
-            rt_dtype_size(r->type.dtype) == rt_dtype_size(n->type.dtype))
-            return r;
+    for (const ir_node *m = c < 0 ? n : g->first; m; m = c < 0 ? NULL : m->next) {
+        if (c >= 0 && loop_of(M, m) != c)
+            continue;
+        for (int i = 0; i < m->n_in; i++) {
+            const ir_node *r = M->root[m->in[i]->id];
+            if (r && M->last[r->id] == pos && pass_type_bytes(&r->type) == bytes &&
+                rt_dtype_size(r->type.dtype) == rt_dtype_size(n->type.dtype))
+                return r;
+        }
     }
     return NULL;
 }
 
 /* Gives n a buffer; returns the bytes newly live. */
-static int64_t assign(mplanner *M, pool *free_bufs, const ir_node *n, int pos)
+static int64_t assign(mplanner *M, pool *free_bufs, const ir_graph *g, const ir_node *n, int pos)
 {
     pass_memory_plan *p = M->plan;
     int64_t bytes = pass_type_bytes(&n->type);
     p->n_values++;
     p->naive_bytes += bytes;
-    const ir_node *victim = in_place_candidate(M, n, pos, bytes);
+    const ir_node *victim = in_place_candidate(M, g, n, pos, bytes);
     if (victim) {
         p->buffer[n->id] = p->buffer[victim->id];
         p->in_place[n->id] = true;
@@ -157,7 +216,7 @@ static int64_t assign(mplanner *M, pool *free_bufs, const ir_node *n, int pos)
 
 /* Frees the buffers that die at pos: operands' owners whose last use it
  * is, and n's own if nothing uses it. Returns the bytes freed. */
-static int64_t release(mplanner *M, pool *free_bufs, const ir_node *n, int pos)
+static int64_t release_operands(mplanner *M, pool *free_bufs, const ir_node *n, int pos)
 {
     int64_t freed = 0;
     for (int i = 0; i < n->n_in; i++) {
@@ -175,6 +234,35 @@ static int64_t release(mplanner *M, pool *free_bufs, const ir_node *n, int pos)
     return freed;
 }
 
+/* Gives the values that run at pos (node n alone, or n's whole loop when
+ * n is its last member) their buffers; returns the bytes newly live. */
+static int64_t assign_run(mplanner *M, pool *free_bufs, const ir_graph *g, const ir_node *n,
+                          int pos)
+{
+    int c = loop_of(M, n);
+    int64_t added = 0;
+    for (const ir_node *m = c < 0 ? n : g->first; m; m = c < 0 ? NULL : m->next) {
+        if (c >= 0 && loop_of(M, m) != c)
+            continue;
+        if (M->root[m->id] == m)
+            added += assign(M, free_bufs, g, m, pos);
+        else if (owns_buffer(m) && (c < 0 || M->stored[m->id]))
+            M->plan->n_dynamic++;
+    }
+    return added;
+}
+
+static int64_t release_run(mplanner *M, pool *free_bufs, const ir_graph *g, const ir_node *n,
+                           int pos)
+{
+    int c = loop_of(M, n);
+    int64_t freed = 0;
+    for (const ir_node *m = c < 0 ? n : g->first; m; m = c < 0 ? NULL : m->next)
+        if (c < 0 || loop_of(M, m) == c)
+            freed += release_operands(M, free_bufs, m, pos);
+    return freed;
+}
+
 /* Plans g's values; returns the most bytes live at once inside g. */
 static int64_t plan_graph(mplanner *M, const ir_graph *g)
 {
@@ -187,18 +275,26 @@ static int64_t plan_graph(mplanner *M, const ir_graph *g)
             int64_t a = plan_graph(M, n->region[0]), b = plan_graph(M, n->region[1]);
             peak = live + (a > b ? a : b) > peak ? live + (a > b ? a : b) : peak;
         }
-        if (M->root[n->id] == n)
-            live += assign(M, &free_bufs, n, pos);
-        else if (owns_buffer(n))
-            M->plan->n_dynamic++;
+        int c = loop_of(M, n);
+        if (c >= 0 && M->last_member[c] != n)
+            continue; /* the loop runs at its last member */
+        live += assign_run(M, &free_bufs, g, n, pos);
         peak = live > peak ? live : peak;
-        live -= release(M, &free_bufs, n, pos);
+        live -= release_run(M, &free_bufs, g, n, pos);
     }
     free(free_bufs.ids);
     return peak;
 }
 
 pass_memory_plan *pass_memory_plan_new(const ir_function *fn)
+{
+    pass_fusion_plan *fusion = pass_fusion_plan_new(fn);
+    pass_memory_plan *p = pass_memory_plan_new_fused(fn, fusion);
+    pass_fusion_plan_free(fusion);
+    return p;
+}
+
+pass_memory_plan *pass_memory_plan_new_fused(const ir_function *fn, const pass_fusion_plan *fusion)
 {
     int n_ids = fn->next_id > 0 ? fn->next_id : 1;
     pass_memory_plan *p = rt_xcalloc(1, sizeof *p);
@@ -208,13 +304,22 @@ pass_memory_plan *pass_memory_plan_new(const ir_function *fn)
     p->in_place = rt_xcalloc((size_t)n_ids, sizeof *p->in_place);
     for (int i = 0; i < n_ids; i++)
         p->buffer[i] = p->reused[i] = -1;
-    mplanner M = {.plan = p};
+    mplanner M = {.plan = p, .fusion = fusion};
     M.root = rt_xcalloc((size_t)n_ids, sizeof *M.root);
     M.last = rt_xcalloc((size_t)n_ids, sizeof *M.last);
+    M.stored = rt_xcalloc((size_t)n_ids, sizeof *M.stored);
+    size_t n_loops = (size_t)fusion->n_clusters + 1;
+    M.runs_at = rt_xcalloc(n_loops, sizeof *M.runs_at);
+    M.last_member = rt_xcalloc(n_loops, sizeof *M.last_member);
+    M.n_stored = rt_xcalloc(n_loops, sizeof *M.n_stored);
     p->peak_bytes = plan_graph(&M, fn->body);
     free(M.root);
     free(M.last);
     free(M.owner);
+    free(M.stored);
+    free(M.runs_at);
+    free(M.last_member);
+    free(M.n_stored);
     return p;
 }
 
@@ -263,6 +368,6 @@ void pass_memory_plan_print(const pass_memory_plan *p, const ir_function *fn, FI
 bool pass_memplan(ir_function *fn, pass_ctx *ctx)
 {
     pass_memory_plan_free(ctx->memory);
-    ctx->memory = pass_memory_plan_new(fn);
+    ctx->memory = pass_memory_plan_new(fn); /* (plans the loops afresh) */
     return false;
 }

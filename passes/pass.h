@@ -151,11 +151,15 @@ void pass_fusion_plan_print(const pass_fusion_plan *p, const ir_function *fn, FI
 
 /*
  * Memory planning: one buffer per computed tensor of known size, in
- * program order; a buffer whose last use has passed is reused by a later
- * value of the same byte size, and an elementwise op whose input dies at it
+ * program order, a fusion loop's stored values where the loop runs (values
+ * only read inside their loop own none); a buffer whose last use has
+ * passed is reused by a later value of the same byte size, and an
+ * elementwise op (or a loop storing one value) whose input dies at it
  * writes in place over that input. Constants, parameters, aliases
  * (reshape, expand_dims, squeeze share their input's buffer) and get
  * (a region's result) own no buffer. Each region is planned on its own.
+ * The backend puts the buffers of small values in the generated
+ * function's frame.
  */
 struct pass_memory_plan {
     int n_ids;
@@ -172,6 +176,8 @@ struct pass_memory_plan {
     int64_t peak_bytes;  /* the most bytes live at once */
 };
 pass_memory_plan *pass_memory_plan_new(const ir_function *fn);
+/* The same for loops already planned (fusion must be fn's current plan). */
+pass_memory_plan *pass_memory_plan_new_fused(const ir_function *fn, const pass_fusion_plan *fusion);
 void pass_memory_plan_free(pass_memory_plan *p);
 void pass_memory_plan_print(const pass_memory_plan *p, const ir_function *fn, FILE *out);
 

@@ -13,6 +13,7 @@
 
 #include "exec.h"
 #include "ir.h"
+#include "pass.h"
 #include "rt.h"
 #include "trace.h"
 
@@ -967,6 +968,47 @@ static void test_frame_overflow_spills_to_boxes(void **state)
     ir_function_free(fn);
 }
 
+/* Frame buffers are the memory plan's: values whose lives do not overlap
+ * share one, and a loop storing one value writes it over a value it reads
+ * that dies there. The compiled code must still match the reference. */
+static void test_frame_buffers_follow_the_memory_plan(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir(
+        "func @f(%0: f32[8,8], %1: f32[8,8], %2: f32[8]) -> (f32[8,8]) {\n"
+        "  %3 = matmul(%0, %1) : f32[8,8]\n"
+        "  %4 = add(%3, %2) : f32[8,8]\n"
+        "  %5 = mul(%3, %4) : f32[8,8]\n"
+        "  %6 = tanh(%5) : f32[8,8]\n"
+        "  %7 = matmul(%6, %1) : f32[8,8]\n"
+        "  %8 = neg(%7) : f32[8,8]\n"
+        "  %9 = matmul(%8, %8) : f32[8,8]\n"
+        "  %10 = sub(%9, %0) : f32[8,8]\n"
+        "  return %10\n}\n", __LINE__);
+    pass_memory_plan *mp = pass_memory_plan_new(fn);
+    assert_true(mp->in_place[6]); /* the loop %4..%6 over %3, read twice */
+    assert_int_equal(mp->buffer[4], -1); /* in registers */
+    assert_int_equal(mp->buffer[5], -1);
+    assert_true(mp->in_place[8]); /* neg over %7 */
+    assert_int_equal(mp->buffer[9], mp->buffer[3]); /* %3's buffer again */
+    pass_memory_plan_free(mp);
+    float x[64], w[64], b[8];
+    for (int i = 0; i < 64; i++) {
+        x[i] = (float)((i * 7) % 11 - 5) * 0.1f;
+        w[i] = (float)((i * 5) % 13 - 6) * 0.05f;
+    }
+    for (int i = 0; i < 8; i++)
+        b[i] = (float)i * 0.25f - 1;
+    rt_value *args[3] = {val(ag_from_data(AG_F32, AG_SHAPE(8, 8), x)),
+                         val(ag_from_data(AG_F32, AG_SHAPE(8, 8), w)),
+                         val(ag_from_data(AG_F32, AG_SHAPE(8), b))};
+    outcome o = both(fn, args, 3, 1e-5, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    assert_false(uses_fallback(fn));
+    ir_function_free(fn);
+}
+
 /* ============================================================ reductions */
 
 static void test_reductions_and_shapes_fall_back(void **state)
@@ -1595,6 +1637,7 @@ int main(void)
         TU_TEST(test_mlp_layers),
         TU_TEST(test_conv_bias_relu),
         TU_TEST(test_frame_overflow_spills_to_boxes),
+        TU_TEST(test_frame_buffers_follow_the_memory_plan),
         TU_TEST(test_reductions_and_shapes_fall_back),
         TU_TEST(test_collatz_is_register_code),
         TU_TEST(test_nested_loops_break_and_prints),
