@@ -1256,6 +1256,57 @@ static void parse_function(parser *p)
         fail(p, "unexpected %s after the end of the function", tok_desc(p, buf, sizeof buf));
 }
 
+/*
+ * Ids are kept as written, so that printed IR matches its source, except
+ * that analyses keep tables by id: an id far beyond the number of values
+ * (more than 16 per value, plus 4096) is given the next free id instead,
+ * in order of definition, so that no table grows with it.
+ */
+static int max_kept_id(int n_values) { return 16 * n_values + 4096; }
+
+static void renumber_graph(ir_graph *g, int limit, int *next);
+
+static void renumber_value(ir_node *n, int limit, int *next)
+{
+    if (n->id > limit)
+        n->id = (*next)++;
+    for (int r = 0; r < 2; r++)
+        if (n->region[r])
+            renumber_graph(n->region[r], limit, next);
+}
+
+static void renumber_graph(ir_graph *g, int limit, int *next)
+{
+    for (int i = 0; i < g->n_params; i++)
+        renumber_value(g->params[i], limit, next);
+    for (ir_node *n = g->first; n; n = n->next)
+        renumber_value(n, limit, next);
+}
+
+static int max_id_upto(const ir_graph *g, int limit)
+{
+    int m = -1;
+    for (int i = 0; i < g->n_params; i++)
+        m = g->params[i]->id <= limit && g->params[i]->id > m ? g->params[i]->id : m;
+    for (const ir_node *n = g->first; n; n = n->next) {
+        m = n->id <= limit && n->id > m ? n->id : m;
+        for (int r = 0; r < 2; r++)
+            if (n->region[r]) {
+                int k = max_id_upto(n->region[r], limit);
+                m = k > m ? k : m;
+            }
+    }
+    return m;
+}
+
+static void compact_ids(ir_function *fn, int n_values)
+{
+    int limit = max_kept_id(n_values);
+    int next = max_id_upto(fn->body, limit) + 1;
+    renumber_graph(fn->body, limit, &next);
+    fn->next_id = next;
+}
+
 ir_function *ir_parse(const char *text, const char *name, char *err, size_t errlen)
 {
     if (err && errlen)
@@ -1277,6 +1328,6 @@ ir_function *ir_parse(const char *text, const char *name, char *err, size_t errl
         return NULL;
     }
     parse_function(p);
-    fn->next_id = p->max_id + 1;
+    compact_ids(fn, p->ids.count);
     return fn;
 }
