@@ -9,6 +9,8 @@
  *                 as LLVM instructions (shared by scalars and loop bodies)
  *   lower_loop.c  fused elementwise loops (inline, or out of line and
  *                 parallel when large) and native matrix products
+ *   lower_math.c  functions agc computes itself (f32 tanh), the same
+ *                 operations as the runtime kernels
  *   lower.c       the driver: the generated function, regions, cond and
  *                 while as control flow, the generic fallback, boxing,
  *                 ownership and the error path
@@ -181,6 +183,14 @@ LLVMValueRef cg_emit_elem(cg_lower *L, const ir_node *n, LLVMValueRef *args);
 /* The condition under which n's data check fails for divisor / exponent
  * element v (i1). */
 LLVMValueRef cg_emit_elem_bad(cg_lower *L, const ir_node *n, LLVMValueRef v);
+/* A call of intrinsic `name` overloaded on over[0..n_over). */
+LLVMValueRef cg_call_intrinsic(cg_lower *L, const char *name, LLVMTypeRef *over, size_t n_over,
+                               LLVMValueRef *args, unsigned n_args);
+
+/* lower_math.c: functions agc computes itself, from exact IEEE
+ * operations, bit for bit as the runtime kernels do. */
+/* tanh of the f32 scalar x, as rt_tanh_f32 (runtime/kernels/tanh_f32.h). */
+LLVMValueRef cg_emit_tanh_f32(cg_lower *L, LLVMValueRef x);
 
 /* lower_loop.c */
 bool cg_emit_cluster(cg_lower *L, cg_cluster *c);

@@ -7,10 +7,13 @@
  * executor. Hence:
  *   - no fast-math flags anywhere, so LLVM neither reassociates nor
  *     contracts a*b+c into an FMA;
- *   - exp, log, tanh and pow call the same libm functions as the kernels,
- *     marked nobuiltin so that LLVM cannot constant-fold them (it would
- *     fold with the host's double-precision functions, which can differ
- *     in the last bit) or rewrite them (pow(x, -1) into 1/x);
+ *   - exp, log, pow and f64 tanh call the same libm functions as the
+ *     kernels, marked nobuiltin so that LLVM cannot constant-fold them (it
+ *     would fold with the host's double-precision functions, which can
+ *     differ in the last bit) or rewrite them (pow(x, -1) into 1/x);
+ *   - f32 tanh is agc's own, from exact IEEE operations (lower_math.c,
+ *     the same steps as runtime/kernels/tanh_f32.h), so that fused loops
+ *     using it vectorize;
  *   - floor, ceil, sqrt, fabs and fmod are exact in IEEE arithmetic, so
  *     their intrinsics and `frem` may be folded and vectorized freely;
  *   - integers wrap (no nsw/nuw flags), division truncates, floordiv and
@@ -126,7 +129,7 @@ LLVMValueRef cg_emit_elem_bad(cg_lower *L, const ir_node *n, LLVMValueRef v)
 
 /* ------------------------------------------------------------- callees */
 
-static LLVMValueRef call_intrinsic(cg_lower *L, const char *name, LLVMTypeRef *over,
+LLVMValueRef cg_call_intrinsic(cg_lower *L, const char *name, LLVMTypeRef *over,
                                    size_t n_over, LLVMValueRef *args, unsigned n_args)
 {
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
@@ -138,7 +141,7 @@ static LLVMValueRef call_intrinsic(cg_lower *L, const char *name, LLVMTypeRef *o
 static LLVMValueRef unary_intrinsic(cg_lower *L, const char *name, LLVMValueRef x)
 {
     LLVMTypeRef t = LLVMTypeOf(x);
-    return call_intrinsic(L, name, &t, 1, &x, 1);
+    return cg_call_intrinsic(L, name, &t, 1, &x, 1);
 }
 
 static void add_fn_attr(cg_lower *L, LLVMValueRef f, const char *name, uint64_t value)
@@ -272,7 +275,8 @@ static LLVMValueRef float_op(cg_lower *L, rt_op op, LLVMValueRef *a)
     }
     case RT_OP_EXP: return call_libm(L, "exp", a, 1);
     case RT_OP_LOG: return call_libm(L, "log", a, 1);
-    case RT_OP_TANH: return call_libm(L, "tanh", a, 1);
+    case RT_OP_TANH:
+        return LLVMTypeOf(x) == L->t_f32 ? cg_emit_tanh_f32(L, x) : call_libm(L, "tanh", a, 1);
     case RT_OP_SQRT: return unary_intrinsic(L, "llvm.sqrt", x);
     case RT_OP_RSQRT: return LLVMBuildFDiv(L->b, fconst(x, 1), unary_intrinsic(L, "llvm.sqrt", x), "");
     case RT_OP_FLOOR: return unary_intrinsic(L, "llvm.floor", x);
@@ -397,7 +401,7 @@ static LLVMValueRef cast(cg_lower *L, LLVMValueRef v, ag_dtype from, ag_dtype to
         return to == AG_F64 ? LLVMBuildFPExt(L->b, v, tt, "") : LLVMBuildFPTrunc(L->b, v, tt, "");
     if (ffloat) { /* truncate toward zero, saturate, NaN to 0 */
         LLVMTypeRef over[2] = {tt, LLVMTypeOf(v)};
-        return call_intrinsic(L, "llvm.fptosi.sat", over, 2, &v, 1);
+        return cg_call_intrinsic(L, "llvm.fptosi.sat", over, 2, &v, 1);
     }
     if (tfloat)
         return LLVMBuildSIToFP(L->b, v, tt, "");

@@ -1,0 +1,36 @@
+// --emit=llvm: f32 tanh is agc's own arithmetic (backend/lower_math.c, the
+// same steps as runtime/kernels/tanh_f32.h), not a call to libm's tanhf, so
+// a fused loop using it is vectorized for the target's vector width.
+// RUN: %agc --emit=llvm --target-triple x86_64-linux-gnu --cpu x86-64 %s | FileCheck --check-prefix=SSE --implicit-check-not=tanhf --implicit-check-not=llvm.fma %s
+// RUN: %agc --emit=llvm --target-triple x86_64-linux-gnu --cpu haswell %s | FileCheck --check-prefix=AVX --implicit-check-not=tanhf --implicit-check-not=llvm.fma %s
+// RUN: %agc --emit=llvm --target-triple aarch64-linux-gnu %s | FileCheck --check-prefix=NEON --implicit-check-not=tanhf --implicit-check-not=llvm.fma %s
+#include <ag.h>
+
+AG_FUNCTION AG_SIGNATURE("f32[1024], a=0.75, b=-0.125, c=1.5")
+ag_tensor chain(ag_tensor x, float a, float b, float c)
+{
+    return ag_add(ag_mul(ag_tanh(ag_add(ag_mul(x, a), b)), c), x);
+}
+
+// One vector loop computes the whole chain: x*a + b, tanh (|v|, the odd
+// polynomial, exp(-2|v|) built from 2^k and a polynomial, the division,
+// the selects, the sign put back), then *c + x, and stores the result.
+// SSE: vector.body:
+// SSE: fmul <4 x float>
+// SSE: fadd <4 x float>
+// SSE: @llvm.fabs.v4f32(
+// SSE: bitcast <4 x float> {{.*}} to <4 x i32>
+// SSE: fdiv <4 x float>
+// SSE: select <4 x i1>
+// SSE: @llvm.copysign.v4f32(
+// SSE: store <4 x float>
+// AVX: vector.body:
+// AVX: @llvm.fabs.v8f32(
+// AVX: fdiv <8 x float>
+// AVX: @llvm.copysign.v8f32(
+// AVX: store <8 x float>
+// NEON: target triple = "aarch64-unknown-linux-gnu"
+// NEON: vector.body:
+// NEON: @llvm.fabs.v4f32(
+// NEON: fdiv <4 x float>
+// NEON: store <4 x float>
