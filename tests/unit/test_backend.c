@@ -21,6 +21,7 @@
 #include "cg.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -85,8 +86,22 @@ static bool same_value(const rt_value *a, const rt_value *b, double tol)
 {
     if (a->dtype != b->dtype || !ag_shape_equal(a->shape, b->shape) || a->numel != b->numel)
         return false;
+    if (tol == 0 && memcmp(a->data, b->data, rt_value_bytes(a)) == 0)
+        return true;
+    if (tol == 0 && (a->dtype == AG_F32 || a->dtype == AG_F64)) {
+        /* bit for bit, except that a NaN's sign and payload are not kept
+         * (LLVM may rewrite x - (-y) as x + y, as C compilers do) */
+        for (int64_t i = 0; i < a->numel; i++) {
+            double x = rt_load_f64(a->dtype, a->data, i), y = rt_load_f64(b->dtype, b->data, i);
+            size_t w = rt_dtype_size(a->dtype);
+            if (!(isnan(x) && isnan(y)) &&
+                memcmp((const char *)a->data + i * w, (const char *)b->data + i * w, w) != 0)
+                return false;
+        }
+        return true;
+    }
     if (tol == 0)
-        return memcmp(a->data, b->data, rt_value_bytes(a)) == 0;
+        return false;
     for (int64_t i = 0; i < a->numel; i++) {
         double x = rt_load_f64(a->dtype, a->data, i), y = rt_load_f64(b->dtype, b->data, i);
         if (!(fabs(x - y) <= tol * (1 + fabs(x))) && !(isnan(x) && isnan(y)))
@@ -1009,6 +1024,212 @@ static void test_frame_buffers_follow_the_memory_plan(void **state)
     ir_function_free(fn);
 }
 
+/* ===================================================== random programs */
+
+/*
+ * Random straight-line functions of the ops the backend compiles itself
+ * (elementwise chains with broadcasting, integer matrix products, casts)
+ * mixed with ones it leaves to the runtime (reductions), where values are
+ * used many times: the fusion plan then makes loops that store several
+ * values, and the memory plan shares and reuses frame buffers. Every op
+ * here is exact in both executors, so results must agree bit for bit.
+ */
+typedef struct rprog {
+    char *text;
+    size_t len, cap;
+    uint64_t seed;
+    int next;             /* next value id */
+    int f[256], nf;       /* f32[4,8] values */
+    int r[256], nr;       /* f32[8] */
+    int k[256], nk;       /* f32[4,1] */
+    int i[256], ni;       /* i32[4,8] */
+} rprog;
+
+static unsigned rp_rand(rprog *P, unsigned n)
+{
+    P->seed = P->seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (unsigned)(P->seed >> 33) % n;
+}
+
+static void rp_emit(rprog *P, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void rp_emit(rprog *P, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (P->len + (size_t)n + 1 > P->cap) {
+        P->cap = (P->len + (size_t)n + 1) * 2;
+        P->text = realloc(P->text, P->cap);
+    }
+    va_start(ap, fmt);
+    vsnprintf(P->text + P->len, P->cap - P->len, fmt, ap);
+    va_end(ap);
+    P->len += (size_t)n;
+}
+
+static int rp_pick(rprog *P, const int *v, int n)
+{
+    /* mostly recent values, so that chains form; sometimes old ones */
+    return rp_rand(P, 3) ? v[n - 1 - (int)rp_rand(P, n < 3 ? (unsigned)n : 3)]
+                         : v[rp_rand(P, (unsigned)n)];
+}
+
+static void rp_push(int *v, int *n, int id)
+{
+    if (*n < 256)
+        v[(*n)++] = id;
+}
+
+/* An operand broadcast against f32[4,8]: another [4,8], a row [8], a
+ * column [4,1] or a scalar constant. */
+static int rp_f_operand(rprog *P)
+{
+    switch (rp_rand(P, 5)) {
+    case 0: return rp_pick(P, P->r, P->nr);
+    case 1: return P->nk ? rp_pick(P, P->k, P->nk) : rp_pick(P, P->f, P->nf);
+    case 2: {
+        int c = P->next++;
+        rp_emit(P, "  %%%d = const() {value = [%d.5]} : f32[]\n", c, (int)rp_rand(P, 7) - 3);
+        return c;
+    }
+    default: return rp_pick(P, P->f, P->nf);
+    }
+}
+
+static void rp_step(rprog *P)
+{
+    static const char *const unary[] = {"neg", "abs", "tanh", "floor"};
+    static const char *const binary[] = {"add", "sub", "mul", "maximum", "minimum"};
+    static const char *const ibinary[] = {"add", "sub", "mul"};
+    int id = P->next++;
+    switch (rp_rand(P, 10)) {
+    case 0: case 1:
+        rp_emit(P, "  %%%d = %s(%%%d) : f32[4,8]\n", id, unary[rp_rand(P, 4)],
+                rp_pick(P, P->f, P->nf));
+        rp_push(P->f, &P->nf, id);
+        break;
+    case 2: case 3: case 4: {
+        int a = rp_pick(P, P->f, P->nf), b = rp_f_operand(P);
+        if (rp_rand(P, 2))
+            rp_emit(P, "  %%%d = %s(%%%d, %%%d) : f32[4,8]\n", id, binary[rp_rand(P, 5)], a, b);
+        else
+            rp_emit(P, "  %%%d = %s(%%%d, %%%d) : f32[4,8]\n", id, binary[rp_rand(P, 5)], b, a);
+        rp_push(P->f, &P->nf, id);
+        break;
+    }
+    case 5: {
+        int a = rp_pick(P, P->f, P->nf), b = rp_f_operand(P), c = P->next++;
+        rp_emit(P, "  %%%d = greater(%%%d, %%%d) : bool[4,8]\n", id, a, b);
+        rp_emit(P, "  %%%d = where(%%%d, %%%d, %%%d) : f32[4,8]\n", c, id, b,
+                rp_pick(P, P->f, P->nf));
+        rp_push(P->f, &P->nf, c);
+        break;
+    }
+    case 6:
+        rp_emit(P, "  %%%d = %s(%%%d, %%%d) : i32[4,8]\n", id, ibinary[rp_rand(P, 3)],
+                rp_pick(P, P->i, P->ni), rp_pick(P, P->i, P->ni));
+        rp_push(P->i, &P->ni, id);
+        break;
+    case 7:
+        rp_emit(P, "  %%%d = matmul(%%%d, %%4) : i32[4,8]\n", id, rp_pick(P, P->i, P->ni));
+        rp_push(P->i, &P->ni, id);
+        break;
+    case 8:
+        if (rp_rand(P, 2)) {
+            rp_emit(P, "  %%%d = cast(%%%d) {dtype = f32} : f32[4,8]\n", id,
+                    rp_pick(P, P->i, P->ni));
+            rp_push(P->f, &P->nf, id);
+        } else { /* the divisor is never 0 here: its error is tested elsewhere */
+            int c = P->next++;
+            rp_emit(P, "  %%%d = const() {value = [%d]} : i32[]\n", id, (int)rp_rand(P, 5) + 2);
+            rp_emit(P, "  %%%d = floordiv(%%%d, %%%d) : i32[4,8]\n", c,
+                    rp_pick(P, P->i, P->ni), id);
+            rp_push(P->i, &P->ni, c);
+        }
+        break;
+    default:
+        if (rp_rand(P, 2)) {
+            rp_emit(P, "  %%%d = reduce_sum(%%%d) {axis = 1, keepdims = true} : f32[4,1]\n", id,
+                    rp_pick(P, P->f, P->nf));
+            rp_push(P->k, &P->nk, id);
+        } else {
+            rp_emit(P, "  %%%d = reduce_max(%%%d) {axis = 0, keepdims = false} : f32[8]\n", id,
+                    rp_pick(P, P->f, P->nf));
+            rp_push(P->r, &P->nr, id);
+        }
+        break;
+    }
+}
+
+static char *random_program(uint64_t seed, int steps)
+{
+    rprog P = {.seed = seed * 0x9e3779b97f4a7c15ull + 1, .next = 5};
+    rp_emit(&P, "func @random(%%0: f32[4,8], %%1: f32[8], %%2: f32[4,1], %%3: i32[4,8], "
+                "%%4: i32[8,8]) -> (f32[4,8], i32[4,8], f32[4,8], i32[4,8], f32[8]) {\n");
+    rp_push(P.f, &P.nf, 0);
+    rp_push(P.r, &P.nr, 1);
+    rp_push(P.k, &P.nk, 2);
+    rp_push(P.i, &P.ni, 3);
+    for (int s = 0; s < steps; s++)
+        rp_step(&P);
+    rp_emit(&P, "  return %%%d, %%%d, %%%d, %%%d, %%%d\n}\n", P.f[P.nf - 1], P.i[P.ni - 1],
+            P.f[P.nf / 2], P.i[P.ni / 2], P.r[P.nr - 1]);
+    return P.text;
+}
+
+static void test_random_programs_match_reference(void **state)
+{
+    (void)state;
+    float x[32], row[8], col[4];
+    int32_t k[32], m[64];
+    for (int i = 0; i < 32; i++) {
+        x[i] = (float)((i * 37) % 23 - 11) * 0.375f;
+        k[i] = (i * 2654435761u) % 41 - 20;
+    }
+    x[3] = -0.0f;
+    x[7] = NAN;
+    x[12] = INFINITY;
+    k[5] = INT32_MIN;
+    k[9] = INT32_MAX;
+    for (int i = 0; i < 8; i++)
+        row[i] = (float)i * 0.5f - 2;
+    for (int i = 0; i < 4; i++)
+        col[i] = (float)i - 1.5f;
+    for (int i = 0; i < 64; i++)
+        m[i] = (i * 13) % 7 - 3;
+    rt_value *args[5] = {val(ag_from_data(AG_F32, AG_SHAPE(4, 8), x)),
+                         val(ag_from_data(AG_F32, AG_SHAPE(8), row)),
+                         val(ag_from_data(AG_F32, AG_SHAPE(4, 1), col)),
+                         val(ag_from_data(AG_I32, AG_SHAPE(4, 8), k)),
+                         val(ag_from_data(AG_I32, AG_SHAPE(8, 8), m))};
+    int fused = 0;
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        char *text = random_program(seed, 20 + (int)(seed % 4) * 10);
+        ir_function *fn = parse_ir(text, __LINE__);
+        pass_fusion_plan *fp = pass_fusion_plan_new(fn);
+        for (int c = 0; c < fp->n_clusters; c++)
+            fused += fp->cluster_size[c] > 1;
+        pass_fusion_plan_free(fp);
+        cg_code *code = compile_ok(fn, __LINE__);
+        outcome ref, jit;
+        run_one(fn, NULL, args, 5, &ref);
+        run_one(fn, code, args, 5, &jit);
+        if (!ref.ok || !jit.ok || strcmp(ref.error, jit.error) != 0)
+            fail_msg("seed %llu: %s / %s\n%s", (unsigned long long)seed, ref.error, jit.error,
+                     text);
+        for (int i = 0; i < ref.n; i++)
+            if (!same_value(ref.res[i], jit.res[i], 0))
+                fail_msg("seed %llu: result %d differs\n%s", (unsigned long long)seed, i, text);
+        outcome_free(&ref);
+        outcome_free(&jit);
+        cg_free(code);
+        ir_function_free(fn);
+        free(text);
+    }
+    assert_true(fused >= 60); /* the programs did exercise fused loops */
+}
+
 /* ============================================================ reductions */
 
 static void test_reductions_and_shapes_fall_back(void **state)
@@ -1638,6 +1859,7 @@ int main(void)
         TU_TEST(test_conv_bias_relu),
         TU_TEST(test_frame_overflow_spills_to_boxes),
         TU_TEST(test_frame_buffers_follow_the_memory_plan),
+        TU_TEST(test_random_programs_match_reference),
         TU_TEST(test_reductions_and_shapes_fall_back),
         TU_TEST(test_collatz_is_register_code),
         TU_TEST(test_nested_loops_break_and_prints),
