@@ -28,6 +28,8 @@ static const pass_info passes[] = {
     {"simplify", pass_simplify,
      "algebraic identities that keep every bit: x+(-0.0), x*1, neg(neg(x)), "
      "transpose/reshape chains, ..."},
+    {"matpow", pass_matpow,
+     "integer matmul chains x*(x*(...*r)) as x^k*r by repeated squaring (exact: wrapping)"},
     {"cse", pass_cse, "merge equal pure nodes (commutative operands in either order)"},
     {"licm", pass_licm, "hoist loop-invariant pure nodes out of while loops"},
     {"dce", pass_dce,
@@ -287,6 +289,7 @@ bool pass_run_default(ir_function *fn)
             changed = false;
             changed |= step(&s, pass_fold);
             changed |= step(&s, pass_simplify);
+            changed |= step(&s, pass_matpow);
             changed |= step(&s, pass_cse);
             changed |= step(&s, pass_licm);
             changed |= step(&s, pass_infer);

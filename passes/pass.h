@@ -58,6 +58,7 @@ typedef bool (*pass_fn)(ir_function *fn, pass_ctx *ctx);
 bool pass_infer(ir_function *fn, pass_ctx *ctx);
 bool pass_fold(ir_function *fn, pass_ctx *ctx);
 bool pass_simplify(ir_function *fn, pass_ctx *ctx);
+bool pass_matpow(ir_function *fn, pass_ctx *ctx);
 bool pass_cse(ir_function *fn, pass_ctx *ctx);
 bool pass_licm(ir_function *fn, pass_ctx *ctx);
 bool pass_dce(ir_function *fn, pass_ctx *ctx);
@@ -81,8 +82,8 @@ void pass_list(FILE *out);
 /* ------------------------------------------------------------ running */
 
 /*
- * The default pipeline: infer; then fold, simplify, cse, licm, infer, dce
- * repeated until nothing changes (at most PASS_MAX_ROUNDS times); then the
+ * The default pipeline: infer; then fold, simplify, matpow, cse, licm,
+ * infer, dce repeated until nothing changes (at most PASS_MAX_ROUNDS times); then the
  * fusion and memory planning analyses. Called on every traced function.
  * Returns false only when a pass broke the IR (verify_each) or, with
  * options.strict, reported a diagnostic; pass_last_error() says why.

@@ -24,6 +24,11 @@
  *                       reshape(x) to x's own known shape -> x
  *   fill_like(x, v) -> fill (which fold can fold) when x's shape is known
  *                       and x cannot fail
+ *   matmul(x, c), matmul(c, x) -> x   c an integer identity matrix (an eye
+ *                       node or a constant holding one), x integer with the
+ *                       dim c multiplies against known and equal to c's
+ *                       size (floats are left: inf * 0 is NaN, and the
+ *                       x * 0 terms turn -0.0 into +0.0)
  * "0" is fill_like(x, 0), which still computes x.
  * With fast_math, also: x + 0.0, x - (-0.0) -> x; x * 0.0 -> 0; x - x -> 0.
  *
@@ -234,6 +239,50 @@ static bool simplify_fill_like(simplifier *s, ir_node *n)
     return true;
 }
 
+/* c is an m x m integer identity matrix of known size: an eye node, or a
+ * constant with ones on the diagonal and zeros elsewhere. */
+static bool is_int_identity(const ir_node *c)
+{
+    const ag_shape *sh = &c->type.shape;
+    if (!rt_is_int(c->type.dtype) || sh->rank != 2 || sh->dims[0] < 0 ||
+        sh->dims[0] != sh->dims[1])
+        return false;
+    if (c->opcode == RT_OP_EYE)
+        return c->attrs.n == sh->dims[0];
+    if (!pass_is_const(c))
+        return false;
+    rt_value v = pass_const_view(c);
+    if (v.shape.rank != 2 || v.shape.dims[0] != sh->dims[0] || v.shape.dims[1] != sh->dims[1])
+        return false;
+    int64_t m = sh->dims[0];
+    for (int64_t i = 0; i < v.numel; i++)
+        if (rt_load_i64(v.dtype, v.data, i) != (i / m == i % m))
+            return false;
+    return true;
+}
+
+/* matmul(x, I) and matmul(I, x): in wrapping integer arithmetic each
+ * element is one product by 1 plus products by 0, so exactly x. The
+ * identity has no batch dims, so the result's shape is x's when the dim
+ * it meets (x's last for x * I, x's second-to-last for I * x) is known
+ * and equals its size. */
+static bool simplify_matmul(simplifier *s, ir_node *n)
+{
+    for (int k = 0; k < 2; k++) {
+        ir_node *x = n->in[k], *c = n->in[1 - k];
+        const ag_shape *xs = &x->type.shape;
+        if (!rt_is_int(x->type.dtype) || xs->rank < 2 || !is_int_identity(c) ||
+            !ir_type_equal(&n->type, &x->type))
+            continue;
+        int64_t meets = xs->dims[k == 0 ? xs->rank - 1 : xs->rank - 2];
+        if (meets < 0 || meets != c->type.shape.dims[0])
+            continue;
+        forward(s, n, x);
+        return true;
+    }
+    return false;
+}
+
 static void simplify_node(simplifier *s, ir_node *n)
 {
     switch (n->opcode) {
@@ -247,6 +296,7 @@ static void simplify_node(simplifier *s, ir_node *n)
     case RT_OP_TRANSPOSE: simplify_transpose(s, n); break;
     case RT_OP_RESHAPE: simplify_reshape(s, n); break;
     case RT_OP_FILL_LIKE: simplify_fill_like(s, n); break;
+    case RT_OP_MATMUL: simplify_matmul(s, n); break;
     default: break;
     }
 }

@@ -18,6 +18,7 @@
 #include "pass.h"
 
 #include "exec.h"
+#include "trace.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -426,6 +427,41 @@ static ag_tensor errs__staged(ag_tensor n, ag_tensor d)
 static void errs__trace(const ag_arg *a, ag_tensor *o) { o[0] = errs__staged(a[0].tensor, a[1].tensor); }
 AG_TEST_DESC(errs, 2, N_XY, K_TT, NULL, 1, errs__trace);
 
+/* ----- ipow: integer matmul chains (matpow): x^37 from eye, a right chain
+ * of 21 on r0, and a chain of 6 inside a loop body; i64 values overflow */
+struct ipow__w {
+    ag_tensor i, r, x;
+};
+static ag_tensor ipow__cond(void *s_)
+{
+    struct ipow__w *s = s_;
+    return ag_less(s->i, 2);
+}
+static void ipow__body(void *s_)
+{
+    struct ipow__w *s = s_;
+    for (int j = 0; j < 6; j++) /* a C loop: unrolled while tracing */
+        s->r = ag_matmul(s->x, s->r);
+    s->i = ag_add(s->i, 1);
+}
+static ag_tensor ipow__staged(ag_tensor x, ag_tensor r0)
+{
+    ag_tensor a = ag_eye(4, AG_I64), b = r0;
+    for (int j = 0; j < 37; j++)
+        a = ag_matmul(x, a);
+    for (int j = 0; j < 21; j++)
+        b = ag_matmul(b, x);
+    struct ipow__w s = {ag_scalar_i64(0), a, x};
+    ag_tensor *vars[] = {&s.i, &s.r, &s.x};
+    static const char *const names[] = {"i", "r", "x"};
+    ag_while_at(AG_HERE, 3, vars, names, ipow__cond, ipow__body, &s);
+    ag_tensor flat[] = {ag_reshape(a, AG_SHAPE(16)), ag_reshape(b, AG_SHAPE(12)),
+                        ag_reshape(s.r, AG_SHAPE(16))};
+    return ag_concat(0, 3, flat);
+}
+static void ipow__trace(const ag_arg *a, ag_tensor *o) { o[0] = ipow__staged(a[0].tensor, a[1].tensor); }
+AG_TEST_DESC(ipow, 2, N_XY, K_TT, NULL, 1, ipow__trace);
+
 /* ================================================= running the programs */
 
 static ag_tensor call_desc(const ag_function_desc *d, const ag_arg *args)
@@ -534,6 +570,14 @@ static ag_tensor run_fails(const ag_function_desc *d)
     return call_desc(d, a);
 }
 
+/* Entries near the ends of the i64 range: every product overflows. */
+static ag_tensor run_ipow(const ag_function_desc *d)
+{
+    ag_arg a[2] = {t_arg(I64(AG_SHAPE(4, 4), INT64_MAX, -3, 5, INT64_MIN, 7, 1, -1, 2,
+                             0x123456789abcdefLL, 0, 9, -11, 13, 4, -2, 3)),
+                   t_arg(I64(AG_SHAPE(3, 4), 1, 2, 3, 4, -5, 6, INT64_MAX, 8, 9, 0, -1, 12))};
+    return call_desc(d, a);
+}
 static ag_tensor run_errs(const ag_function_desc *d)
 {
     ag_arg a[2] = {t_arg(I32(AG_SHAPE(3), 7, -7, 9)), t_arg(I32(AG_SHAPE(3), 2, 3, 4))};
@@ -560,6 +604,7 @@ static const program programs[] = {
     {&licm__desc, run_licm, false},       {&never__desc, run_never, false},
     {&fused__desc, run_fused, false},     {&lazy__desc, run_lazy, true},
     {&fails__desc, run_fails, false},     {&errs__desc, run_errs, true},
+    {&ipow__desc, run_ipow, false},
 };
 enum { N_PROGRAMS = sizeof programs / sizeof programs[0] };
 
@@ -568,6 +613,7 @@ static const char *const configs[] = {
     "none", NULL, "default", "infer", "fold", "simplify", "cse", "licm", "dce", "fusion",
     "memplan", "fold,dce", "licm,dce", "simplify,cse,dce", "fold,simplify,fold,dce",
     "fixpoint(fold,simplify,cse,licm,infer,dce)", "licm,licm,cse,dce,licm",
+    "matpow", "fold,simplify,matpow,dce",
 };
 enum { N_CONFIGS = sizeof configs / sizeof configs[0] };
 
@@ -872,16 +918,16 @@ static void set_options(bool verify_each, const char *print_after, FILE *trace, 
 static void test_table(void **state)
 {
     (void)state;
-    static const char *const order[] = {"infer", "fold", "simplify", "cse",
-                                        "licm", "dce", "fusion", "memplan"};
-    assert_int_equal(pass_count(), 8);
-    for (int i = 0; i < 8; i++) {
+    static const char *const order[] = {"infer", "fold",  "simplify", "matpow", "cse",
+                                        "licm",  "dce",   "fusion",   "memplan"};
+    assert_int_equal(pass_count(), 9);
+    for (int i = 0; i < 9; i++) {
         assert_string_equal(pass_at(i)->name, order[i]);
         assert_ptr_equal(pass_find(order[i]), pass_at(i));
         assert_true(strlen(pass_at(i)->summary) > 10);
     }
     assert_null(pass_find("nope"));
-    assert_null(pass_at(8));
+    assert_null(pass_at(9));
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -1508,6 +1554,261 @@ static void test_random_graphs_differential(void **state)
     restore_options();
 }
 
+/* ====================================== matpow: integer power chains */
+
+/*
+ * The guide's power function, r = eye; k times r = x * r (and the mirrored
+ * r = r * x, and both from a matrix r0 instead of eye), traced for i32 and
+ * i64 and k = 1..40, run by the reference executor before and after the
+ * default pipeline. Integer products wrap, so repeated squaring must give
+ * the same bits; the entries are chosen so that every product overflows.
+ * Both are also checked against a plain C loop of the k products.
+ */
+typedef enum { CHAIN_EYE_LEFT, CHAIN_EYE_RIGHT, CHAIN_R0_LEFT, CHAIN_R0_RIGHT } chain_mode;
+
+static struct {
+    int k;
+    ag_dtype dt;
+    chain_mode mode;
+} chain_cfg;
+
+static bool chain_left(void)
+{
+    return chain_cfg.mode == CHAIN_EYE_LEFT || chain_cfg.mode == CHAIN_R0_LEFT;
+}
+
+static bool chain_from_eye(void)
+{
+    return chain_cfg.mode == CHAIN_EYE_LEFT || chain_cfg.mode == CHAIN_EYE_RIGHT;
+}
+
+static ag_tensor chain_staged(ag_tensor x, ag_tensor r0)
+{
+    ag_tensor r = chain_from_eye() ? ag_eye(4, chain_cfg.dt) : r0;
+    for (int i = 0; i < chain_cfg.k; i++)
+        r = chain_left() ? ag_matmul(x, r) : ag_matmul(r, x);
+    return r;
+}
+
+/* r0 is 4x3 for x * r0, 3x4 for r0 * x. */
+static ag_shape chain_r0_shape(void) { return chain_left() ? AG_SHAPE(4, 3) : AG_SHAPE(3, 4); }
+
+static ir_function *trace_chain(void)
+{
+    ir_function *fn = ir_function_new("chain");
+    ir_trace *t = ir_trace_begin(fn);
+    ir_trace_set_first(t, true);
+    ag_scope_push();
+    ag_dtype dt = chain_cfg.dt;
+    ir_type tx = {.dtype = dt, .elem_dtype = dt, .shape = AG_SHAPE(4, 4)};
+    ir_type tr = {.dtype = dt, .elem_dtype = dt, .shape = chain_r0_shape()};
+    ag_tensor x = ir_trace_param(t, &tx), r0 = ir_trace_param(t, &tr);
+    ag_tensor out = chain_staged(x, r0);
+    ir_trace_set_outputs(t, 1, &out, AG_HERE);
+    ag_scope_pop();
+    assert_true(ir_trace_end(t));
+    char err[512];
+    if (!ir_verify(fn, err, sizeof err))
+        fail_msg("traced chain invalid: %s", err);
+    return fn;
+}
+
+static const int64_t chain_x[16] = {INT64_MAX, -3, 5,  INT64_MIN, 7, 1,  -1, 2,
+                                    0x123456789abcdefLL, 0, 9, -11, 2147483647, 4, -2, 3};
+static const int64_t chain_r0[12] = {1, 2, 3, 4, -5, 6, INT32_MIN, 8, 9, 0, -1, INT64_MAX};
+
+static rt_value *chain_value(const ag_shape *shape, const int64_t *src)
+{
+    rt_value *v = rt_value_new(chain_cfg.dt, shape);
+    for (int64_t i = 0; i < v->numel; i++) {
+        if (chain_cfg.dt == AG_I32)
+            ((int32_t *)v->data)[i] = (int32_t)(uint32_t)(uint64_t)src[i]; /* low bits */
+        else
+            ((int64_t *)v->data)[i] = src[i];
+    }
+    return v;
+}
+
+/* Runs fn by the reference executor on chain_x, chain_r0. */
+static rt_value *run_chain(const ir_function *fn)
+{
+    ag_shape rs = chain_r0_shape();
+    rt_value *x = chain_value(&AG_SHAPE(4, 4), chain_x), *r0 = chain_value(&rs, chain_r0);
+    rt_value *args[2] = {x, r0}, *res[1] = {NULL};
+    ir_plan *plan = ir_plan_new(fn);
+    if (!ir_execute(plan, args, 2, res))
+        fail_msg("the chain failed: %s", ag_last_error());
+    ir_plan_free(plan);
+    rt_value_free(x);
+    rt_value_free(r0);
+    return res[0];
+}
+
+/* The k products one by one, in uint64_t: the low 32 bits of a wrapping
+ * 64-bit result are the wrapping 32-bit result. */
+static void chain_by_hand(uint64_t *r, int rows, int cols)
+{
+    int64_t x[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = chain_cfg.dt == AG_I32 ? (int32_t)(uint32_t)(uint64_t)chain_x[i] : chain_x[i];
+    for (int i = 0; i < rows * cols; i++)
+        r[i] = chain_from_eye() ? (uint64_t)(i / cols == i % cols)
+               : chain_cfg.dt == AG_I32 ? (uint64_t)(int64_t)(int32_t)(uint32_t)(uint64_t)chain_r0[i]
+                                        : (uint64_t)chain_r0[i];
+    for (int s = 0; s < chain_cfg.k; s++) {
+        uint64_t t[16] = {0};
+        for (int i = 0; i < rows; i++)
+            for (int j = 0; j < cols; j++)
+                for (int p = 0; p < 4; p++)
+                    t[i * cols + j] += chain_left() ? (uint64_t)x[i * 4 + p] * r[p * cols + j]
+                                                    : r[i * 4 + p] * (uint64_t)x[p * 4 + j];
+        memcpy(r, t, sizeof(uint64_t) * (size_t)(rows * cols));
+    }
+}
+
+static void expect_chain_equals_hand(const rt_value *v)
+{
+    uint64_t hand[16];
+    chain_by_hand(hand, (int)v->shape.dims[0], (int)v->shape.dims[1]);
+    for (int64_t i = 0; i < v->numel; i++) {
+        uint64_t got = chain_cfg.dt == AG_I32 ? (uint32_t)((int32_t *)v->data)[i]
+                                              : (uint64_t)((int64_t *)v->data)[i];
+        uint64_t want = chain_cfg.dt == AG_I32 ? (uint32_t)hand[i] : hand[i];
+        if (got != want)
+            fail_msg("mode %d, %s, k = %d: element %lld is %llu, by hand %llu",
+                     (int)chain_cfg.mode, chain_cfg.dt == AG_I32 ? "i32" : "i64", chain_cfg.k,
+                     (long long)i, (unsigned long long)got, (unsigned long long)want);
+    }
+}
+
+static int count_matmuls(const ir_graph *g)
+{
+    int n = 0;
+    for (const ir_node *node = g->first; node; node = node->next) {
+        n += node->opcode == RT_OP_MATMUL;
+        if (node->opcode == IR_COND || node->opcode == IR_WHILE)
+            n += count_matmuls(node->region[0]) + count_matmuls(node->region[1]);
+    }
+    return n;
+}
+
+/* Products repeated squaring needs for x^e. */
+static int squaring_products(int e)
+{
+    int n = -1;
+    for (int v = e; v; v >>= 1)
+        n += 1 + (v & 1);
+    return n - 1;
+}
+
+/* The matmuls the default pipeline leaves for a chain of k from eye:
+ * simplify drops x * eye, then the chain of k - 1 on x is x^k when
+ * squaring is shorter. */
+static int expected_eye_products(int k)
+{
+    int sq = squaring_products(k);
+    return k == 1 ? 0 : sq < k - 1 ? sq : k - 1;
+}
+
+static void check_one_chain(void)
+{
+    ir_function *fn = trace_chain();
+    ir_function *opt = copy_function(fn);
+    if (!pass_run_default(opt))
+        fail_msg("k = %d: %s", chain_cfg.k, pass_last_error());
+    char err[512];
+    if (!ir_verify(opt, err, sizeof err))
+        fail_msg("k = %d: the optimized chain is invalid: %s", chain_cfg.k, err);
+    rt_value *before = run_chain(fn), *after = run_chain(opt);
+    assert_int_equal(before->dtype, after->dtype);
+    assert_true(ag_shape_equal(before->shape, after->shape));
+    if (memcmp(before->data, after->data, rt_value_bytes(before)) != 0)
+        fail_msg("mode %d, k = %d: the optimized chain computes other bits", (int)chain_cfg.mode,
+                 chain_cfg.k);
+    expect_chain_equals_hand(after);
+    int k = chain_cfg.k, products = count_matmuls(opt->body);
+    assert_int_equal(count_matmuls(fn->body), k);
+    if (chain_from_eye())
+        assert_int_equal(products, expected_eye_products(k));
+    else /* x^k * r0, or the chain when 4x4 squares cost more */
+        assert_true(products == k || products == squaring_products(k) + 1);
+    if (k >= 8)
+        assert_true(products < k);
+    rt_value_free(before);
+    rt_value_free(after);
+    ir_function_free(opt);
+    ir_function_free(fn);
+}
+
+static void test_matpow_chains_bitwise(void **state)
+{
+    (void)state;
+    static const ag_dtype dts[2] = {AG_I32, AG_I64};
+    for (int m = CHAIN_EYE_LEFT; m <= CHAIN_R0_RIGHT; m++)
+        for (int d = 0; d < 2; d++)
+            for (int k = 1; k <= 40; k++) {
+                chain_cfg.k = k;
+                chain_cfg.dt = dts[d];
+                chain_cfg.mode = (chain_mode)m;
+                check_one_chain();
+            }
+}
+
+/* The guide's power(x, 40) in f32 keeps its 40 products: float products
+ * round, so neither x * eye nor the grouping may change. */
+static void test_matpow_leaves_floats(void **state)
+{
+    (void)state;
+    chain_cfg.k = 40;
+    chain_cfg.dt = AG_F32;
+    chain_cfg.mode = CHAIN_EYE_LEFT;
+    ir_function *fn = trace_chain();
+    assert_true(pass_run_default(fn));
+    assert_int_equal(count_matmuls(fn->body), 40);
+    ir_function_free(fn);
+}
+
+/* The ipow program (its chains rewritten) against the same products in C. */
+static void test_matpow_program_value(void **state)
+{
+    (void)state;
+    outcome o;
+    run_program(2, N_PROGRAMS - 1, &o);
+    assert_true(o.has_value);
+    assert_int_equal(o.bytes, (16 + 12 + 16) * sizeof(int64_t));
+    const int64_t *v = (const int64_t *)o.data;
+    const int64_t x[16] = {INT64_MAX, -3, 5, INT64_MIN, 7, 1, -1, 2,
+                           0x123456789abcdefLL, 0, 9, -11, 13, 4, -2, 3};
+    const int64_t r0[12] = {1, 2, 3, 4, -5, 6, INT64_MAX, 8, 9, 0, -1, 12};
+    uint64_t a[16], b[12], t[16];
+    for (int i = 0; i < 16; i++)
+        a[i] = i / 4 == i % 4;
+    for (int i = 0; i < 12; i++)
+        b[i] = (uint64_t)r0[i];
+    for (int s = 0; s < 37 + 12; s++) { /* x^37, then 2 rounds of 6 more */
+        memset(t, 0, sizeof t);
+        for (int i = 0; i < 16; i++)
+            for (int p = 0; p < 4; p++)
+                t[i] += (uint64_t)x[i / 4 * 4 + p] * a[p * 4 + i % 4];
+        memcpy(a, t, sizeof a);
+        if (s == 36)
+            for (int i = 0; i < 16; i++)
+                assert_true((uint64_t)v[i] == a[i]);
+    }
+    for (int s = 0; s < 21; s++) {
+        memset(t, 0, sizeof t);
+        for (int i = 0; i < 12; i++)
+            for (int p = 0; p < 4; p++)
+                t[i] += b[i / 4 * 4 + p] * (uint64_t)x[p * 4 + i % 4];
+        memcpy(b, t, sizeof b);
+    }
+    for (int i = 0; i < 12; i++)
+        assert_true((uint64_t)v[16 + i] == b[i]);
+    for (int i = 0; i < 16; i++)
+        assert_true((uint64_t)v[28 + i] == a[i]);
+    outcome_free(&o);
+}
+
 /* ============================================================ analyses */
 
 static void test_fusion_plan(void **state)
@@ -1589,6 +1890,9 @@ int main(void)
         TU_TEST(test_loop_sample_optimized),
         TU_TEST(test_dead_sample_pruned),
         TU_TEST(test_random_graphs_differential),
+        TU_TEST(test_matpow_chains_bitwise),
+        TU_TEST(test_matpow_leaves_floats),
+        TU_TEST(test_matpow_program_value),
         TU_TEST(test_fusion_plan),
         TU_TEST(test_memory_plan),
     };
