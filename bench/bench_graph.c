@@ -30,11 +30,13 @@
 #include "kernels.h"
 
 #include <cblas.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------- timing */
 
@@ -423,6 +425,41 @@ static void run_triad(void *arg)
         a[i] = b[i] + s * c[i];
 }
 
+/* The same triad split across the machine's cores (at most 8 threads), as
+ * STREAM runs it with OpenMP: one core may not saturate memory. */
+typedef struct triad_span {
+    size_t lo, hi;
+} triad_span;
+
+static void *triad_part(void *arg)
+{
+    const triad_span *sp = arg;
+    float *restrict a = triad_a;
+    const float *restrict b = triad_b, *restrict c = triad_c;
+    const float s = 3.0f;
+    for (size_t i = sp->lo; i < sp->hi; i++)
+        a[i] = b[i] + s * c[i];
+    return NULL;
+}
+
+static int triad_threads;
+
+static void run_triad_parallel(void *arg)
+{
+    (void)arg;
+    pthread_t tid[8];
+    triad_span sp[8];
+    int n = triad_threads > 0 && triad_threads <= 8 ? triad_threads : 1;
+    for (int t = 0; t < n; t++)
+        sp[t] = (triad_span){(size_t)CHAIN_N * (size_t)t / (size_t)n,
+                             (size_t)CHAIN_N * (size_t)(t + 1) / (size_t)n};
+    for (int t = 1; t < n; t++)
+        pthread_create(&tid[t], NULL, triad_part, &sp[t]);
+    triad_part(&sp[0]);
+    for (int t = 1; t < n; t++)
+        pthread_join(tid[t], NULL);
+}
+
 static void bench_chain(void)
 {
     printf("\n(c) tanh(x*a + b)*c + x on %d f32 (%.0f MB in, %.0f MB out)\n", CHAIN_N,
@@ -445,7 +482,12 @@ static void bench_chain(void)
         triad_b[i] = (float)i;
         triad_c[i] = 1;
     }
-    double tt = time_median(run_triad, NULL, 11);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    triad_threads = cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus;
+    double tt1 = time_median(run_triad, NULL, 11);
+    double ttn = time_median(run_triad_parallel, NULL, 11);
+    /* the memory bandwidth the machine reaches: the better of the two */
+    double tt = tt1 < ttn ? tt1 : ttn;
     double triad_bw = 3.0 * CHAIN_N * sizeof(float) / tt;
 
     double chain_bw = 0, ratio = 0;
@@ -477,8 +519,10 @@ static void bench_chain(void)
             ratio = te / tc;
         }
     }
-    printf("  STREAM triad (a = b + s*c, hand C -O3): %.2f ms, %.2f GB/s\n", tt * 1e3,
-           triad_bw / 1e9);
+    printf("  STREAM triad (a = b + s*c, hand C -O3): 1 thread %.2f ms (%.2f GB/s), "
+           "%d threads %.2f ms (%.2f GB/s); the better is the baseline\n",
+           tt1 * 1e3, 3.0 * CHAIN_N * sizeof(float) / tt1 / 1e9, triad_threads, ttn * 1e3,
+           3.0 * CHAIN_N * sizeof(float) / ttn / 1e9);
     goal("chain compiled >= 3x faster than eager", ratio >= 3);
     goal("chain compiled >= 70% of triad bandwidth", chain_bw >= 0.7 * triad_bw);
     for (int i = 0; i < 4; i++)

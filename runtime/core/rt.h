@@ -73,8 +73,14 @@ void rt_strides(const ag_shape *s, int64_t *strides);
 typedef struct rt_storage {
     atomic_int refs;
     size_t bytes;
-    void *data; /* 64-byte aligned */
+    size_t capacity; /* of the block holding data (rt_data_alloc) */
+    void *data;      /* 64-byte aligned */
 } rt_storage;
+
+/* Tensor data (blocks.c): a 64-byte aligned block of at least `bytes`,
+ * its size in *cap; large blocks are recycled. Out of memory is fatal. */
+void *rt_data_alloc(size_t bytes, size_t *cap);
+void rt_data_free(void *p, size_t cap);
 
 /* The payload of a tensor-array value: a growable list of element values. */
 typedef struct rt_list {

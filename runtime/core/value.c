@@ -10,17 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { DATA_ALIGN = 64 };
-
 static rt_storage *storage_new(size_t bytes)
 {
     rt_storage *s = rt_xmalloc(sizeof *s);
-    size_t rounded = (bytes + DATA_ALIGN - 1) / DATA_ALIGN * DATA_ALIGN;
-    s->data = aligned_alloc(DATA_ALIGN, rounded ? rounded : DATA_ALIGN);
-    if (!s->data) {
-        fprintf(stderr, "agc runtime: out of memory allocating %zu bytes\n", bytes);
-        abort();
-    }
+    s->data = rt_data_alloc(bytes, &s->capacity);
     s->bytes = bytes;
     atomic_init(&s->refs, 1);
     return s;
@@ -29,7 +22,7 @@ static rt_storage *storage_new(size_t bytes)
 static void storage_release(rt_storage *s)
 {
     if (s && atomic_fetch_sub(&s->refs, 1) == 1) {
-        free(s->data);
+        rt_data_free(s->data, s->capacity);
         free(s);
     }
 }

@@ -1,5 +1,9 @@
-/* test_core.c - handles, scopes, errors, weak operands and bfloat16. */
+/* test_core.c - handles, scopes, errors, weak operands, bfloat16 and tensor memory. */
 #include "test_util.h"
+
+#include "rt.h"
+
+#include <string.h>
 
 static void test_bf16_rounding(void **state)
 {
@@ -138,6 +142,38 @@ static void test_weak_operand_conversion(void **state)
     assert_null(ag_last_error());
 }
 
+/* Large tensor blocks are recycled (their pages stay mapped); a block is
+ * never handed out twice, and every block is 64-byte aligned. */
+static void test_large_blocks_are_recycled(void **state)
+{
+    (void)state;
+    size_t big = (size_t)3 << 20, cap_a, cap_b, cap_c, cap_d;
+    char *a = rt_data_alloc(big, &cap_a);
+    assert_true(cap_a >= big);
+    assert_int_equal((uintptr_t)a % 64, 0);
+    memset(a, 1, big);
+    rt_data_free(a, cap_a);
+    char *b = rt_data_alloc(big - 100, &cap_b); /* fits: the same block */
+    assert_ptr_equal(b, a);
+    assert_int_equal(cap_b, cap_a);
+    char *c = rt_data_alloc(big, &cap_c); /* b is in use: another block */
+    assert_ptr_not_equal(c, b);
+    rt_data_free(c, cap_c);
+    char *d = rt_data_alloc(4 * big, &cap_d); /* too small to reuse c */
+    assert_ptr_not_equal(d, c);
+    assert_true(cap_d >= 4 * big);
+    rt_data_free(d, cap_d);
+    rt_data_free(b, cap_b);
+    /* tensors go through it: a freed tensor's block comes back */
+    ag_tensor t = ag_zeros(AG_F32, AG_SHAPE(1024, 1024));
+    const void *data = ag_data(t);
+    ag_free(t);
+    ag_tensor u = ag_ones(AG_F32, AG_SHAPE(1024, 1024));
+    assert_ptr_equal(ag_data(u), data);
+    assert_true(((const float *)ag_data(u))[1048575] == 1.0f);
+    ag_free(u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -150,6 +186,7 @@ int main(void)
         TU_TEST(test_scopes_and_keep),
         TU_TEST(test_error_location_and_clear),
         TU_TEST(test_weak_operand_conversion),
+        TU_TEST(test_large_blocks_are_recycled),
     };
     TU_RUN(tests);
 }
