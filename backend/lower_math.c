@@ -10,7 +10,8 @@
  * vectorizer (the IR built here is scalar f32). No fast-math flags and no
  * FMA intrinsics: LLVM then only makes exact rewrites.
  * Where the C code selects with bit masks (for GCC's sake), the IR uses
- * `select`, which picks the same values.
+ * `select`, which picks the same values; the sign is put back with the
+ * same integer operations on the bits as in C.
  */
 #include "lower.h"
 
@@ -21,7 +22,7 @@
 /* An f32 constant. */
 static LLVMValueRef fc(cg_lower *L, float v) { return LLVMConstReal(L->t_f32, v); }
 
-/* The f32 overload of an intrinsic (llvm.fabs, llvm.copysign). */
+/* The f32 overload of an intrinsic (llvm.fabs). */
 static LLVMValueRef intrinsic(cg_lower *L, const char *name, LLVMValueRef *args, unsigned n)
 {
     return cg_call_intrinsic(L, name, &L->t_f32, 1, args, n);
@@ -42,48 +43,53 @@ static LLVMValueRef f_mul(cg_lower *L, LLVMValueRef a, LLVMValueRef b)
     return LLVMBuildFMul(L->b, a, b, "");
 }
 
-/* c[n-1]*v^(n-1) + ... + c[0] by Horner's rule, from the top, as the
- * header writes it: (c[n-1]*v + c[n-2])*v + ... */
-static LLVMValueRef horner(cg_lower *L, LLVMValueRef v, const float *c, int n)
+/* The bits of v (an f32) as an i32, and back. */
+static LLVMValueRef as_i32(cg_lower *L, LLVMValueRef v)
 {
-    LLVMValueRef acc = fc(L, c[n - 1]);
-    for (int i = n - 2; i >= 0; i--)
-        acc = f_add(L, f_mul(L, acc, v), fc(L, c[i]));
-    return acc;
+    return LLVMBuildBitCast(L->b, v, L->t_i32, "");
+}
+
+static LLVMValueRef as_f32(cg_lower *L, LLVMValueRef v)
+{
+    return LLVMBuildBitCast(L->b, v, L->t_f32, "");
+}
+
+/* c0 + c1*v, as the header writes it: (c[0] + c[1] * v) */
+static LLVMValueRef lin(cg_lower *L, LLVMValueRef v, const float *c)
+{
+    return f_add(L, fc(L, c[0]), f_mul(L, fc(L, c[1]), v));
 }
 
 LLVMValueRef cg_emit_tanh_f32(cg_lower *L, LLVMValueRef x)
 {
+    const float *q = rt_tanh_f32_q;
     LLVMValueRef one = fc(L, 1.0f), two = fc(L, 2.0f);
     LLVMValueRef a = intrinsic(L, "llvm.fabs", &x, 1);
+    LLVMValueRef amax = fc(L, RT_TANH_F32_AMAX);
+    LLVMValueRef c = LLVMBuildSelect(L->b, LLVMBuildFCmp(L->b, LLVMRealOLT, a, amax, ""), a,
+                                     amax, "");
 
-    /* small |x|: a + a*(z*P(z)) */
-    LLVMValueRef z = f_mul(L, a, a);
-    LLVMValueRef pz = horner(L, z, rt_tanh_f32_p, RT_TANH_F32_NP);
-    LLVMValueRef small = f_add(L, a, f_mul(L, a, f_mul(L, z, pz)));
-
-    /* e = exp(-y), y = min(2a, YMAX) */
-    LLVMValueRef ymax = fc(L, RT_TANH_F32_YMAX);
-    LLVMValueRef y = f_mul(L, two, a);
-    y = LLVMBuildSelect(L->b, LLVMBuildFCmp(L->b, LLVMRealOLT, y, ymax, ""), y, ymax, "");
-    LLVMValueRef t = LLVMBuildFNeg(L->b, y, "");
+    /* y = 2c = k*ln 2 + r; 2^k from the bits of the rounding sum s */
+    LLVMValueRef y = f_add(L, c, c);
     LLVMValueRef rounder = fc(L, RT_TANH_F32_ROUNDER);
-    LLVMValueRef s = f_add(L, f_mul(L, t, fc(L, RT_TANH_F32_LOG2E)), rounder);
+    LLVMValueRef s = f_add(L, f_mul(L, c, fc(L, RT_TANH_F32_2LOG2E)), rounder);
     LLVMValueRef k = f_sub(L, s, rounder);
-    LLVMValueRef sbits = LLVMBuildBitCast(L->b, s, L->t_i32, "");
-    LLVMValueRef kbits = LLVMBuildShl(L->b, LLVMBuildAdd(L->b, sbits, cg_i32(L, 127), ""),
-                                      cg_i32(L, 23), "");
-    LLVMValueRef two_k = LLVMBuildBitCast(L->b, kbits, L->t_f32, "");
-    LLVMValueRef r = f_sub(L, f_sub(L, t, f_mul(L, k, fc(L, RT_TANH_F32_LN2_HI))),
+    LLVMValueRef two_k = as_f32(L, LLVMBuildShl(L->b, as_i32(L, s), cg_i32(L, 23), ""));
+    LLVMValueRef r = f_sub(L, f_sub(L, y, f_mul(L, k, fc(L, RT_TANH_F32_LN2_HI))),
                           f_mul(L, k, fc(L, RT_TANH_F32_LN2_LO)));
-    LLVMValueRef qr = horner(L, r, rt_tanh_f32_q, RT_TANH_F32_NQ);
-    LLVMValueRef er = f_add(L, one, f_add(L, r, f_mul(L, f_mul(L, r, r), qr)));
-    LLVMValueRef e = f_mul(L, er, two_k);
-    LLVMValueRef big = f_sub(L, one, LLVMBuildFDiv(L->b, f_mul(L, two, e), f_add(L, one, e), ""));
 
-    LLVMValueRef is_small = LLVMBuildFCmp(L->b, LLVMRealOLT, a, fc(L, RT_TANH_F32_SMALL), "");
-    LLVMValueRef cs[2] = {LLVMBuildSelect(L->b, is_small, small, big, ""), x};
-    LLVMValueRef res = intrinsic(L, "llvm.copysign", cs, 2);
-    LLVMValueRef nan = LLVMBuildFCmp(L->b, LLVMRealUNO, x, x, "");
-    return LLVMBuildSelect(L->b, nan, x, res, "tanh");
+    /* expm1(r) = r + r^2*Q(r), Q by Estrin's scheme; then E = expm1(y) */
+    LLVMValueRef r2 = f_mul(L, r, r), r4 = f_mul(L, r2, r2);
+    LLVMValueRef qr = f_add(L, f_add(L, lin(L, r, q), f_mul(L, r2, lin(L, r, q + 2))),
+                            f_mul(L, r4, lin(L, r, q + 4)));
+    LLVMValueRef pr = f_add(L, r, f_mul(L, r2, qr));
+    LLVMValueRef em1 = f_add(L, f_sub(L, two_k, one), f_mul(L, two_k, pr));
+
+    /* tanh(a) = E / (E + 2) >= 0: OR in the sign bit of x (x ^ |x|) */
+    LLVMValueRef t = LLVMBuildFDiv(L->b, em1, f_add(L, em1, two), "");
+    LLVMValueRef sign = LLVMBuildXor(L->b, as_i32(L, x), as_i32(L, a), "");
+    LLVMValueRef res = as_f32(L, LLVMBuildOr(L->b, as_i32(L, t), sign, ""));
+    /* x itself for tiny |x| and NaN: a < TINY or unordered */
+    LLVMValueRef keep = LLVMBuildFCmp(L->b, LLVMRealULT, a, fc(L, RT_TANH_F32_TINY), "");
+    return LLVMBuildSelect(L->b, keep, x, res, "tanh");
 }

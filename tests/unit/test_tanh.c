@@ -6,7 +6,7 @@
  * scalars and when LLVM folds it on constants, and the fold pass.
  *
  * The reference for accuracy is tanh() in double rounded to f32: over
- * every finite f32 input rt_tanh_f32 is at most 1 ulp from it (measured
+ * every finite f32 input rt_tanh_f32 is at most 2 ulp from it (measured
  * exhaustively when the coefficients were fitted); here a sample of about
  * 40 million inputs, denser where the approximation works hardest, keeps
  * that bound checked in about a second.
@@ -91,7 +91,7 @@ static void expect_bits(float x, float want, int line)
 #define EXPECT_BITS(x, want) expect_bits((x), (want), __LINE__)
 
 /* The approximation's landmarks (see tanh_f32.h). */
-static const uint32_t B_SMALL = 0x3f400000u; /* 0.75: polynomial below, exp above */
+static const uint32_t B_TINY = 0x39800000u; /* 2^-12: x itself below, the formula above */
 static const uint32_t B_ONE = 0x41102cb4u;   /* 9.0109: first x whose tanh rounds to 1 */
 
 /* ===================================================== (a) accuracy */
@@ -102,38 +102,40 @@ static void test_ulp_bound_sampled(void **state)
     ulp_stats s = {0};
     /* Negative inputs mirror positive ones bit for bit (test_odd_symmetry). */
     check_range(&s, 0x00000000u, 0x39800000u, 97);  /* [0, 2^-12): x itself */
-    check_range(&s, 0x39800000u, 0x3f000000u, 11);  /* [2^-12, 0.5): polynomial */
-    check_range(&s, 0x3f000000u, 0x3f800000u, 3);   /* [0.5, 1): both branches */
-    check_range(&s, 0x3f800000u, 0x41200000u, 5);   /* [1, 10): exp formula */
+    check_range(&s, 0x39800000u, 0x3f100000u, 4);   /* [2^-12, 0.56): the 2-ulp cases (< 0.26) */
+    check_range(&s, 0x3f100000u, 0x3f800000u, 5);   /* [0.56, 1) */
+    check_range(&s, 0x3f800000u, 0x41200000u, 11);  /* [1, 10) */
     check_range(&s, 0x41200000u, 0x7f800000u, 101); /* [10, inf): 1 */
-    expect_within(&s, 1, __LINE__);
-    /* The sample is large, and 1-ulp results stay a small minority of it
-     * (1.9%: it is densest where they occur; 0.13% over all inputs). */
+    expect_within(&s, 2, __LINE__);
+    /* The sample is large, and results off by an ulp or two stay a
+     * minority of it (21%: it is densest where they occur; 1.9% over all
+     * inputs). */
     assert_true(s.n > 35000000);
-    assert_true(s.off * 40 < s.n);
+    assert_true(s.off * 4 < s.n);
 }
 
-/* Every input around the switch from polynomial to exp formula, the
- * reductions' boundaries (2|x| = (k + 1/2) ln 2, where k changes) and the
- * point where the result becomes 1 is within 1 ulp. (Monotonicity is not
- * promised: a 1-ulp error can make tanh step back by an ulp.) */
+/* Every input around the switch from x itself to the formula, the
+ * reduction's boundaries (2|x| = (k + 1/2) ln 2, where k changes) and the
+ * point where the result becomes 1 is within 2 ulp. (Monotonicity is not
+ * promised: an error of an ulp can make tanh step back.) */
 static void check_window(uint32_t center, uint32_t half, int line)
 {
     ulp_stats s = {0};
     check_range(&s, center - half, center + half + 1, 1);
-    expect_within(&s, 1, line);
+    expect_within(&s, 2, line);
 }
 
 static void test_switch_points(void **state)
 {
     (void)state;
-    check_window(B_SMALL, 1 << 16, __LINE__);
+    check_window(B_TINY, 1 << 16, __LINE__);
     check_window(B_ONE, 1 << 16, __LINE__);
-    for (int k = 2; k <= 28; k++)
-        check_window(bits((float)((k + 0.5) * 0.6931471805599453 / 2)), 4096, __LINE__);
+    for (int k = 0; k <= 28; k++)
+        check_window(bits((float)((k + 0.5) * 0.6931471805599453 / 2)), 1 << 14, __LINE__);
     /* the landmarks are where the header says */
     assert_true(ref_tanh(from_bits(B_ONE)) == 1 && ref_tanh(from_bits(B_ONE - 1)) < 1);
-    assert_true(from_bits(B_SMALL) == RT_TANH_F32_SMALL);
+    assert_true(from_bits(B_TINY) == RT_TANH_F32_TINY);
+    assert_true(RT_TANH_F32_ROUNDER == 0x1.8p+23f + 127);
 }
 
 /* ================================================= (b) special values */
@@ -171,12 +173,19 @@ static void test_special_values(void **state)
         if (bits(got) != nans[i])
             fail_msg("tanh(NaN 0x%08x) = 0x%08x", nans[i], bits(got));
     }
-    /* ordinary values: correctly rounded, but for 0.75, whose tanh lies
-     * 0.17 ulp above 0x3f22991f: the result is 0x3f229920, 0.83 ulp off */
-    const float xs[] = {0.5f, 1, 2, 3, -0.25f, 0.1f, 5, 9};
+    /* below 2^-12, x itself; from there the formula (here one ulp low:
+     * the correctly rounded result is still x) */
+    EXPECT_BITS(from_bits(B_TINY - 1), from_bits(B_TINY - 1));
+    EXPECT_BITS(from_bits(B_TINY + 1), from_bits(B_TINY));
+    /* ordinary values: correctly rounded, but for -0.25, 0.1 and 9, each
+     * one ulp off (9's tanh, 1 - 3.05e-8, lies just below the midpoint of
+     * 1 - 2^-24 and 1; the result is 1) */
+    const float xs[] = {0.5f, 0.75f, 1, 2, 3, 5};
     for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++)
         EXPECT_BITS(xs[i], ref_tanh(xs[i]));
-    EXPECT_BITS(0.75f, from_bits(0x3f229920u));
+    EXPECT_BITS(-0.25f, from_bits(0xbe7acbf6u)); /* correctly rounded: 0xbe7acbf5 */
+    EXPECT_BITS(0.1f, from_bits(0x3dcc1ebdu));   /* correctly rounded: 0x3dcc1ebc */
+    EXPECT_BITS(9.0f, 1.0f);
 }
 
 /* ================================================= (c) odd symmetry */
@@ -193,6 +202,20 @@ static void test_odd_symmetry(void **state)
     }
 }
 
+/* The exact bits of the algorithm: an FNV-1a hash of tanh over every
+ * 4093rd bit pattern (both signs, every exponent, NaNs included). Any
+ * change to an operation, its order or a constant changes it, even one
+ * that keeps the ulp bound; after such a change, measure the bound over
+ * every input again (see tanh_f32.h) before updating the value. */
+static void test_fingerprint(void **state)
+{
+    (void)state;
+    uint64_t h = 1469598103934665603u;
+    for (uint64_t b = 0; b <= 0xffffffffu; b += 4093)
+        h = (h ^ bits(rt_tanh_f32(from_bits((uint32_t)b)))) * 1099511628211u;
+    assert_int_equal(h, 0x1c0a348e3941fc47u);
+}
+
 /* ============================================ (d) every executor, same bits */
 
 enum { BIG = 1 << 22 };
@@ -204,7 +227,7 @@ static float *make_inputs(void)
     float *x = malloc(BIG * sizeof *x);
     assert_non_null(x);
     const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, FLT_MAX, -FLT_MAX,
-                              FLT_MIN, from_bits(1), 0.75f, nextafterf(0.75f, 0), 9.0109f,
+                              FLT_MIN, from_bits(1), 0x1p-12f, nextafterf(0x1p-12f, 0), 9.0109f,
                               20, -20, 1e-20f};
     int n = 0;
     for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
@@ -342,7 +365,7 @@ static void test_fused_chain_agrees(void **state)
 /* Values for the scalar and constant checks: specials, landmarks and
  * ordinary values (%.9g prints an f32 so that it reads back exactly). */
 static const float SCALARS[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, FLT_MAX, FLT_MIN,
-                                0x1p-149f, -0x1p-140f, 1e-5f, 0.3f, -0.6f, 0.75f,
+                                0x1p-149f, -0x1p-140f, 1e-5f, 0x1p-12f, -0x1.000002p-12f, 0.3f, -0.6f, 0.75f,
                                 0x1.7ffffep-1f, 0.8f, 1.0f, -2.5f, 4.0f, 9.0109f, 9.02f,
                                 -12.0f, 1e10f};
 
@@ -446,6 +469,7 @@ int main(void)
         TU_TEST(test_switch_points),
         TU_TEST(test_special_values),
         TU_TEST(test_odd_symmetry),
+        TU_TEST(test_fingerprint),
         TU_TEST(test_executors_agree),
         TU_TEST(test_fused_chain_agrees),
         TU_TEST(test_scalars_and_constants_agree),

@@ -12,22 +12,27 @@ ag_tensor chain(ag_tensor x, float a, float b, float c)
     return ag_add(ag_mul(ag_tanh(ag_add(ag_mul(x, a), b)), c), x);
 }
 
-// One vector loop computes the whole chain: x*a + b, tanh (|v|, the odd
-// polynomial, exp(-2|v|) built from 2^k and a polynomial, the division,
-// the selects, the sign put back), then *c + x, and stores the result.
+// One vector loop computes the whole chain: x*a + b, tanh (|v| clamped,
+// expm1(2|v|) built from 2^k (a shift of the rounding sum's bits) and a
+// polynomial, the division, the sign bit ORed back in, the select of v
+// itself for tiny |v| and NaN), then *c + x, and stores the result.
 // SSE: vector.body:
 // SSE: fmul <4 x float>
 // SSE: fadd <4 x float>
 // SSE: @llvm.fabs.v4f32(
-// SSE: bitcast <4 x float> {{.*}} to <4 x i32>
-// SSE: fdiv <4 x float>
 // SSE: select <4 x i1>
-// SSE: @llvm.copysign.v4f32(
+// SSE: shl <4 x i32>
+// SSE: fdiv <4 x float>
+// SSE: xor <4 x i32>
+// SSE: or <4 x i32>
+// SSE: fcmp ult <4 x float>
+// SSE: select <4 x i1>
 // SSE: store <4 x float>
 // AVX: vector.body:
 // AVX: @llvm.fabs.v8f32(
+// AVX: shl <8 x i32>
 // AVX: fdiv <8 x float>
-// AVX: @llvm.copysign.v8f32(
+// AVX: or <8 x i32>
 // AVX: store <8 x float>
 // NEON: target triple = "aarch64-unknown-linux-gnu"
 // NEON: vector.body:
