@@ -3,93 +3,196 @@
  * operations, as LLVM instructions, where agc computes them itself
  * instead of calling libm.
  *
- * cg_emit_tanh_f32 is runtime/kernels/tanh_f32.h's rt_tanh_f32 (read the
+ * The tanh here is runtime/kernels/tanh_f32.h's rt_tanh_f32 (read the
  * algorithm there), operation for operation, from the same constants: the
- * same roundings in the same order give the same bits as the eager kernel,
- * and, being arithmetic without calls, it is widened by LLVM's loop
- * vectorizer (the IR built here is scalar f32). No fast-math flags and no
- * FMA intrinsics: LLVM then only makes exact rewrites.
- * Where the C code selects with bit masks (for GCC's sake), the IR uses
- * `select`, which picks the same values; the sign is put back with the
- * same integer operations on the bits as in C.
+ * same roundings in the same order give the same bits as the eager kernel.
+ * No fast-math flags and no FMA intrinsics: LLVM then only makes exact
+ * rewrites. Where the C code selects with bit masks (for GCC's sake), the
+ * IR uses `select`, which picks the same values; the sign is put back with
+ * the same integer operations on the bits as in C.
+ *
+ * The operations are emitted once per module, as functions: a scalar
+ * agc_tanh_f32 and vector versions of 4, 8 and 16 lanes (the same
+ * operations on every lane). Each use is a call of the scalar function
+ * that names the vector ones ("vector-function-abi-variant"), so LLVM's
+ * loop vectorizer calls the version of its width. Inlining the operations
+ * at every use would cost compile time in proportion to the number of
+ * tanh nodes (a function with 32 of them took four times as long to
+ * compile); the calls keep it constant.
  */
 #include "lower.h"
 
 #include "../runtime/kernels/tanh_f32.h"
 
+#include <stdio.h>
 #include <string.h>
 
-/* An f32 constant. */
-static LLVMValueRef fc(cg_lower *L, float v) { return LLVMConstReal(L->t_f32, v); }
+#define TANH_NAME "agc_tanh_f32"
 
-/* The f32 overload of an intrinsic (llvm.fabs). */
-static LLVMValueRef intrinsic(cg_lower *L, const char *name, LLVMValueRef *args, unsigned n)
+/* The vector widths defined besides the scalar function. */
+static const unsigned tanh_lanes[] = {4, 8, 16};
+enum { N_WIDTHS = sizeof tanh_lanes / sizeof tanh_lanes[0] };
+
+/* What the emitters work on: f32 (lanes == 1) or <lanes x f32>, and the
+ * i32 type of the same shape for the bit operations. */
+typedef struct lanes {
+    cg_lower *L;
+    unsigned n;
+    LLVMTypeRef tf, ti;
+} lanes;
+
+static LLVMValueRef splat(const lanes *V, LLVMValueRef c)
 {
-    return cg_call_intrinsic(L, name, &L->t_f32, 1, args, n);
+    if (V->n == 1)
+        return c;
+    LLVMValueRef e[16];
+    for (unsigned i = 0; i < V->n; i++)
+        e[i] = c;
+    return LLVMConstVector(e, V->n);
 }
 
-static LLVMValueRef f_add(cg_lower *L, LLVMValueRef a, LLVMValueRef b)
+static LLVMValueRef fc(const lanes *V, float v) { return splat(V, LLVMConstReal(V->L->t_f32, v)); }
+static LLVMValueRef ic(const lanes *V, int v) { return splat(V, cg_i32(V->L, v)); }
+
+static LLVMValueRef f_add(const lanes *V, LLVMValueRef a, LLVMValueRef b)
 {
-    return LLVMBuildFAdd(L->b, a, b, "");
+    return LLVMBuildFAdd(V->L->b, a, b, "");
 }
 
-static LLVMValueRef f_sub(cg_lower *L, LLVMValueRef a, LLVMValueRef b)
+static LLVMValueRef f_sub(const lanes *V, LLVMValueRef a, LLVMValueRef b)
 {
-    return LLVMBuildFSub(L->b, a, b, "");
+    return LLVMBuildFSub(V->L->b, a, b, "");
 }
 
-static LLVMValueRef f_mul(cg_lower *L, LLVMValueRef a, LLVMValueRef b)
+static LLVMValueRef f_mul(const lanes *V, LLVMValueRef a, LLVMValueRef b)
 {
-    return LLVMBuildFMul(L->b, a, b, "");
+    return LLVMBuildFMul(V->L->b, a, b, "");
 }
 
-/* The bits of v (an f32) as an i32, and back. */
-static LLVMValueRef as_i32(cg_lower *L, LLVMValueRef v)
+/* The bits of v as i32 lanes, and back. */
+static LLVMValueRef as_int(const lanes *V, LLVMValueRef v)
 {
-    return LLVMBuildBitCast(L->b, v, L->t_i32, "");
+    return LLVMBuildBitCast(V->L->b, v, V->ti, "");
 }
 
-static LLVMValueRef as_f32(cg_lower *L, LLVMValueRef v)
+static LLVMValueRef as_float(const lanes *V, LLVMValueRef v)
 {
-    return LLVMBuildBitCast(L->b, v, L->t_f32, "");
+    return LLVMBuildBitCast(V->L->b, v, V->tf, "");
 }
 
 /* c0 + c1*v, as the header writes it: (c[0] + c[1] * v) */
-static LLVMValueRef lin(cg_lower *L, LLVMValueRef v, const float *c)
+static LLVMValueRef lin(const lanes *V, LLVMValueRef v, const float *c)
 {
-    return f_add(L, fc(L, c[0]), f_mul(L, fc(L, c[1]), v));
+    return f_add(V, fc(V, c[0]), f_mul(V, fc(V, c[1]), v));
 }
+
+/* rt_tanh_f32 of every lane of x. */
+static LLVMValueRef tanh_ops(const lanes *V, LLVMValueRef x)
+{
+    LLVMBuilderRef b = V->L->b;
+    const float *q = rt_tanh_f32_q;
+    LLVMValueRef one = fc(V, 1.0f), two = fc(V, 2.0f);
+    LLVMTypeRef tf = V->tf;
+    LLVMValueRef a = cg_call_intrinsic(V->L, "llvm.fabs", &tf, 1, &x, 1);
+    LLVMValueRef amax = fc(V, RT_TANH_F32_AMAX);
+    LLVMValueRef c = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, a, amax, ""), a, amax, "");
+
+    /* y = 2c = k*ln 2 + r; 2^k from the bits of the rounding sum s */
+    LLVMValueRef y = f_add(V, c, c);
+    LLVMValueRef rounder = fc(V, RT_TANH_F32_ROUNDER);
+    LLVMValueRef s = f_add(V, f_mul(V, c, fc(V, RT_TANH_F32_2LOG2E)), rounder);
+    LLVMValueRef k = f_sub(V, s, rounder);
+    LLVMValueRef two_k = as_float(V, LLVMBuildShl(b, as_int(V, s), ic(V, 23), ""));
+    LLVMValueRef r = f_sub(V, f_sub(V, y, f_mul(V, k, fc(V, RT_TANH_F32_LN2_HI))),
+                           f_mul(V, k, fc(V, RT_TANH_F32_LN2_LO)));
+
+    /* expm1(r) = r + r^2*Q(r), Q by Estrin's scheme; then E = expm1(y) */
+    LLVMValueRef r2 = f_mul(V, r, r), r4 = f_mul(V, r2, r2);
+    LLVMValueRef qr = f_add(V, f_add(V, lin(V, r, q), f_mul(V, r2, lin(V, r, q + 2))),
+                            f_mul(V, r4, lin(V, r, q + 4)));
+    LLVMValueRef pr = f_add(V, r, f_mul(V, r2, qr));
+    LLVMValueRef em1 = f_add(V, f_sub(V, two_k, one), f_mul(V, two_k, pr));
+
+    /* tanh(a) = E / (E + 2) >= 0: OR in the sign bit of x (x ^ |x|) */
+    LLVMValueRef t = LLVMBuildFDiv(b, em1, f_add(V, em1, two), "");
+    LLVMValueRef sign = LLVMBuildXor(b, as_int(V, x), as_int(V, a), "");
+    LLVMValueRef res = as_float(V, LLVMBuildOr(b, as_int(V, t), sign, ""));
+    /* x itself for tiny |x| and NaN: a < TINY or unordered */
+    LLVMValueRef keep = LLVMBuildFCmp(b, LLVMRealULT, a, fc(V, RT_TANH_F32_TINY), "");
+    return LLVMBuildSelect(b, keep, x, res, "tanh");
+}
+
+static void add_fn_attr(cg_lower *L, LLVMValueRef f, const char *name, uint64_t val)
+{
+    unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(L->ctx, kind, val));
+}
+
+/* Defines `name`, tanh of n lanes: internal, pure, never inlined. */
+static LLVMValueRef define_tanh(cg_lower *L, const char *name, unsigned n)
+{
+    lanes V = {L, n, n == 1 ? L->t_f32 : LLVMVectorType(L->t_f32, n),
+               n == 1 ? L->t_i32 : LLVMVectorType(L->t_i32, n)};
+    LLVMTypeRef ft = LLVMFunctionType(V.tf, &V.tf, 1, 0);
+    LLVMValueRef f = LLVMAddFunction(L->mod, name, ft);
+    LLVMSetLinkage(f, LLVMInternalLinkage);
+    add_fn_attr(L, f, "noinline", 0);
+    add_fn_attr(L, f, "nounwind", 0);
+    add_fn_attr(L, f, "willreturn", 0);
+    add_fn_attr(L, f, "memory", 0); /* memory(none): reads and writes nothing */
+    LLVMBuilderRef outer = L->b;
+    L->b = LLVMCreateBuilderInContext(L->ctx);
+    LLVMPositionBuilderAtEnd(L->b, LLVMAppendBasicBlockInContext(L->ctx, f, "entry"));
+    LLVMBuildRet(L->b, tanh_ops(&V, LLVMGetParam(f, 0)));
+    LLVMDisposeBuilder(L->b);
+    L->b = outer;
+    return f;
+}
+
+/* Keeps the vector versions alive until the vectorizer has used them
+ * (nothing calls them before): @llvm.compiler.used. */
+static void keep_alive(cg_lower *L, LLVMValueRef *fns, unsigned n)
+{
+    LLVMTypeRef t = LLVMArrayType2(L->t_ptr, n);
+    LLVMValueRef g = LLVMAddGlobal(L->mod, t, "llvm.compiler.used");
+    LLVMSetLinkage(g, LLVMAppendingLinkage);
+    LLVMSetSection(g, "llvm.metadata");
+    LLVMSetInitializer(g, LLVMConstArray2(L->t_ptr, fns, n));
+}
+
+/* The scalar function, defining the family on first use. */
+static LLVMValueRef tanh_function(cg_lower *L)
+{
+    LLVMValueRef f = LLVMGetNamedFunction(L->mod, TANH_NAME);
+    if (f)
+        return f;
+    f = define_tanh(L, TANH_NAME, 1);
+    LLVMValueRef vec[N_WIDTHS];
+    for (int i = 0; i < N_WIDTHS; i++) {
+        char name[64];
+        snprintf(name, sizeof name, TANH_NAME "_v%u", tanh_lanes[i]);
+        vec[i] = define_tanh(L, name, tanh_lanes[i]);
+    }
+    keep_alive(L, vec, N_WIDTHS);
+    return f;
+}
+
+/* The vector versions in the vector function ABI's mangling (unmasked,
+ * one vector argument), as tanh_lanes lists them. */
+#define TANH_VARIANT(n) "_ZGV_LLVM_N" #n "v_" TANH_NAME "(" TANH_NAME "_v" #n ")"
+static const char tanh_variants[] = TANH_VARIANT(4) "," TANH_VARIANT(8) "," TANH_VARIANT(16);
 
 LLVMValueRef cg_emit_tanh_f32(cg_lower *L, LLVMValueRef x)
 {
-    const float *q = rt_tanh_f32_q;
-    LLVMValueRef one = fc(L, 1.0f), two = fc(L, 2.0f);
-    LLVMValueRef a = intrinsic(L, "llvm.fabs", &x, 1);
-    LLVMValueRef amax = fc(L, RT_TANH_F32_AMAX);
-    LLVMValueRef c = LLVMBuildSelect(L->b, LLVMBuildFCmp(L->b, LLVMRealOLT, a, amax, ""), a,
-                                     amax, "");
-
-    /* y = 2c = k*ln 2 + r; 2^k from the bits of the rounding sum s */
-    LLVMValueRef y = f_add(L, c, c);
-    LLVMValueRef rounder = fc(L, RT_TANH_F32_ROUNDER);
-    LLVMValueRef s = f_add(L, f_mul(L, c, fc(L, RT_TANH_F32_2LOG2E)), rounder);
-    LLVMValueRef k = f_sub(L, s, rounder);
-    LLVMValueRef two_k = as_f32(L, LLVMBuildShl(L->b, as_i32(L, s), cg_i32(L, 23), ""));
-    LLVMValueRef r = f_sub(L, f_sub(L, y, f_mul(L, k, fc(L, RT_TANH_F32_LN2_HI))),
-                          f_mul(L, k, fc(L, RT_TANH_F32_LN2_LO)));
-
-    /* expm1(r) = r + r^2*Q(r), Q by Estrin's scheme; then E = expm1(y) */
-    LLVMValueRef r2 = f_mul(L, r, r), r4 = f_mul(L, r2, r2);
-    LLVMValueRef qr = f_add(L, f_add(L, lin(L, r, q), f_mul(L, r2, lin(L, r, q + 2))),
-                            f_mul(L, r4, lin(L, r, q + 4)));
-    LLVMValueRef pr = f_add(L, r, f_mul(L, r2, qr));
-    LLVMValueRef em1 = f_add(L, f_sub(L, two_k, one), f_mul(L, two_k, pr));
-
-    /* tanh(a) = E / (E + 2) >= 0: OR in the sign bit of x (x ^ |x|) */
-    LLVMValueRef t = LLVMBuildFDiv(L->b, em1, f_add(L, em1, two), "");
-    LLVMValueRef sign = LLVMBuildXor(L->b, as_i32(L, x), as_i32(L, a), "");
-    LLVMValueRef res = as_f32(L, LLVMBuildOr(L->b, as_i32(L, t), sign, ""));
-    /* x itself for tiny |x| and NaN: a < TINY or unordered */
-    LLVMValueRef keep = LLVMBuildFCmp(L->b, LLVMRealULT, a, fc(L, RT_TANH_F32_TINY), "");
-    return LLVMBuildSelect(L->b, keep, x, res, "tanh");
+    LLVMValueRef f = tanh_function(L);
+    LLVMTypeRef ft = LLVMFunctionType(L->t_f32, &L->t_f32, 1, 0);
+    LLVMValueRef call = LLVMBuildCall2(L->b, ft, f, &x, 1, "tanh");
+    static const char key[] = "vector-function-abi-variant";
+    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                             LLVMCreateStringAttribute(L->ctx, key, sizeof key - 1, tanh_variants,
+                                                       sizeof tanh_variants - 1));
+    unsigned kind = LLVMGetEnumAttributeKindForName("memory", 6);
+    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                             LLVMCreateEnumAttribute(L->ctx, kind, 0));
+    return call;
 }
