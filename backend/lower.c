@@ -137,11 +137,22 @@ static LLVMValueRef gep_ptr(cg_lower *L, LLVMValueRef base, int i)
 
 /* ---------------------------------------------------------- declarations */
 
-static void add_attr(cg_lower *L, LLVMValueRef f, const char *name, uint64_t value)
+void cg_add_attr(cg_lower *L, LLVMValueRef f, unsigned index, const char *name, uint64_t value)
 {
     unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
-    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
-                            LLVMCreateEnumAttribute(L->ctx, kind, value));
+    LLVMAddAttributeAtIndex(f, index, LLVMCreateEnumAttribute(L->ctx, kind, value));
+}
+
+void cg_add_call_attr(cg_lower *L, LLVMValueRef call, const char *name, uint64_t value)
+{
+    unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                             LLVMCreateEnumAttribute(L->ctx, kind, value));
+}
+
+static void add_attr(cg_lower *L, LLVMValueRef f, const char *name, uint64_t value)
+{
+    cg_add_attr(L, f, LLVMAttributeFunctionIndex, name, value);
 }
 
 static void declare(cg_lower *L, cg_fn *f, const char *name, LLVMTypeRef ret,

@@ -112,7 +112,6 @@ typedef struct cg_lower {
     cg_info *info; /* by node id */
     pass_fusion_plan *fusion; /* the loops to emit: passes/fusion.c */
     pass_memory_plan *memory; /* frame buffers: passes/memplan.c */
-    int n_clusters;
     cg_cluster *clusters;     /* by the plan's cluster number */
     int n_slots;
     int max_inputs; /* most operands of a fallback node */
@@ -205,6 +204,11 @@ void cg_loop_begin(cg_lower *L, cg_loop *lp, LLVMValueRef n);
 void cg_loop_end(cg_lower *L, cg_loop *lp);
 
 /* lower.c services for the loop emitters */
+/* Enum attribute `name` (with its value, 0 for most) on function f at
+ * index (LLVMAttributeFunctionIndex, or a parameter's, from 1); and on a
+ * call instruction, for its callee. */
+void cg_add_attr(cg_lower *L, LLVMValueRef f, unsigned index, const char *name, uint64_t value);
+void cg_add_call_attr(cg_lower *L, LLVMValueRef call, const char *name, uint64_t value);
 LLVMValueRef cg_call(cg_lower *L, cg_fn *f, LLVMValueRef *args, unsigned n, const char *name);
 LLVMValueRef cg_i32(cg_lower *L, int64_t v);
 LLVMValueRef cg_i64(cg_lower *L, int64_t v);

@@ -103,11 +103,8 @@ LLVMValueRef cg_opaque_if_const(cg_lower *L, LLVMValueRef v)
                                          LLVMInlineAsmDialectATT, 0);
     LLVMValueRef call = LLVMBuildCall2(L->b, ft, asm_, &v, 1, "");
     static const char *const attrs[] = {"nounwind", "willreturn", "memory"};
-    for (int i = 0; i < 3; i++) {
-        unsigned kind = LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i]));
-        LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
-                                 LLVMCreateEnumAttribute(L->ctx, kind, 0));
-    }
+    for (int i = 0; i < 3; i++)
+        cg_add_call_attr(L, call, attrs[i], 0);
     return call;
 }
 
@@ -144,13 +141,6 @@ static LLVMValueRef unary_intrinsic(cg_lower *L, const char *name, LLVMValueRef 
     return cg_call_intrinsic(L, name, &t, 1, &x, 1);
 }
 
-static void add_fn_attr(cg_lower *L, LLVMValueRef f, const char *name, uint64_t value)
-{
-    unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
-    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
-                            LLVMCreateEnumAttribute(L->ctx, kind, value));
-}
-
 /* A call to libm's `base` (suffix f for f32): the kernels' own function. */
 static LLVMValueRef call_libm(cg_lower *L, const char *base, LLVMValueRef *args, unsigned n)
 {
@@ -162,14 +152,12 @@ static LLVMValueRef call_libm(cg_lower *L, const char *base, LLVMValueRef *args,
     LLVMValueRef f = LLVMGetNamedFunction(L->mod, name);
     if (!f) {
         f = LLVMAddFunction(L->mod, name, ft);
-        add_fn_attr(L, f, "nounwind", 0);
-        add_fn_attr(L, f, "willreturn", 0);
-        add_fn_attr(L, f, "memory", 0); /* memory(none): errno is never read */
+        static const char *const attrs[] = {"nounwind", "willreturn", "memory"};
+        for (int i = 0; i < 3; i++) /* memory(none): errno is never read */
+            cg_add_attr(L, f, LLVMAttributeFunctionIndex, attrs[i], 0);
     }
     LLVMValueRef call = LLVMBuildCall2(L->b, ft, f, args, n, "");
-    unsigned kind = LLVMGetEnumAttributeKindForName("nobuiltin", 9);
-    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
-                             LLVMCreateEnumAttribute(L->ctx, kind, 0));
+    cg_add_call_attr(L, call, "nobuiltin", 0);
     return call;
 }
 

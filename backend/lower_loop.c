@@ -437,12 +437,8 @@ static LLVMValueRef loop_function(cg_lower *L)
     LLVMTypeRef params[3] = {L->t_ptr, L->t_i64, L->t_i64};
     LLVMValueRef f = LLVMAddFunction(L->mod, "loop", LLVMFunctionType(L->t_void, params, 3, 0));
     LLVMSetLinkage(f, LLVMInternalLinkage);
-    static const char *const attrs[] = {"nounwind", "noinline"};
-    for (int i = 0; i < 2; i++) {
-        unsigned kind = LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i]));
-        LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
-                                LLVMCreateEnumAttribute(L->ctx, kind, 0));
-    }
+    cg_add_attr(L, f, LLVMAttributeFunctionIndex, "nounwind", 0);
+    cg_add_attr(L, f, LLVMAttributeFunctionIndex, "noinline", 0);
     return f;
 }
 
@@ -557,12 +553,9 @@ static LLVMValueRef matmul_function(cg_lower *L, ag_dtype dt, int64_t m, int64_t
     LLVMTypeRef params[3] = {L->t_ptr, L->t_ptr, L->t_ptr};
     f = LLVMAddFunction(L->mod, name, LLVMFunctionType(L->t_void, params, 3, 0));
     LLVMSetLinkage(f, LLVMInternalLinkage);
-    unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
-    unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
-    unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
-    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(L->ctx, noinline, 0));
-    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(L->ctx, nounwind, 0));
-    LLVMAddAttributeAtIndex(f, 3, LLVMCreateEnumAttribute(L->ctx, noalias, 0));
+    cg_add_attr(L, f, LLVMAttributeFunctionIndex, "noinline", 0);
+    cg_add_attr(L, f, LLVMAttributeFunctionIndex, "nounwind", 0);
+    cg_add_attr(L, f, 3, "noalias", 0); /* the output */
 
     LLVMBasicBlockRef saved = LLVMGetInsertBlock(L->b);
     LLVMPositionBuilderAtEnd(L->b, LLVMAppendBasicBlockInContext(L->ctx, f, "entry"));

@@ -122,12 +122,6 @@ static LLVMValueRef tanh_ops(const lanes *V, LLVMValueRef x)
     return LLVMBuildSelect(b, keep, x, res, "tanh");
 }
 
-static void add_fn_attr(cg_lower *L, LLVMValueRef f, const char *name, uint64_t val)
-{
-    unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
-    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(L->ctx, kind, val));
-}
-
 /* Defines `name`, tanh of n lanes: internal, pure, never inlined. */
 static LLVMValueRef define_tanh(cg_lower *L, const char *name, unsigned n)
 {
@@ -136,10 +130,9 @@ static LLVMValueRef define_tanh(cg_lower *L, const char *name, unsigned n)
     LLVMTypeRef ft = LLVMFunctionType(V.tf, &V.tf, 1, 0);
     LLVMValueRef f = LLVMAddFunction(L->mod, name, ft);
     LLVMSetLinkage(f, LLVMInternalLinkage);
-    add_fn_attr(L, f, "noinline", 0);
-    add_fn_attr(L, f, "nounwind", 0);
-    add_fn_attr(L, f, "willreturn", 0);
-    add_fn_attr(L, f, "memory", 0); /* memory(none): reads and writes nothing */
+    static const char *const attrs[] = {"noinline", "nounwind", "willreturn", "memory"};
+    for (int i = 0; i < 4; i++) /* memory(none): reads and writes nothing */
+        cg_add_attr(L, f, LLVMAttributeFunctionIndex, attrs[i], 0);
     LLVMBuilderRef outer = L->b;
     L->b = LLVMCreateBuilderInContext(L->ctx);
     LLVMPositionBuilderAtEnd(L->b, LLVMAppendBasicBlockInContext(L->ctx, f, "entry"));
@@ -191,8 +184,6 @@ LLVMValueRef cg_emit_tanh_f32(cg_lower *L, LLVMValueRef x)
     LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
                              LLVMCreateStringAttribute(L->ctx, key, sizeof key - 1, tanh_variants,
                                                        sizeof tanh_variants - 1));
-    unsigned kind = LLVMGetEnumAttributeKindForName("memory", 6);
-    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
-                             LLVMCreateEnumAttribute(L->ctx, kind, 0));
+    cg_add_call_attr(L, call, "memory", 0);
     return call;
 }

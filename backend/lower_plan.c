@@ -59,20 +59,11 @@ static void mark_graph(cg_lower *L, const ir_graph *g)
 
 /* --------------------------------------------------------------- shapes */
 
-static bool shape_known(const ag_shape *s)
-{
-    if (s->rank < 0 || s->rank > AG_MAX_RANK)
-        return false;
-    for (int i = 0; i < s->rank; i++)
-        if (s->dims[i] < 0)
-            return false;
-    return true;
-}
-
 /* n's static shape; the fusion plan's key stands for unknown dims. */
 static cg_shape shape_of_type(cg_lower *L, const ir_node *n, const ag_shape *s)
 {
-    cg_shape out = {.rank = s->rank, .known = shape_known(s), .key = L->fusion->shape_key[n->id]};
+    cg_shape out = {.rank = s->rank, .known = rt_shape_known(s),
+                    .key = L->fusion->shape_key[n->id]};
     if (s->rank > 0 && s->rank <= AG_MAX_RANK)
         memcpy(out.dims, s->dims, (size_t)s->rank * sizeof *s->dims);
     return out;
@@ -449,8 +440,7 @@ bool cg_plan(cg_lower *L)
     L->info = rt_xcalloc((size_t)(L->n_ids ? L->n_ids : 1), sizeof *L->info);
     L->max_inputs = 1;
     L->fusion = pass_fusion_plan_new(L->fn);
-    L->n_clusters = L->fusion->n_clusters;
-    L->clusters = rt_xcalloc((size_t)L->n_clusters + 1, sizeof *L->clusters);
+    L->clusters = rt_xcalloc((size_t)L->fusion->n_clusters + 1, sizeof *L->clusters);
     L->memory = pass_memory_plan_new_fused(L->fn, L->fusion);
     L->buf_ptr = rt_xcalloc((size_t)L->memory->n_buffers + 1, sizeof *L->buf_ptr);
     L->buf_full = rt_xcalloc((size_t)L->memory->n_buffers + 1, sizeof *L->buf_full);
@@ -462,7 +452,7 @@ bool cg_plan(cg_lower *L)
     /* In a large function, loops stay out of line: LLVM's loop analyses
      * walk every dominating branch (one per runtime call), so loops in
      * a long function cost time quadratic in its length. */
-    L->outline_loops = L->n_clusters > OUTLINE_LOOPS_ABOVE ||
+    L->outline_loops = L->fusion->n_clusters > OUTLINE_LOOPS_ABOVE ||
                        L->n_fallbacks > OUTLINE_FALLBACKS_ABOVE;
     return !L->failed;
 }
@@ -477,7 +467,7 @@ void cg_plan_free(cg_lower *L)
         }
     }
     free(L->info);
-    for (int i = 0; i < L->n_clusters; i++)
+    for (int i = 0; L->fusion && i < L->fusion->n_clusters; i++)
         free(L->clusters[i].members);
     free(L->clusters);
     pass_fusion_plan_free(L->fusion);

@@ -80,20 +80,10 @@ bool pass_fails_on_data(const ir_node *n)
 
 /* ---------------------------------------------------------- shapes */
 
-static bool shape_known(const ag_shape *s)
-{
-    if (s->rank < 0 || s->rank > AG_MAX_RANK)
-        return false;
-    for (int i = 0; i < s->rank; i++)
-        if (s->dims[i] < 0)
-            return false;
-    return true;
-}
-
 /* One element (rank 0 included), known statically. */
 static bool shape_unit(const ag_shape *s)
 {
-    if (!shape_known(s))
+    if (!rt_shape_known(s))
         return false;
     for (int i = 0; i < s->rank; i++)
         if (s->dims[i] != 1)
@@ -104,7 +94,7 @@ static bool shape_unit(const ag_shape *s)
 bool pass_fusion_same_shape(const pass_fusion_plan *p, const ir_node *a, const ir_node *b)
 {
     const ag_shape *x = &a->type.shape, *y = &b->type.shape;
-    bool kx = shape_known(x), ky = shape_known(y);
+    bool kx = rt_shape_known(x), ky = rt_shape_known(y);
     if (x->rank != y->rank || kx != ky)
         return false;
     if (!kx)
@@ -121,10 +111,10 @@ bool pass_fusion_same_shape(const pass_fusion_plan *p, const ir_node *a, const i
 static int elementwise_key(const pass_fusion_plan *p, const ir_node *n, bool *checked)
 {
     const ir_node *full = NULL;
-    bool all_known = shape_known(&n->type.shape), one_shape = true;
+    bool all_known = rt_shape_known(&n->type.shape), one_shape = true;
     for (int i = 0; i < n->n_in; i++) {
         const ir_node *x = n->in[i];
-        all_known = all_known && shape_known(&x->type.shape);
+        all_known = all_known && rt_shape_known(&x->type.shape);
         if (shape_unit(&x->type.shape))
             continue;
         if (!full)

@@ -162,6 +162,16 @@ static bool listed(const char *list, const char *name)
     return false;
 }
 
+/* The analyses' plans describe the function as it was: a pass that
+ * changed it makes them stale. */
+static void drop_plans(pass_ctx *c)
+{
+    pass_fusion_plan_free(c->fusion);
+    pass_memory_plan_free(c->memory);
+    c->fusion = NULL;
+    c->memory = NULL;
+}
+
 /* Runs one pass with the checks the options ask for; returns whether it
  * changed the function. */
 static bool step_info(session *s, const pass_info *p)
@@ -170,6 +180,8 @@ static bool step_info(session *s, const pass_info *p)
         return false;
     s->ctx.failed = false;
     bool changed = p->run(s->fn, &s->ctx);
+    if (changed)
+        drop_plans(&s->ctx);
     if (s->ctx.failed && s->ctx.opt.strict)
         fail(s, "%s%s", s->ctx.err, "");
     if (s->ctx.opt.print_after_all || listed(s->ctx.opt.print_after, p->name)) {
@@ -193,17 +205,21 @@ static const char *dump_target(void)
     return env && *env && strcmp(env, "0") != 0 ? env : NULL;
 }
 
-static void print_with_plans(const ir_function *fn, bool plans, FILE *out)
+/* fn, then with `plans` its fusion and memory plans: the session's when
+ * its pipeline made them, else made here. */
+static void print_with_plans(const ir_function *fn, bool plans, const pass_ctx *ctx, FILE *out)
 {
     ir_print(fn, out);
     if (!plans)
         return;
-    pass_fusion_plan *f = pass_fusion_plan_new(fn);
-    pass_memory_plan *m = pass_memory_plan_new(fn);
+    pass_fusion_plan *f = ctx->fusion ? ctx->fusion : pass_fusion_plan_new(fn);
+    pass_memory_plan *m = ctx->memory ? ctx->memory : pass_memory_plan_new_fused(fn, f);
     pass_fusion_plan_print(f, fn, out);
     pass_memory_plan_print(m, fn, out);
-    pass_fusion_plan_free(f);
-    pass_memory_plan_free(m);
+    if (f != ctx->fusion)
+        pass_fusion_plan_free(f);
+    if (m != ctx->memory)
+        pass_memory_plan_free(m);
 }
 
 /* <dir>/<name>.<seq>.<when>.ir, the name reduced to file-name characters. */
@@ -231,12 +247,12 @@ static void dump(const session *s, int seq, const char *when)
         fflush(stdout);
         fprintf(stderr, "// ----- AG_DUMP_IR: @%s %s the pass pipeline (%d nodes) -----\n",
                 s->fn->name ? s->fn->name : "", when, ir_function_num_nodes(s->fn));
-        print_with_plans(s->fn, after, stderr);
+        print_with_plans(s->fn, after, &s->ctx, stderr);
         return;
     }
     FILE *f = open_dump_file(target, s->fn->name, seq, when);
     if (f) {
-        print_with_plans(s->fn, after, f);
+        print_with_plans(s->fn, after, &s->ctx, f);
         fclose(f);
     }
 }
@@ -265,14 +281,13 @@ static bool begin(session *s, ir_function *fn, int *seq, bool honor_override)
 
 static bool end(session *s, int seq)
 {
-    pass_fusion_plan_free(s->ctx.fusion);
-    pass_memory_plan_free(s->ctx.memory);
     if (--depth == 0) {
         dump(s, seq, "after");
         if (!s->ok && !s->ctx.opt.strict)
             rt_report((ag_loc){0}, "while optimizing the graph of '%s': %s",
                       s->fn->name ? s->fn->name : "", last_error);
     }
+    drop_plans(&s->ctx);
     return s->ok;
 }
 
@@ -433,6 +448,7 @@ static bool run_items(session *s, const item *v, int n)
         case ITEM_DEFAULT:
             if (!pass_run_default(s->fn))
                 s->ok = false; /* (its message is in last_error) */
+            drop_plans(&s->ctx);
             break;
         case ITEM_FIXPOINT: {
             bool again = true;

@@ -38,8 +38,9 @@ typedef struct mplanner {
     const pass_fusion_plan *fusion;
     bool *stored;        /* by id of a loop member: read outside its loop */
     int *runs_at;        /* by loop: the position of its last member */
-    const ir_node **last_member; /* by loop */
     int *n_stored;       /* by loop: its stored values */
+    const ir_node **members; /* every loop's members in program order, loop */
+    int *start;              /* by loop: where its members begin in members[] */
     const ir_node **root; /* by id: the node owning the value's buffer, or NULL */
     int *last;            /* by id of an owner: the position of its last use */
     int *owner;           /* by buffer: the node holding it now */
@@ -106,6 +107,35 @@ static int run_pos(const mplanner *M, const ir_node *n, int pos)
     return c < 0 ? pos : M->runs_at[c];
 }
 
+/* The nodes that run at n: its loop's members when n is the loop's last
+ * (none for its other members), else n alone (in *one). */
+static const ir_node *const *run_of(const mplanner *M, const ir_node *n, const ir_node **one,
+                                    int *count)
+{
+    int c = loop_of(M, n);
+    if (c < 0) {
+        *one = n;
+        *count = 1;
+        return one;
+    }
+    int first = M->start[c], end = M->start[c + 1];
+    *count = M->members[end - 1] == n ? end - first : 0;
+    return M->members + first;
+}
+
+/* Fills members[] and start[]: loops are numbered in program order. */
+static void collect_members(mplanner *M, const ir_graph *g, int *fill)
+{
+    for (const ir_node *n = g->first; n; n = n->next) {
+        for (int r = 0; r < 2; r++)
+            if (n->region[r])
+                collect_members(M, n->region[r], fill);
+        int c = loop_of(M, n);
+        if (c >= 0)
+            M->members[M->start[c] + fill[c]++] = n;
+    }
+}
+
 /* Which loop members are read outside their loop, where each loop runs,
  * and how many values it stores. */
 static void scan_loops(mplanner *M, const ir_graph *g)
@@ -113,10 +143,8 @@ static void scan_loops(mplanner *M, const ir_graph *g)
     int pos = 0;
     for (const ir_node *n = g->first; n; n = n->next, pos++) {
         int c = loop_of(M, n);
-        if (c >= 0) {
+        if (c >= 0)
             M->runs_at[c] = pos;
-            M->last_member[c] = n;
-        }
         for (int i = 0; i < n->n_in; i++) {
             int k = loop_of(M, n->in[i]);
             if (k >= 0 && k != c)
@@ -166,17 +194,16 @@ static void liveness(mplanner *M, const ir_graph *g)
 
 static int64_t plan_graph(mplanner *M, const ir_graph *g);
 
-/* A value n's loop reads whose buffer dies there and fits n exactly
- * (a loop storing only n), or the same for an elementwise n alone. */
-static const ir_node *in_place_candidate(const mplanner *M, const ir_graph *g, const ir_node *n,
-                                         int pos, int64_t bytes)
+/* A value that the run storing n (n's loop, when it stores only n, or an
+ * elementwise n alone) reads, whose buffer dies there and fits n exactly. */
+static const ir_node *in_place_candidate(const mplanner *M, const ir_node *const *run, int count,
+                                         const ir_node *n, int pos, int64_t bytes)
 {
     int c = loop_of(M, n);
     if (c < 0 ? !(rt_ops[n->opcode].flags & RT_F_ELEMENTWISE) : M->n_stored[c] != 1)
         return NULL;
-    for (const ir_node *m = c < 0 ? n : g->first; m; m = c < 0 ? NULL : m->next) {
-        if (c >= 0 && loop_of(M, m) != c)
-            continue;
+    for (int j = 0; j < count; j++) {
+        const ir_node *m = run[j];
         for (int i = 0; i < m->n_in; i++) {
             const ir_node *r = M->root[m->in[i]->id];
             if (r && M->last[r->id] == pos && pass_type_bytes(&r->type) == bytes &&
@@ -187,14 +214,16 @@ static const ir_node *in_place_candidate(const mplanner *M, const ir_graph *g, c
     return NULL;
 }
 
-/* Gives n a buffer; returns the bytes newly live. */
-static int64_t assign(mplanner *M, pool *free_bufs, const ir_graph *g, const ir_node *n, int pos)
+/* Gives n, of the run run[0..count), a buffer; returns the bytes newly
+ * live. */
+static int64_t assign(mplanner *M, pool *free_bufs, const ir_node *const *run, int count,
+                      const ir_node *n, int pos)
 {
     pass_memory_plan *p = M->plan;
     int64_t bytes = pass_type_bytes(&n->type);
     p->n_values++;
     p->naive_bytes += bytes;
-    const ir_node *victim = in_place_candidate(M, g, n, pos, bytes);
+    const ir_node *victim = in_place_candidate(M, run, count, n, pos, bytes);
     if (victim) {
         p->buffer[n->id] = p->buffer[victim->id];
         p->in_place[n->id] = true;
@@ -234,33 +263,23 @@ static int64_t release_operands(mplanner *M, pool *free_bufs, const ir_node *n, 
     return freed;
 }
 
-/* Gives the values that run at pos (node n alone, or n's whole loop when
- * n is its last member) their buffers; returns the bytes newly live. */
-static int64_t assign_run(mplanner *M, pool *free_bufs, const ir_graph *g, const ir_node *n,
-                          int pos)
+/* Gives the values of a run their buffers, then frees what dies there;
+ * returns the bytes newly live and, in *freed, those freed. */
+static int64_t plan_run(mplanner *M, pool *free_bufs, const ir_node *const *run, int count,
+                        int pos, int64_t *freed)
 {
-    int c = loop_of(M, n);
     int64_t added = 0;
-    for (const ir_node *m = c < 0 ? n : g->first; m; m = c < 0 ? NULL : m->next) {
-        if (c >= 0 && loop_of(M, m) != c)
-            continue;
+    for (int j = 0; j < count; j++) {
+        const ir_node *m = run[j];
         if (M->root[m->id] == m)
-            added += assign(M, free_bufs, g, m, pos);
-        else if (owns_buffer(m) && (c < 0 || M->stored[m->id]))
+            added += assign(M, free_bufs, run, count, m, pos);
+        else if (owns_buffer(m) && (loop_of(M, m) < 0 || M->stored[m->id]))
             M->plan->n_dynamic++;
     }
+    *freed = 0;
+    for (int j = 0; j < count; j++)
+        *freed += release_operands(M, free_bufs, run[j], pos);
     return added;
-}
-
-static int64_t release_run(mplanner *M, pool *free_bufs, const ir_graph *g, const ir_node *n,
-                           int pos)
-{
-    int c = loop_of(M, n);
-    int64_t freed = 0;
-    for (const ir_node *m = c < 0 ? n : g->first; m; m = c < 0 ? NULL : m->next)
-        if (c < 0 || loop_of(M, m) == c)
-            freed += release_operands(M, free_bufs, m, pos);
-    return freed;
 }
 
 /* Plans g's values; returns the most bytes live at once inside g. */
@@ -275,12 +294,13 @@ static int64_t plan_graph(mplanner *M, const ir_graph *g)
             int64_t a = plan_graph(M, n->region[0]), b = plan_graph(M, n->region[1]);
             peak = live + (a > b ? a : b) > peak ? live + (a > b ? a : b) : peak;
         }
-        int c = loop_of(M, n);
-        if (c >= 0 && M->last_member[c] != n)
-            continue; /* the loop runs at its last member */
-        live += assign_run(M, &free_bufs, g, n, pos);
+        const ir_node *one;
+        int count;
+        const ir_node *const *run = run_of(M, n, &one, &count); /* a loop runs at its last member */
+        int64_t freed;
+        live += plan_run(M, &free_bufs, run, count, pos, &freed);
         peak = live > peak ? live : peak;
-        live -= release_run(M, &free_bufs, g, n, pos);
+        live -= freed;
     }
     free(free_bufs.ids);
     return peak;
@@ -310,16 +330,23 @@ pass_memory_plan *pass_memory_plan_new_fused(const ir_function *fn, const pass_f
     M.stored = rt_xcalloc((size_t)n_ids, sizeof *M.stored);
     size_t n_loops = (size_t)fusion->n_clusters + 1;
     M.runs_at = rt_xcalloc(n_loops, sizeof *M.runs_at);
-    M.last_member = rt_xcalloc(n_loops, sizeof *M.last_member);
     M.n_stored = rt_xcalloc(n_loops, sizeof *M.n_stored);
+    M.start = rt_xcalloc(n_loops, sizeof *M.start);
+    for (int c = 0; c < fusion->n_clusters; c++)
+        M.start[c + 1] = M.start[c] + fusion->cluster_size[c];
+    M.members = rt_xcalloc((size_t)M.start[fusion->n_clusters] + 1, sizeof *M.members);
+    int *fill = rt_xcalloc(n_loops, sizeof *fill);
+    collect_members(&M, fn->body, fill);
+    free(fill);
     p->peak_bytes = plan_graph(&M, fn->body);
     free(M.root);
     free(M.last);
     free(M.owner);
     free(M.stored);
     free(M.runs_at);
-    free(M.last_member);
     free(M.n_stored);
+    free(M.start);
+    free(M.members);
     return p;
 }
 
@@ -368,6 +395,8 @@ void pass_memory_plan_print(const pass_memory_plan *p, const ir_function *fn, FI
 bool pass_memplan(ir_function *fn, pass_ctx *ctx)
 {
     pass_memory_plan_free(ctx->memory);
-    ctx->memory = pass_memory_plan_new(fn); /* (plans the loops afresh) */
+    /* the pass manager drops plans that a later change made stale */
+    ctx->memory = ctx->fusion ? pass_memory_plan_new_fused(fn, ctx->fusion)
+                              : pass_memory_plan_new(fn);
     return false;
 }
