@@ -17,10 +17,7 @@
  */
 #include "build.h"
 
-#include "cg.h"
 #include "function.h"
-#include "ir.h"
-#include "pass.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -256,19 +253,29 @@ static void report_runtime_error(void)
     ag_clear_error();
 }
 
-/* The graph of fns[i], traced and (unless raw) optimized. */
-static ir_function *graph_of(build *B, int i, bool raw)
+bool fe_target_known(const char *name, char *names, size_t n)
+{
+    tgt_names(names, n);
+    return tgt_find(name) != NULL;
+}
+
+/* The target --target names (validated by the driver), else cpu. */
+static const tgt_target *build_target(const build *B)
+{
+    return tgt_find(B->b->target ? B->b->target : "cpu");
+}
+
+/* Runs the compile pipeline on fns[i] up to `stop`; false after
+ * reporting why. */
+static bool run_pipeline(build *B, int i, pl_stage stop, pl_result *out)
 {
     const fe_func_info *f = B->fns[i];
     ag_loc loc = {B->opt->input, f->line};
-    ir_function *g = fn_trace_spec(loc, f->name, B->specs[i], NULL);
-    if (g && !raw && !pass_run_default(g)) {
-        ir_function_free(g);
-        g = NULL;
-    }
-    if (!g)
+    tgt_options o = {.triple = B->b->triple, .cpu = B->b->cpu};
+    bool ok = fn_compile_spec(loc, f->name, B->specs[i], stop, build_target(B), &o, out);
+    if (!ok)
         report_runtime_error();
-    return g;
+    return ok;
 }
 
 /* ------------------------------------------------------------ outputs */
@@ -287,86 +294,65 @@ static void sink_close(sink *s)
     s->f = NULL;
 }
 
-static char *graph_text(const ir_function *g)
-{
-    sink s = {0};
-    sink_open(&s);
-    ir_print(g, s.f);
-    sink_close(&s);
-    return s.data;
-}
-
-/* --emit=ir, ir-opt or dot: every function's graph, one after another. */
+/* --emit=ir, ir-opt or dot: every function's graph, one after another,
+ * the pipeline stopped after tracing (ir) or after the passes. */
 static bool emit_graphs(build *B, sink *out)
 {
     unsigned emit = B->b->emit;
     for (int i = 0; i < B->n_fns; i++) {
-        ir_function *g = graph_of(B, i, emit & FE_EMIT_IR);
-        if (!g)
+        pl_result g;
+        if (!run_pipeline(B, i, emit & FE_EMIT_IR ? PL_TRACED : PL_OPTIMIZED, &g))
             return false;
         if (emit & FE_EMIT_DOT)
-            pass_print_dot(g, out->f);
+            pass_print_dot(g.graph, pass_analyses_fusion(g.am), out->f);
         else
-            ir_print(g, out->f);
-        ir_function_free(g);
+            ir_print(g.graph, out->f);
+        pl_result_free(&g);
     }
     return true;
 }
 
-/* --emit=obj, llvm or asm: every function compiled into one module. */
-static bool emit_code(build *B, cg_output kind, char **data, size_t *len)
+static ag_arg_kind param_kind(const fe_param_info *p)
 {
-    cg_aot_function *afs = fe_alloc((size_t)B->n_fns * sizeof *afs);
-    ir_function **parsed = fe_alloc((size_t)B->n_fns * sizeof *parsed);
-    char **texts = fe_alloc((size_t)B->n_fns * sizeof *texts);
+    return p->tclass == FE_TY_INT            ? AG_ARG_INT
+           : p->tclass == FE_TY_FLOAT        ? AG_ARG_FLOAT
+           : p->tclass == FE_TY_TENSOR_ARRAY ? AG_ARG_TENSOR_ARRAY
+                                             : AG_ARG_TENSOR;
+}
+
+/* --emit=obj, llvm or asm: every function's optimized graph, compiled
+ * into one module by the target's ahead-of-time form. */
+static bool emit_code(build *B, tgt_emit_kind kind, char **data, size_t *len)
+{
+    tgt_aot_function *afs = fe_alloc((size_t)B->n_fns * sizeof *afs);
+    pl_result *graphs = fe_alloc((size_t)B->n_fns * sizeof *graphs);
+    memset(graphs, 0, (size_t)B->n_fns * sizeof *graphs);
     bool ok = true;
     for (int i = 0; i < B->n_fns && ok; i++) {
-        ir_function *g = graph_of(B, i, false);
-        ok = g != NULL;
+        ok = run_pipeline(B, i, PL_OPTIMIZED, &graphs[i]);
         if (!ok)
             break;
-        /* the code is generated from the graph as the runtime will parse it
-         * again, so that node numbers agree by construction */
-        texts[i] = graph_text(g);
-        ir_function_free(g);
-        char err[512];
-        parsed[i] = ir_parse(texts[i], B->opt->input, err, sizeof err);
-        if (!parsed[i]) {
-            fe_diag_plain(FE_ERROR, "internal error: the graph of '%s' does not parse back: %s",
-                          B->fns[i]->name, err);
-            ok = false;
-            break;
-        }
         const fe_func_info *f = B->fns[i];
-        cg_aot_param *ps = fe_alloc((size_t)(f->n_params + 1) * sizeof *ps);
+        tgt_aot_param *ps = fe_alloc((size_t)(f->n_params + 1) * sizeof *ps);
         for (int k = 0; k < f->n_params; k++) {
             const fe_param_info *p = &f->params[k];
-            ps[k] = (cg_aot_param){
-                .name = p->name,
-                .kind = p->tclass == FE_TY_INT     ? AG_ARG_INT
-                        : p->tclass == FE_TY_FLOAT ? AG_ARG_FLOAT
-                        : p->tclass == FE_TY_TENSOR_ARRAY ? AG_ARG_TENSOR_ARRAY
-                                                          : AG_ARG_TENSOR,
-                .bits = p->bits,
-                .is_signed = p->is_signed};
+            ps[k] = (tgt_aot_param){.name = p->name, .kind = param_kind(p), .bits = p->bits,
+                                    .is_signed = p->is_signed};
         }
-        afs[i] = (cg_aot_function){.name = f->name, .file = B->opt->input, .line = f->line,
-                                   .signature = B->specs[i], .graph_text = texts[i],
-                                   .graph = parsed[i], .n_params = f->n_params, .params = ps,
-                                   .n_outputs = f->n_outputs,
-                                   .returns_struct = f->returns_struct};
+        afs[i] = (tgt_aot_function){.name = f->name, .file = B->opt->input, .line = f->line,
+                                    .signature = B->specs[i], .graph = graphs[i].graph,
+                                    .n_params = f->n_params, .params = ps,
+                                    .n_outputs = f->n_outputs,
+                                    .returns_struct = f->returns_struct};
     }
     char err[768];
-    cg_target t = {.triple = B->b->triple, .cpu = B->b->cpu};
-    if (ok && !cg_aot_compile(afs, B->n_fns, &t, kind, data, len, err, sizeof err)) {
+    tgt_options o = {.triple = B->b->triple, .cpu = B->b->cpu};
+    if (ok && !pl_emit(build_target(B), afs, B->n_fns, &o, kind, data, len, err, sizeof err)) {
         fe_diag_plain(FE_ERROR, "%s", err);
         ok = false;
     }
-    for (int i = 0; i < B->n_fns; i++) {
-        if (parsed[i])
-            ir_function_free(parsed[i]);
-        free(texts[i]);
-    }
+    for (int i = 0; i < B->n_fns; i++)
+        pl_result_free(&graphs[i]);
     return ok;
 }
 
@@ -391,9 +377,9 @@ static bool write_outputs(build *B)
     char *data = NULL;
     size_t len = 0;
     if (emit & (FE_EMIT_OBJ | FE_EMIT_LLVM | FE_EMIT_ASM)) {
-        cg_output kind = emit & FE_EMIT_OBJ    ? CG_OUTPUT_OBJECT
-                         : emit & FE_EMIT_ASM ? CG_OUTPUT_ASM
-                                              : CG_OUTPUT_LLVM;
+        tgt_emit_kind kind = emit & FE_EMIT_OBJ   ? TGT_EMIT_OBJECT
+                         : emit & FE_EMIT_ASM ? TGT_EMIT_ASM
+                                              : TGT_EMIT_LLVM;
         ok = emit_code(B, kind, &data, &len);
     } else if (emit & (FE_EMIT_IR | FE_EMIT_IR_OPT | FE_EMIT_DOT)) {
         sink s = {0};

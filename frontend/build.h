@@ -25,9 +25,14 @@ typedef struct fe_build_options {
     unsigned emit;
     const char *function;  /* --function: only this AG_FUNCTION */
     const char *signature; /* --signature: instead of its AG_SIGNATURE */
+    const char *target;    /* --target: the target compiling (default: cpu) */
     const char *triple;    /* --target-triple */
     const char *cpu;       /* --cpu */
 } fe_build_options;
+
+/* Whether `name` is a target; else false with the list of targets in
+ * names (for --target's usage error). */
+bool fe_target_known(const char *name, char *names, size_t n);
 
 /* Parses "obj,header"; 0 when a kind is unknown. */
 unsigned fe_emit_parse(const char *list);

@@ -41,6 +41,8 @@ static const char usage[] =
     "  --function NAME         only this AG_FUNCTION\n"
     "  --signature SPEC        trace for SPEC (\"f32[?,10], n=3\") instead of its\n"
     "                          AG_SIGNATURE\n"
+    "  --target NAME           the target that compiles: cpu (default) or reference;\n"
+    "                          plans in ir-opt and dot, code in obj, llvm and asm\n"
     "  --target-triple TRIPLE  compile for TRIPLE (x86_64-linux-gnu, aarch64-linux-gnu)\n"
     "  --cpu CPU               compile for CPU (default: this machine's, or generic)\n"
     "  -p BUILD_DIR            take the input's flags (-I, -D, -std=...) from\n"
@@ -83,13 +85,13 @@ static const char *const value_flags[] = {"-I",      "-D",         "-U",       "
 
 /* Parses argv; returns 0 when done, 1 when --help/--version printed,
  * 2 on bad usage. */
-/* The options of build.h: --emit=, --function, --signature,
+/* The options of build.h: --emit=, --function, --signature, --target,
  * --target-triple, --cpu (glued with '=' or separate). 1 when argv[*i]
  * was one, 0 when not, 2 on bad usage. */
 static int parse_build_arg(int argc, char **argv, int *i, fe_build_options *b)
 {
-    static const char *const names[] = {"--emit", "--function", "--signature",
-                                        "--target-triple", "--cpu", NULL};
+    static const char *const names[] = {"--emit",          "--function", "--signature",
+                                        "--target-triple", "--cpu",      "--target", NULL};
     const char *a = argv[*i];
     for (int k = 0; names[k]; k++) {
         size_t n = strlen(names[k]);
@@ -103,7 +105,10 @@ static int parse_build_arg(int argc, char **argv, int *i, fe_build_options *b)
         if (k == 0 && !(b->emit = fe_emit_parse(v)))
             return usage_error("unknown --emit kind in '%s' (kinds: c, obj, header, ir, "
                                "ir-opt, llvm, asm, dot)", v);
-        const char **dst[] = {NULL, &b->function, &b->signature, &b->triple, &b->cpu};
+        char targets[256];
+        if (k == 5 && !fe_target_known(v, targets, sizeof targets))
+            return usage_error("unknown target '%s' for --target (targets: %s)", v, targets);
+        const char **dst[] = {NULL, &b->function, &b->signature, &b->triple, &b->cpu, &b->target};
         if (k > 0)
             *dst[k] = v;
         return 1;
@@ -128,6 +133,8 @@ static int check_emit(const fe_options *opt, const fe_build_options *b)
         return usage_error("--emit=obj,header needs -o FILE.o (the header is FILE.h)");
     if ((b->triple || b->cpu) && !code)
         return usage_error("--target-triple and --cpu apply to --emit=obj, llvm and asm");
+    if (b->target && !code && !(e & (FE_EMIT_IR_OPT | FE_EMIT_DOT)))
+        return usage_error("--target applies to --emit=ir-opt, dot, obj, llvm and asm");
     return 0;
 }
 

@@ -1,50 +1,21 @@
 /* exec.c - the reference executor. */
 #include "exec.h"
 
+#include "liveness.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 struct ir_plan {
     const ir_function *fn;
-    int n_ids;
-    bool *live; /* by node id */
+    ir_liveness liveness; /* what runs */
 };
-
-/* ---------------------------------------------------------------- liveness */
-
-static void mark_graph(ir_plan *p, const ir_graph *g);
-
-static void mark(ir_plan *p, const ir_node *n)
-{
-    if (!n || p->live[n->id])
-        return;
-    p->live[n->id] = true;
-    for (int i = 0; i < n->n_in; i++)
-        mark(p, n->in[i]);
-    mark(p, n->ctrl);
-    for (int r = 0; r < 2; r++)
-        if (n->region[r])
-            mark_graph(p, n->region[r]);
-}
-
-/* A region runs as a whole once its op is live: all its results and its
- * effects are needed. */
-static void mark_graph(ir_plan *p, const ir_graph *g)
-{
-    for (int i = 0; i < g->n_results; i++)
-        mark(p, g->results[i]);
-    for (const ir_node *n = g->first; n; n = n->next)
-        if (n->effect)
-            mark(p, n);
-}
 
 ir_plan *ir_plan_new(const ir_function *fn)
 {
     ir_plan *p = rt_xcalloc(1, sizeof *p);
     p->fn = fn;
-    p->n_ids = fn->next_id;
-    p->live = rt_xcalloc((size_t)(p->n_ids ? p->n_ids : 1), sizeof *p->live);
-    mark_graph(p, fn->body);
+    ir_liveness_init(&p->liveness, fn);
     return p;
 }
 
@@ -52,7 +23,7 @@ void ir_plan_free(ir_plan *p)
 {
     if (!p)
         return;
-    free(p->live);
+    ir_liveness_free(&p->liveness);
     free(p);
 }
 
@@ -172,7 +143,7 @@ static bool run_graph(exec *x, const ir_graph *g, rt_value *const *args, rt_valu
     for (int i = 0; i < g->n_params; i++)
         x->vals[g->params[i]->id] = args[i];
     for (const ir_node *n = g->first; n && ok; n = n->next)
-        if (x->plan->live[n->id])
+        if (x->plan->liveness.live[n->id])
             ok = run_node(x, n);
     for (int i = 0; i < g->n_results && ok; i++) {
         rt_value *v = x->vals[g->results[i]->id];
@@ -186,17 +157,16 @@ static bool run_graph(exec *x, const ir_graph *g, rt_value *const *args, rt_valu
 
 rt_value *ir_evaluate(const ir_function *fn, const ir_node *node)
 {
-    ir_plan p = {.fn = fn, .n_ids = fn->next_id};
-    size_t n = (size_t)(p.n_ids ? p.n_ids : 1);
-    p.live = rt_xcalloc(n, sizeof *p.live);
-    mark(&p, node);
+    ir_plan p = {.fn = fn};
+    ir_liveness_init_for(&p.liveness, fn, node);
+    size_t n = (size_t)p.liveness.n;
     exec x = {.plan = &p};
     x.vals = rt_xcalloc(n, sizeof *x.vals);
     x.tuples = rt_xcalloc(n, sizeof *x.tuples);
     bool ok = true;
     const ir_node *last = node;
     for (const ir_node *m = fn->body->first; m && ok; m = m->next) {
-        if (p.live[m->id])
+        if (p.liveness.live[m->id])
             ok = run_node(&x, m);
         if (m == last)
             break;
@@ -206,7 +176,7 @@ rt_value *ir_evaluate(const ir_function *fn, const ir_node *node)
     release_graph(&x, fn->body);
     free(x.vals);
     free(x.tuples);
-    free(p.live);
+    ir_liveness_free(&p.liveness);
     return out;
 }
 
@@ -219,7 +189,7 @@ bool ir_execute(const ir_plan *p, rt_value *const *args, int n_args, rt_value **
         return false;
     }
     exec x = {.plan = p};
-    size_t n = (size_t)(p->n_ids ? p->n_ids : 1);
+    size_t n = (size_t)p->liveness.n;
     x.vals = rt_xcalloc(n, sizeof *x.vals);
     x.tuples = rt_xcalloc(n, sizeof *x.tuples);
     bool ok = run_graph(&x, body, args, results);

@@ -11,6 +11,7 @@
  */
 #include "ir.h"
 #include "pass.h"
+#include "target.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@ typedef struct options {
     bool print_clusters;
     bool print_memory_plan;
     bool emit_dot; /* Graphviz instead of text IR */
+    const tgt_target *target; /* whose capabilities the passes plan for */
     pass_options pass;
 } options;
 
@@ -49,6 +51,8 @@ static void usage(FILE *out)
           "  --no-verify-each     do not\n"
           "  --fast-math          let simplify and cse ignore NaN, infinities and\n"
           "                       signed zeros\n"
+          "  --target=NAME        plan for target NAME (default: cpu; --list-targets)\n"
+          "  --list-targets       list the targets and exit\n"
           "  --print-clusters     after the function, list the fusion plan's loops\n"
           "  --print-memory-plan  after the function, print the memory plan\n"
           "  --emit-dot           print the function (after the passes) as a\n"
@@ -121,6 +125,13 @@ static int value_option(const char *a, options *o)
             return 3;
         }
         o->passes = v;
+    } else if ((v = option_value(a, "--target"))) {
+        if (!(o->target = tgt_find(v))) {
+            char names[256];
+            fprintf(stderr, "agc-opt: --target=%s: no such target; the targets are %s\n", v,
+                    tgt_names(names, sizeof names));
+            return 3;
+        }
     } else if ((v = option_value(a, "--print-after"))) {
         if (!known_passes(v))
             return 3;
@@ -144,6 +155,10 @@ static int parse_args(int argc, char **argv, options *o)
             return 1;
         } else if (strcmp(a, "--version") == 0) {
             printf("agc-opt (agc) %s\n", AG_VERSION);
+            return 1;
+        } else if (strcmp(a, "--list-targets") == 0) {
+            for (int t = 0; tgt_at(t); t++)
+                printf("  %-10s %s\n", tgt_at(t)->name, tgt_at(t)->summary);
             return 1;
         } else if (strcmp(a, "--list-passes") == 0) {
             pass_list(stdout);
@@ -241,11 +256,11 @@ static void show_caret(const char *text, const char *name, const char *err)
 }
 
 /* Runs the passes; false after printing why they failed. */
-static bool run_passes(ir_function *fn, const options *o)
+static bool run_passes(ir_function *fn, const options *o, pass_analyses *am)
 {
     char err[1024];
     pass_set_options(&o->pass);
-    if (!pass_run_spec(fn, o->passes)) {
+    if (!pass_run_with(fn, o->passes, am)) {
         fprintf(stderr, "%s\n", pass_last_error());
         return false;
     }
@@ -258,22 +273,16 @@ static bool run_passes(ir_function *fn, const options *o)
 
 /* The function (text IR or dot), then the analyses asked for (as
  * comments, which dot also accepts). */
-static void print_output(const ir_function *fn, const options *o)
+static void print_output(const ir_function *fn, const options *o, pass_analyses *am)
 {
     if (o->emit_dot)
-        pass_print_dot(fn, stdout);
+        pass_print_dot(fn, pass_analyses_fusion(am), stdout);
     else
         ir_print(fn, stdout);
-    if (o->print_clusters) {
-        pass_fusion_plan *p = pass_fusion_plan_new(fn);
-        pass_fusion_plan_print(p, fn, stdout);
-        pass_fusion_plan_free(p);
-    }
-    if (o->print_memory_plan) {
-        pass_memory_plan *p = pass_memory_plan_new(fn);
-        pass_memory_plan_print(p, fn, stdout);
-        pass_memory_plan_free(p);
-    }
+    if (o->print_clusters)
+        pass_fusion_plan_print(pass_analyses_fusion(am), fn, stdout);
+    if (o->print_memory_plan)
+        pass_memory_plan_print(pass_analyses_memory(am), fn, stdout);
 }
 
 int main(int argc, char **argv)
@@ -296,14 +305,18 @@ int main(int argc, char **argv)
     }
     free(text);
     int status = 0;
+    if (!o.target)
+        o.target = tgt_find("cpu");
+    pass_analyses *am = pass_analyses_new(fn, &o.target->caps);
     if (!o.no_verify && !ir_verify(fn, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         status = 1;
-    } else if (o.passes && !run_passes(fn, &o)) {
+    } else if (o.passes && !run_passes(fn, &o, am)) {
         status = 1;
     } else if (!o.verify_only) {
-        print_output(fn, &o);
+        print_output(fn, &o, am);
     }
+    pass_analyses_free(am);
     ir_function_free(fn);
     if (fflush(stdout) != 0)
         status = 1;

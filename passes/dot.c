@@ -38,7 +38,7 @@ enum {
 typedef struct dot_writer {
     const ir_function *fn;
     FILE *out;
-    pass_fusion_plan *plan;
+    const pass_fusion_plan *plan;
     bool *cluster_done; /* by fusion cluster: its box is written */
 } dot_writer;
 
@@ -454,14 +454,13 @@ static void put_header(const dot_writer *w)
     fputs("edge [fontname=\"Helvetica\", fontsize=9];\n", out);
 }
 
-void pass_print_dot(const ir_function *fn, FILE *out)
+void pass_print_dot(const ir_function *fn, const pass_fusion_plan *plan, FILE *out)
 {
-    dot_writer w = {fn, out, pass_fusion_plan_new(fn), NULL};
+    dot_writer w = {fn, out, plan, NULL};
     w.cluster_done = rt_xcalloc((size_t)w.plan->n_clusters + 1, sizeof *w.cluster_done);
     put_header(&w);
     put_graph_nodes(&w, fn->body, 1);
     put_graph_edges(&w, fn->body);
     fputs("}\n", out);
     free(w.cluster_done);
-    pass_fusion_plan_free(w.plan);
 }

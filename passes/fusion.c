@@ -36,20 +36,20 @@
 
 /* ------------------------------------------------------ what fuses */
 
-bool pass_native_dtype(ag_dtype dt)
+bool pass_caps_native(const pass_caps *caps, ag_dtype dt)
 {
-    return dt == AG_F32 || dt == AG_F64 || dt == AG_I32 || dt == AG_I64 || dt == AG_BOOL;
+    return (unsigned)dt < 32 && (caps->native_dtypes >> dt & 1u);
 }
 
-bool pass_fusible(const ir_node *n)
+bool pass_fusible(const pass_caps *caps, const ir_node *n)
 {
     if (n->opcode >= RT_OP_COUNT || !(rt_ops[n->opcode].flags & RT_F_ELEMENTWISE) ||
-        pass_touches_list(n))
+        !caps->fuses || !caps->fuses(n->opcode) || pass_touches_list(n))
         return false;
     for (int i = 0; i < n->n_in; i++)
-        if (!pass_native_dtype(n->in[i]->type.dtype))
+        if (!pass_caps_native(caps, n->in[i]->type.dtype))
             return false;
-    if (!pass_native_dtype(n->type.dtype))
+    if (!pass_caps_native(caps, n->type.dtype))
         return false;
     /* where(cond, a, b) computes in its branches' dtype */
     ag_dtype dt = n->in[n->opcode == RT_OP_WHERE ? 1 : 0]->type.dtype;
@@ -135,7 +135,8 @@ static int elementwise_key(const pass_fusion_plan *p, const ir_node *n, bool *ch
 
 typedef struct planner {
     pass_fusion_plan *plan;
-    pass_liveness live;
+    const pass_caps *caps;
+    const ir_liveness *live;
     int *parent;  /* by cluster: union-find of merged clusters */
     bool *closed; /* by cluster root */
     int cap;      /* of parent[], closed[] and plan->cluster_size[] */
@@ -210,9 +211,9 @@ static void close_read(planner *P, const ir_node *user)
     }
 }
 
-static bool can_join(const ir_node *n)
+static bool can_join(const planner *P, const ir_node *n)
 {
-    if (!pass_fusible(n) || n->type.shape.rank < 1)
+    if (!pass_fusible(P->caps, n) || n->type.shape.rank < 1)
         return false; /* rank 0: a scalar in a register, no loop */
     for (int i = 0; i < n->n_in; i++)
         if (n->in[i]->type.shape.rank < 0)
@@ -241,7 +242,7 @@ static void plan_node(planner *P, const ir_node *n)
         plan_graph(P, n->region[1]);
         return;
     }
-    if (!can_join(n))
+    if (!can_join(P, n))
         return;
     bool checked;
     p->shape_key[n->id] = elementwise_key(p, n, &checked);
@@ -253,7 +254,7 @@ static void plan_graph(planner *P, const ir_graph *g)
 {
     key_params(P->plan, g);
     for (const ir_node *n = g->first; n; n = n->next) {
-        if (!P->live.live[n->id])
+        if (!P->live->live[n->id])
             continue; /* never runs: the backend emits nothing for it */
         plan_node(P, n);
         close_read(P, n);
@@ -300,7 +301,8 @@ static void renumber(planner *P, const ir_function *fn)
     p->n_clusters = next;
 }
 
-pass_fusion_plan *pass_fusion_plan_new(const ir_function *fn)
+pass_fusion_plan *pass_fusion_plan_build(const ir_function *fn, const pass_caps *caps,
+                                         const ir_liveness *live)
 {
     int n_ids = fn->next_id > 0 ? fn->next_id : 1;
     pass_fusion_plan *p = rt_xcalloc(1, sizeof *p);
@@ -310,13 +312,20 @@ pass_fusion_plan *pass_fusion_plan_new(const ir_function *fn)
     p->checked = rt_xcalloc((size_t)n_ids, sizeof *p->checked);
     for (int i = 0; i < n_ids; i++)
         p->cluster[i] = -1, p->shape_key[i] = i;
-    planner P = {.plan = p};
-    pass_liveness_init(&P.live, fn);
+    planner P = {.plan = p, .caps = caps, .live = live};
     plan_graph(&P, fn->body);
-    pass_liveness_free(&P.live);
     renumber(&P, fn);
     free(P.parent);
     free(P.closed);
+    return p;
+}
+
+pass_fusion_plan *pass_fusion_plan_new(const ir_function *fn, const pass_caps *caps)
+{
+    ir_liveness live;
+    ir_liveness_init(&live, fn);
+    pass_fusion_plan *p = pass_fusion_plan_build(fn, caps, &live);
+    ir_liveness_free(&live);
     return p;
 }
 
@@ -383,7 +392,6 @@ void pass_fusion_plan_print(const pass_fusion_plan *p, const ir_function *fn, FI
 
 bool pass_fusion(ir_function *fn, pass_ctx *ctx)
 {
-    pass_fusion_plan_free(ctx->fusion);
-    ctx->fusion = pass_fusion_plan_new(fn);
+    pass_analyses_fusion(ctx->am); /* computed once per version of fn */
     return false;
 }

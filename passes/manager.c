@@ -136,7 +136,8 @@ const char *pass_last_error(void) { return last_error; }
 
 typedef struct session {
     ir_function *fn;
-    pass_ctx ctx;
+    pass_ctx ctx; /* ctx.am: the caller's analysis manager, or the session's own */
+    bool own_am;
     bool ok;
 } session;
 
@@ -162,16 +163,6 @@ static bool listed(const char *list, const char *name)
     return false;
 }
 
-/* The analyses' plans describe the function as it was: a pass that
- * changed it makes them stale. */
-static void drop_plans(pass_ctx *c)
-{
-    pass_fusion_plan_free(c->fusion);
-    pass_memory_plan_free(c->memory);
-    c->fusion = NULL;
-    c->memory = NULL;
-}
-
 /* Runs one pass with the checks the options ask for; returns whether it
  * changed the function. */
 static bool step_info(session *s, const pass_info *p)
@@ -180,8 +171,8 @@ static bool step_info(session *s, const pass_info *p)
         return false;
     s->ctx.failed = false;
     bool changed = p->run(s->fn, &s->ctx);
-    if (changed)
-        drop_plans(&s->ctx);
+    if (changed) /* the analyses describe the function as it was */
+        pass_analyses_invalidate(s->ctx.am);
     if (s->ctx.failed && s->ctx.opt.strict)
         fail(s, "%s%s", s->ctx.err, "");
     if (s->ctx.opt.print_after_all || listed(s->ctx.opt.print_after, p->name)) {
@@ -205,21 +196,15 @@ static const char *dump_target(void)
     return env && *env && strcmp(env, "0") != 0 ? env : NULL;
 }
 
-/* fn, then with `plans` its fusion and memory plans: the session's when
- * its pipeline made them, else made here. */
+/* fn, then with `plans` its fusion and memory plans (the session's, made
+ * here if its pipeline did not). */
 static void print_with_plans(const ir_function *fn, bool plans, const pass_ctx *ctx, FILE *out)
 {
     ir_print(fn, out);
     if (!plans)
         return;
-    pass_fusion_plan *f = ctx->fusion ? ctx->fusion : pass_fusion_plan_new(fn);
-    pass_memory_plan *m = ctx->memory ? ctx->memory : pass_memory_plan_new_fused(fn, f);
-    pass_fusion_plan_print(f, fn, out);
-    pass_memory_plan_print(m, fn, out);
-    if (f != ctx->fusion)
-        pass_fusion_plan_free(f);
-    if (m != ctx->memory)
-        pass_memory_plan_free(m);
+    pass_fusion_plan_print(pass_analyses_fusion(ctx->am), fn, out);
+    pass_memory_plan_print(pass_analyses_memory(ctx->am), fn, out);
 }
 
 /* <dir>/<name>.<seq>.<when>.ir, the name reduced to file-name characters. */
@@ -261,12 +246,15 @@ static void dump(const session *s, int seq, const char *when)
 
 /* Starts a session; false when the override ran instead of the caller's
  * pipeline (the session is then only to be ended). */
-static bool begin(session *s, ir_function *fn, int *seq, bool honor_override)
+static bool begin(session *s, ir_function *fn, pass_analyses *am, int *seq,
+                  bool honor_override)
 {
     memset(s, 0, sizeof *s);
     s->fn = fn;
     s->ok = true;
     pass_get_options(&s->ctx.opt);
+    s->own_am = am == NULL;
+    s->ctx.am = am ? am : pass_analyses_new(fn, s->ctx.opt.caps);
     if (depth++ == 0) {
         last_error[0] = '\0';
         *seq = atomic_fetch_add(&dump_seq, 1);
@@ -274,7 +262,7 @@ static bool begin(session *s, ir_function *fn, int *seq, bool honor_override)
     }
     char *spec = honor_override && depth == 1 ? get_override() : NULL;
     if (spec)
-        s->ok = pass_run_spec(fn, spec);
+        s->ok = pass_run_with(fn, spec, s->ctx.am);
     free(spec);
     return spec == NULL;
 }
@@ -287,17 +275,18 @@ static bool end(session *s, int seq)
             rt_report((ag_loc){0}, "while optimizing the graph of '%s': %s",
                       s->fn->name ? s->fn->name : "", last_error);
     }
-    drop_plans(&s->ctx);
+    if (s->own_am)
+        pass_analyses_free(s->ctx.am);
     return s->ok;
 }
 
 /* ======================================================== the pipelines */
 
-bool pass_run_default(ir_function *fn)
+static bool run_default(ir_function *fn, pass_analyses *am)
 {
     session s;
     int seq = 0;
-    if (begin(&s, fn, &seq, true)) {
+    if (begin(&s, fn, am, &seq, true)) {
         step(&s, pass_infer);
         bool changed = true;
         for (int round = 0; changed && round < PASS_MAX_ROUNDS; round++) {
@@ -315,6 +304,8 @@ bool pass_run_default(ir_function *fn)
     }
     return end(&s, seq);
 }
+
+bool pass_run_default(ir_function *fn) { return run_default(fn, NULL); }
 
 /* ------------------------------------------------------- textual specs */
 
@@ -446,9 +437,8 @@ static bool run_items(session *s, const item *v, int n)
         switch (v[i].kind) {
         case ITEM_PASS: changed |= step_info(s, v[i].pass); break;
         case ITEM_DEFAULT:
-            if (!pass_run_default(s->fn))
+            if (!run_default(s->fn, s->ctx.am))
                 s->ok = false; /* (its message is in last_error) */
-            drop_plans(&s->ctx);
             break;
         case ITEM_FIXPOINT: {
             bool again = true;
@@ -461,8 +451,12 @@ static bool run_items(session *s, const item *v, int n)
     return changed;
 }
 
-bool pass_run_spec(ir_function *fn, const char *spec)
+bool pass_run_spec(ir_function *fn, const char *spec) { return pass_run_with(fn, spec, NULL); }
+
+bool pass_run_with(ir_function *fn, const char *spec, pass_analyses *am)
 {
+    if (!spec)
+        return run_default(fn, am);
     char err[512];
     item *v;
     int n;
@@ -472,7 +466,7 @@ bool pass_run_spec(ir_function *fn, const char *spec)
     }
     session s;
     int seq = 0;
-    begin(&s, fn, &seq, false);
+    begin(&s, fn, am, &seq, false);
     run_items(&s, v, n);
     free_items(v, n);
     return end(&s, seq);

@@ -306,9 +306,9 @@ static int64_t plan_graph(mplanner *M, const ir_graph *g)
     return peak;
 }
 
-pass_memory_plan *pass_memory_plan_new(const ir_function *fn)
+pass_memory_plan *pass_memory_plan_new(const ir_function *fn, const pass_caps *caps)
 {
-    pass_fusion_plan *fusion = pass_fusion_plan_new(fn);
+    pass_fusion_plan *fusion = pass_fusion_plan_new(fn, caps);
     pass_memory_plan *p = pass_memory_plan_new_fused(fn, fusion);
     pass_fusion_plan_free(fusion);
     return p;
@@ -394,9 +394,6 @@ void pass_memory_plan_print(const pass_memory_plan *p, const ir_function *fn, FI
 
 bool pass_memplan(ir_function *fn, pass_ctx *ctx)
 {
-    pass_memory_plan_free(ctx->memory);
-    /* the pass manager drops plans that a later change made stale */
-    ctx->memory = ctx->fusion ? pass_memory_plan_new_fused(fn, ctx->fusion)
-                              : pass_memory_plan_new(fn);
+    pass_analyses_memory(ctx->am); /* computed once per version of fn */
     return false;
 }

@@ -9,21 +9,53 @@
  * the effect chain's order, and changes no result the reference executor
  * computes (docs/passes.md says what each pass assumes and guarantees).
  *
- * Two passes are analyses that change nothing: fusion planning and memory
- * planning. Their plans are side tables indexed by node id (ir.h is left
- * as it is); a backend computes them on the optimized graph with
- * pass_fusion_plan_new and pass_memory_plan_new.
+ * Passes plan for a target: its capabilities (pass_caps: which dtypes
+ * its code computes on, which ops it runs and fuses) come with the
+ * analysis manager (pass_analyses), which computes liveness and the
+ * fusion and memory plans once per version of a function and drops them
+ * when a pass changes it. The compile pipeline hands the same manager to
+ * the target, so the plans a target follows are the ones the passes made.
+ * Plans are side tables indexed by node id (ir.h is left as it is).
  */
 #ifndef PASS_H
 #define PASS_H
 
 #include "ir.h"
+#include "liveness.h"
+
+/* ------------------------------------------------------ capabilities */
+
+/* How a target computes floating point. */
+typedef enum pass_precision {
+    PASS_PRECISION_IEEE, /* as the reference executor: the same bits (NaN payloads aside) */
+    PASS_PRECISION_BF16, /* products in bfloat16, sums in f32 (matrix units) */
+} pass_precision;
+
+/* What a target can do, as far as passes and the pipeline need to know.
+ * Each target (backend/target.h) owns one. */
+typedef struct pass_caps {
+    const char *target;      /* its name, for messages */
+    unsigned native_dtypes;  /* bit (1u << dtype): its code computes on the dtype directly */
+    /* Whether it runs op (an rt_op) on operands of dtype dt; NULL: every op. */
+    bool (*supports)(int op, ag_dtype dt);
+    /* Whether its loops compute the elementwise op fused with others;
+     * NULL: nothing fuses (every node is a loop of its own). */
+    bool (*fuses)(int op);
+    pass_precision precision;
+} pass_caps;
+
+/* Whether caps' code computes on dt directly. */
+bool pass_caps_native(const pass_caps *caps, ag_dtype dt);
+/* The capabilities of no target in particular: every op, nothing fused.
+ * What passes plan for when nobody names a target. */
+extern const pass_caps pass_caps_none;
 
 /* ----------------------------------------------------------- options */
 
 /* How passes run. The manager reads a process-wide copy (pass_set_options)
  * at the start of every run, so agc-opt and tests set it once. */
 typedef struct pass_options {
+    const pass_caps *caps; /* pass_run_default's target (NULL: pass_caps_none) */
     bool verify_each;      /* ir_verify after every pass (default: debug builds) */
     bool print_after_all;  /* print the IR after every pass */
     char print_after[256]; /* comma-separated pass names to print after */
@@ -43,14 +75,43 @@ void pass_get_options(pass_options *o);
 typedef struct pass_fusion_plan pass_fusion_plan;
 typedef struct pass_memory_plan pass_memory_plan;
 
+/* ----------------------------------------------------------- analyses */
+
+/*
+ * The analysis manager of one function (analysis.c): each analysis is
+ * computed on first request and kept until the function changes. The pass
+ * manager invalidates it after every pass that changed the function; code
+ * that edits a function outside a pass run must invalidate it too.
+ */
+typedef struct pass_analyses pass_analyses;
+
+typedef enum pass_analysis {
+    PASS_ANALYSIS_LIVENESS,
+    PASS_ANALYSIS_FUSION,
+    PASS_ANALYSIS_MEMORY,
+    PASS_N_ANALYSES
+} pass_analysis;
+
+/* caps must outlive the manager (NULL: pass_caps_none). */
+pass_analyses *pass_analyses_new(const ir_function *fn, const pass_caps *caps);
+void pass_analyses_free(pass_analyses *am);
+const ir_function *pass_analyses_function(const pass_analyses *am);
+const pass_caps *pass_analyses_caps(const pass_analyses *am);
+const ir_liveness *pass_analyses_liveness(pass_analyses *am);
+const pass_fusion_plan *pass_analyses_fusion(pass_analyses *am);
+const pass_memory_plan *pass_analyses_memory(pass_analyses *am);
+/* Forgets every result: the function changed. */
+void pass_analyses_invalidate(pass_analyses *am);
+/* How many times `a` was computed since the manager was made (tests
+ * check that nothing is computed twice for one version). */
+int pass_analyses_runs(const pass_analyses *am, pass_analysis a);
+
 /* What a running pass sees besides the function. */
 typedef struct pass_ctx {
     pass_options opt;
     bool failed;   /* a diagnostic was reported (err holds the first) */
     char err[1024];
-    /* The analyses' latest results (the manager frees them). */
-    pass_fusion_plan *fusion;
-    pass_memory_plan *memory;
+    pass_analyses *am; /* the function's analyses, for its current version */
 } pass_ctx;
 
 typedef bool (*pass_fn)(ir_function *fn, pass_ctx *ctx);
@@ -96,6 +157,11 @@ void pass_list(FILE *out);
 enum { PASS_MAX_ROUNDS = 8 };
 bool pass_run_default(ir_function *fn);
 
+/* What the compile pipeline runs: `spec` (NULL: the default pipeline,
+ * honoring the override and AG_DUMP_IR like pass_run_default) with am as
+ * the function's analysis manager, which then holds the final plans. */
+bool pass_run_with(ir_function *fn, const char *spec, pass_analyses *am);
+
 /*
  * Runs a pipeline written as text: pass names separated by commas;
  * "default" is the default pipeline, "none" (or "") nothing, and
@@ -133,17 +199,18 @@ struct pass_fusion_plan {
     int n_clusters;    /* numbered 0.. in program order of their first node */
     int *cluster_size; /* by cluster: its number of members */
 };
-pass_fusion_plan *pass_fusion_plan_new(const ir_function *fn);
+pass_fusion_plan *pass_fusion_plan_new(const ir_function *fn, const pass_caps *caps);
+/* The same with fn's liveness already computed. */
+pass_fusion_plan *pass_fusion_plan_build(const ir_function *fn, const pass_caps *caps,
+                                         const ir_liveness *live);
 void pass_fusion_plan_free(pass_fusion_plan *p);
 /* Whether a and b have the same shape at run time, as far as the plan
  * can tell statically. */
 bool pass_fusion_same_shape(const pass_fusion_plan *p, const ir_node *a, const ir_node *b);
-/* The dtypes generated code computes on directly: f32, f64, i32, i64 and
- * bool (bf16 goes through the runtime's kernels). */
-bool pass_native_dtype(ag_dtype dt);
-/* Whether n can be a statement of a loop nest: an elementwise op on
- * native dtypes that the op defines for them. */
-bool pass_fusible(const ir_node *n);
+/* Whether n can be a statement of one of caps' loop nests: an
+ * elementwise op the target fuses, on dtypes native to it that the op
+ * defines. */
+bool pass_fusible(const pass_caps *caps, const ir_node *n);
 /* Whether n may fail on some element: integer div, floordiv, mod (by
  * zero) and pow (a negative exponent). */
 bool pass_fails_on_data(const ir_node *n);
@@ -176,7 +243,7 @@ struct pass_memory_plan {
     int64_t arena_bytes; /* the sum of the planned buffers */
     int64_t peak_bytes;  /* the most bytes live at once */
 };
-pass_memory_plan *pass_memory_plan_new(const ir_function *fn);
+pass_memory_plan *pass_memory_plan_new(const ir_function *fn, const pass_caps *caps);
 /* The same for loops already planned (fusion must be fn's current plan). */
 pass_memory_plan *pass_memory_plan_new_fused(const ir_function *fn, const pass_fusion_plan *fusion);
 void pass_memory_plan_free(pass_memory_plan *p);
@@ -185,8 +252,9 @@ void pass_memory_plan_print(const pass_memory_plan *p, const ir_function *fn, FI
 /* ------------------------------------------------------------ drawing */
 
 /* Writes fn as a Graphviz dot graph (dot.c): one box per node with its
- * type and source line, fusion clusters and cond/while regions as nested
- * boxes, dashed effect edges. For people to read; agc-opt --emit-dot. */
-void pass_print_dot(const ir_function *fn, FILE *out);
+ * type and source line, the clusters of fusion plan `plan` and cond/while
+ * regions as nested boxes, dashed effect edges. For people to read;
+ * agc-opt --emit-dot, agc --emit=dot. */
+void pass_print_dot(const ir_function *fn, const pass_fusion_plan *plan, FILE *out);
 
 #endif /* PASS_H */

@@ -12,6 +12,7 @@
 #ifndef PASS_INTERNAL_H
 #define PASS_INTERNAL_H
 
+#include "liveness.h"
 #include "pass.h"
 
 /* The most bytes a constant made by a pass may hold (fold, LICM). */
@@ -129,9 +130,8 @@ void pass_fail_cache_free(pass_fail_cache *c);
  * keeps another live user: pass_can_drop decides.
  */
 typedef struct pass_liveness {
-    bool *live; /* by id */
-    int *users; /* by id */
-    int n;
+    ir_liveness run; /* what runs and its users (ir/liveness.h); users drop as
+                      * pass_can_drop commits */
     pass_fail_cache fails;
 } pass_liveness;
 

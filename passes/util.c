@@ -399,72 +399,27 @@ void pass_fail_cache_free(pass_fail_cache *c)
 
 /* ============================================================== liveness */
 
-static void live_graph(pass_liveness *l, const ir_graph *g);
-
-/* Marks g's roots and then, backwards, what live nodes use; a live
- * cond/while's regions are marked in turn. */
-static void live_graph(pass_liveness *l, const ir_graph *g)
-{
-    for (int i = 0; i < g->n_results; i++)
-        l->live[g->results[i]->id] = true;
-    for (const ir_node *n = g->first; n; n = n->next)
-        l->live[n->id] |= n->effect;
-    for (const ir_node *n = g->last; n; n = n->prev) {
-        if (!l->live[n->id])
-            continue;
-        for (int i = 0; i < n->n_in; i++)
-            l->live[n->in[i]->id] = true;
-        for (int r = 0; r < 2; r++)
-            if (n->region[r])
-                live_graph(l, n->region[r]);
-    }
-}
-
-/* Counts the live users of g's values (a node using one twice, once). */
-static void count_graph_users(pass_liveness *l, const ir_graph *g)
-{
-    for (const ir_node *n = g->first; n; n = n->next) {
-        if (!l->live[n->id])
-            continue;
-        for (int i = 0; i < n->n_in; i++) {
-            bool again = false;
-            for (int j = 0; j < i; j++)
-                again |= n->in[j] == n->in[i];
-            l->users[n->in[i]->id] += !again;
-        }
-        for (int r = 0; r < 2; r++)
-            if (n->region[r])
-                count_graph_users(l, n->region[r]);
-    }
-    for (int i = 0; i < g->n_results; i++)
-        l->users[g->results[i]->id]++;
-}
-
 void pass_liveness_init(pass_liveness *l, const ir_function *fn)
 {
     memset(l, 0, sizeof *l);
-    l->n = fn->next_id > 0 ? fn->next_id : 1;
-    l->live = rt_xcalloc((size_t)l->n, sizeof *l->live);
-    l->users = rt_xcalloc((size_t)l->n, sizeof *l->users);
-    live_graph(l, fn->body);
-    count_graph_users(l, fn->body);
+    ir_liveness_init(&l->run, fn);
 }
 
 void pass_liveness_free(pass_liveness *l)
 {
-    free(l->live);
-    free(l->users);
+    ir_liveness_free(&l->run);
     pass_fail_cache_free(&l->fails);
     memset(l, 0, sizeof *l);
 }
 
 bool pass_can_drop(pass_liveness *l, const ir_node *x, bool commit)
 {
-    if (x->id < l->n && l->users[x->id] >= 2) {
-        l->users[x->id] -= commit;
+    ir_liveness *r = &l->run;
+    if (x->id < r->n && r->users[x->id] >= 2) {
+        r->users[x->id] -= commit;
         return true;
     }
-    if (x->id < l->n && !l->live[x->id])
+    if (x->id < r->n && !r->live[x->id])
         return true; /* it did not run before either */
     return !pass_may_fail_deep(&l->fails, x);
 }

@@ -511,6 +511,17 @@ void ag_concrete_print_graph(const ag_concrete_function *cf, FILE *out);
 int ag_concrete_num_nodes(const ag_concrete_function *cf);
 void ag_run_functions_eagerly(bool on); /* also: AG_RUN_FUNCTIONS_EAGERLY=1 */
 
+/* The target that compiles and runs concrete functions traced from now
+ * on: "cpu" (LLVM, the default) or "reference" (the interpreter), or any
+ * target registered later. NULL goes back to the environment's choice
+ * (AG_TARGET, or its older name AG_EXECUTOR). An unknown name is reported
+ * with the list of targets and changes nothing (false). */
+bool ag_set_target_at(ag_loc loc, const char *name);
+#define ag_set_target(name) ag_set_target_at(AG_HERE, (name))
+/* The name of the target new concrete functions get (NULL after
+ * reporting a bad AG_TARGET). */
+const char *ag_target(void);
+
 /* ------------------------------------------------ ahead-of-time functions */
 
 /* `agc --emit=obj` compiles AG_FUNCTIONs into an object file whose C

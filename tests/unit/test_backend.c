@@ -17,8 +17,7 @@
 #include "rt.h"
 #include "trace.h"
 
-/* The tests' CMake target does not add backend/ to the include path. */
-#include "cg.h"
+#include "cg_util.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -145,7 +144,7 @@ static void expect_same(const outcome *ref, const outcome *jit, double tol, int 
 static cg_code *compile_ok(const ir_function *fn, int line)
 {
     char err[512];
-    cg_code *c = cg_compile(fn, err, sizeof err);
+    cg_code *c = tu_compile(fn, err, sizeof err);
     if (!c)
         fail_msg("line %d: cg_compile failed: %s", line, err);
     return c;
@@ -168,7 +167,7 @@ static outcome both(ir_function *fn, rt_value *const *args, int n_args, double t
 {
     cg_code *code = compile_ok(fn, line);
     outcome o = both_with(fn, code, args, n_args, tol, line);
-    cg_free(code);
+    tu_code_free(code);
     return o;
 }
 
@@ -187,7 +186,7 @@ static bool uses_fallback(const ir_function *fn)
     char *text = cg_module_text(c);
     bool uses = strstr(text, "call ptr @cg_rt_apply") != NULL;
     free(text);
-    cg_free(c);
+    tu_code_free(c);
     return uses;
 }
 
@@ -329,7 +328,7 @@ static void check_binary(rt_op op, ag_dtype dt, const char *shape, ag_shape s, b
             outcome_free(&o);
         }
     }
-    cg_free(code);
+    tu_code_free(code);
     ir_function_free(fn);
 }
 
@@ -370,7 +369,7 @@ static void check_unary(rt_op op, ag_dtype dt, bool scalars)
         assert_true(o.ok);
         outcome_free(&o);
     }
-    cg_free(code);
+    tu_code_free(code);
     ir_function_free(fn);
 }
 
@@ -411,7 +410,7 @@ static void test_cast_every_pair(void **state)
                     assert_true(o.ok);
                     outcome_free(&o);
                 }
-                cg_free(code);
+                tu_code_free(code);
                 ir_function_free(fn);
             }
         }
@@ -629,7 +628,7 @@ static void test_wrong_argument_type_is_reported(void **state)
     assert_null(res);
     assert_non_null(strstr(ag_last_error(), "argument 0 has type f32[4]"));
     assert_false(cg_run(code, &bad, 0, &res));
-    cg_free(code);
+    tu_code_free(code);
     ir_function_free(fn);
 }
 
@@ -654,7 +653,7 @@ static void test_value_of_wrong_type_is_reported(void **state)
     assert_non_null(strstr(o.error, "t.c:5: internal error: %1 (reshape) made a value of "
                                     "type f32[4], but the graph says f32[3]"));
     outcome_free(&o);
-    cg_free(code);
+    tu_code_free(code);
     ir_function_free(fn);
 }
 
@@ -862,7 +861,7 @@ static int fallback_calls(const ir_function *fn)
     for (const char *p = text; (p = strstr(p, "call ptr @cg_rt_apply")) != NULL; p++)
         n++;
     free(text);
-    cg_free(c);
+    tu_code_free(c);
     return n;
 }
 
@@ -1000,7 +999,7 @@ static void test_frame_buffers_follow_the_memory_plan(void **state)
         "  %9 = matmul(%8, %8) : f32[8,8]\n"
         "  %10 = sub(%9, %0) : f32[8,8]\n"
         "  return %10\n}\n", __LINE__);
-    pass_memory_plan *mp = pass_memory_plan_new(fn);
+    pass_memory_plan *mp = pass_memory_plan_new(fn, &tgt_cpu.caps);
     assert_true(mp->in_place[6]); /* the loop %4..%6 over %3, read twice */
     assert_int_equal(mp->buffer[4], -1); /* in registers */
     assert_int_equal(mp->buffer[5], -1);
@@ -1207,7 +1206,7 @@ static void test_random_programs_match_reference(void **state)
     for (uint64_t seed = 1; seed <= 60; seed++) {
         char *text = random_program(seed, 20 + (int)(seed % 4) * 10);
         ir_function *fn = parse_ir(text, __LINE__);
-        pass_fusion_plan *fp = pass_fusion_plan_new(fn);
+        pass_fusion_plan *fp = pass_fusion_plan_new(fn, &tgt_cpu.caps);
         for (int c = 0; c < fp->n_clusters; c++)
             fused += fp->cluster_size[c] > 1;
         pass_fusion_plan_free(fp);
@@ -1223,7 +1222,7 @@ static void test_random_programs_match_reference(void **state)
                 fail_msg("seed %llu: result %d differs\n%s", (unsigned long long)seed, i, text);
         outcome_free(&ref);
         outcome_free(&jit);
-        cg_free(code);
+        tu_code_free(code);
         ir_function_free(fn);
         free(text);
     }
@@ -1335,7 +1334,7 @@ static void test_collatz_is_register_code(void **state)
     assert_null(strstr(text, "@cg_rt_apply("));  /* no fallback at all */
     assert_null(strstr(text, "@cg_rt_alias(")); /* no boxed loop state */
     free(text);
-    cg_free(code);
+    tu_code_free(code);
     ir_function_free(fn);
 }
 
@@ -1406,7 +1405,7 @@ static void test_nested_loops_break_and_prints(void **state)
             assert_non_null(strstr(o.printed, "stop at"));
         outcome_free(&o);
     }
-    cg_free(code);
+    tu_code_free(code);
     ir_function_free(fn);
 }
 
@@ -1500,7 +1499,7 @@ static void test_tensor_array_in_loop(void **state)
     o = both_with(fn, code, &n, 1, 0, __LINE__);
     assert_false(o.ok);
     outcome_free(&o);
-    cg_free(code);
+    tu_code_free(code);
     ir_function_free(fn);
 }
 
@@ -1588,7 +1587,7 @@ static void test_variables_in_loop(void **state)
     assert_true(*(float *)ref.res[0]->data == 6 && *(float *)jit.res[0]->data == 12);
     outcome_free(&ref);
     outcome_free(&jit);
-    cg_free(code);
+    tu_code_free(code);
     ir_function_free(fn);
     ag_variable_free(counter);
 }
@@ -1619,7 +1618,7 @@ static void test_power_chain(void **state)
     char *text = cg_module_text(code);
     assert_non_null(strstr(text, "matmul_i32_4x4x4"));
     free(text);
-    cg_free(code);
+    tu_code_free(code);
     ir_function_free(fn);
 }
 
@@ -1780,7 +1779,7 @@ static void *compile_and_run(void *arg)
                                "  %1 = mul(%0, %0) : i64[]\n  return %1\n}\n", __LINE__);
     for (int round = 0; round < 5; round++) {
         char err[256];
-        cg_code *c = cg_compile(fn, err, sizeof err);
+        cg_code *c = tu_compile(fn, err, sizeof err);
         if (!c)
             return (void *)1;
         for (int64_t i = 0; i < 100; i++) {
@@ -1790,11 +1789,11 @@ static void *compile_and_run(void *arg)
             rt_value_free(x);
             rt_value_free(r);
             if (!right) {
-                cg_free(c);
+                tu_code_free(c);
                 return (void *)1;
             }
         }
-        cg_free(c);
+        tu_code_free(c);
     }
     ir_function_free(fn);
     return NULL;
@@ -1811,27 +1810,6 @@ static void test_concurrent_compiles(void **state)
         pthread_join(t[i], &r);
         assert_null(r);
     }
-}
-
-/* ====================================================== the executor */
-
-static void test_executor_selection(void **state)
-{
-    (void)state;
-    ir_function *fn = parse_ir("func @f() -> () {\n  return\n}\n", __LINE__);
-    setenv("AG_EXECUTOR", "reference", 1);
-    assert_int_equal(cg_executor_selected(), CG_EXECUTOR_REFERENCE);
-    assert_null(cg_compile_for_executor(fn, AG_HERE));
-    setenv("AG_EXECUTOR", "jit-strict", 1);
-    assert_int_equal(cg_executor_selected(), CG_EXECUTOR_JIT_STRICT);
-    cg_code *c = cg_compile_for_executor(fn, AG_HERE);
-    assert_non_null(c);
-    rt_value *none = NULL;
-    assert_true(cg_run(c, NULL, 0, &none));
-    cg_free(c);
-    unsetenv("AG_EXECUTOR");
-    assert_int_equal(cg_executor_selected(), CG_EXECUTOR_JIT);
-    ir_function_free(fn);
 }
 
 int main(void)
@@ -1873,7 +1851,6 @@ int main(void)
         TU_TEST(test_kept_operands_outlive_the_call),
         TU_TEST(test_results_alias_and_constants),
         TU_TEST(test_concurrent_compiles),
-        TU_TEST(test_executor_selection),
     };
     TU_RUN(tests);
 }

@@ -14,8 +14,11 @@
  */
 #include "staged_util.h"
 
-/* tests/CMakeLists.txt gives unit tests ir/ and runtime/core/, not passes/ */
 #include "pass.h"
+#include "target.h"
+
+/* Plans are made for a target: the cpu's, as the function cache would. */
+#define CPU_CAPS (&tgt_find("cpu")->caps)
 
 #include "exec.h"
 #include "trace.h"
@@ -1126,7 +1129,13 @@ static void test_dump_ir(void **state)
     assert_non_null(mkdtemp(dir));
     setenv("AG_DUMP_IR", dir, 1);
     ir_function *fn = parse(sample_arith);
+    pass_options saved_options, o;
+    pass_get_options(&saved_options);
+    o = saved_options;
+    o.caps = CPU_CAPS; /* the dumped plans are the cpu target's */
+    pass_set_options(&o);
     assert_true(pass_run_default(fn));
+    pass_set_options(&saved_options);
     assert_int_equal(count_files(dir, "arith."), 2);
     assert_int_equal(count_files(dir, ".before.ir"), 1);
     assert_int_equal(count_files(dir, ".after.ir"), 1);
@@ -1815,7 +1824,7 @@ static void test_fusion_plan(void **state)
 {
     (void)state;
     ir_function *fn = parse(sample_arith);
-    pass_fusion_plan *p = pass_fusion_plan_new(fn);
+    pass_fusion_plan *p = pass_fusion_plan_new(fn, CPU_CAPS);
     /* %5 %6 %7 %8 form one loop, closed when the reduction %9 reads %8;
      * %12 (reading %8 and %9) runs after %9, so in a loop of its own;
      * %10 is alone too; %4 is a scalar; %11 never runs */
@@ -1849,7 +1858,7 @@ static void test_memory_plan(void **state)
 {
     (void)state;
     ir_function *fn = parse(sample_arith);
-    pass_memory_plan *p = pass_memory_plan_new(fn);
+    pass_memory_plan *p = pass_memory_plan_new(fn, CPU_CAPS);
     /* values: %4 (4 B); loop 0 (%5 %6 %7 %8) stores only %8 (16 B), the
      * rest live in registers; %9 (4 B); %10 and %12 (16 B, loops of their
      * own); %11 (16 B: never runs, so in no loop; dies at once) */

@@ -13,7 +13,7 @@
  */
 #include "test_util.h"
 
-#include "cg.h"
+#include "cg_util.h"
 #include "exec.h"
 #include "ir.h"
 #include "pass.h"
@@ -277,7 +277,7 @@ static rt_value *run_reference(const ir_function *fn, rt_value *const *args, int
 static cg_code *compile(const ir_function *fn)
 {
     char err[512];
-    cg_code *c = cg_compile(fn, err, sizeof err);
+    cg_code *c = tu_compile(fn, err, sizeof err);
     if (!c)
         fail_msg("cg_compile failed: %s", err);
     return c;
@@ -324,7 +324,7 @@ static void test_executors_agree(void **state)
     rt_value_free(jit);
     rt_value_free(ref);
     rt_value_free(arg);
-    cg_free(code);
+    tu_code_free(code);
     ir_function_free(fn);
     free(x);
     free(want);
@@ -357,7 +357,7 @@ static void test_fused_chain_agrees(void **state)
     ag_tensor e = ag_add(ag_mul(ag_tanh(ag_add(ag_mul(xt, a), b)), c), xt);
     expect_same_bits(jit->data, ag_data(e), x, M, "fused chain");
     rt_value_free(jit);
-    cg_free(code);
+    tu_code_free(code);
     ir_function_free(fn);
     free(x);
 }
@@ -420,7 +420,7 @@ static void test_scalars_and_constants_agree(void **state)
         got = run_compiled(cc, NULL, 0);
         expect_same_bits(got->data, &want, &x, 1, "compiled constant");
         rt_value_free(got);
-        cg_free(cc);
+        tu_code_free(cc);
 
         if (!pass_run_spec(cf, "fold,dce"))
             fail_msg("fold: %s", pass_last_error());
@@ -430,7 +430,7 @@ static void test_scalars_and_constants_agree(void **state)
         rt_value_free(got);
         ir_function_free(cf);
     }
-    cg_free(code);
+    tu_code_free(code);
     ir_function_free(fn);
 }
 

@@ -16,7 +16,7 @@
  */
 #include "aot.h"
 
-#include "function.h"
+#include "signature.h"
 #include "ir.h"
 
 #include <math.h>
@@ -28,7 +28,7 @@
 /* What loading a function made: the parsed graph and signature. */
 typedef struct aot_loaded {
     ir_function *graph;
-    fn_spec signature;
+    ir_spec signature;
     struct ag_aot_function *fn;
     struct aot_loaded *next; /* every loaded function, for ag_shutdown */
 } aot_loaded;
@@ -91,7 +91,7 @@ static aot_loaded *load(struct ag_aot_function *f)
     bool ok = l->graph != NULL;
     if (ok && !(ok = fill_table(f, l->graph->body)))
         snprintf(err, sizeof err, "its node numbers do not match the compiled code");
-    ok = ok && fn_parse_spec(f->signature, &l->signature, err, sizeof err);
+    ok = ok && ir_spec_parse(f->signature, &l->signature, err, sizeof err);
     if (!ok) {
         rt_report(definition(f), "internal error: the graph compiled ahead of time for '%s' "
                                  "cannot be loaded: %s", f->name, err);
@@ -122,7 +122,7 @@ static aot_loaded *loaded(struct ag_aot_function *f)
 
 /* -------------------------------------------------------------- checking */
 
-static const fn_spec_entry *fixed_value(const aot_loaded *l, const char *name)
+static const ir_spec_entry *fixed_value(const aot_loaded *l, const char *name)
 {
     for (int i = 0; i < l->signature.n; i++)
         if (l->signature.entries[i].is_scalar_value &&
@@ -135,7 +135,7 @@ static const fn_spec_entry *fixed_value(const aot_loaded *l, const char *name)
 static bool check_scalar(const aot_loaded *l, int i, int64_t bits)
 {
     const struct ag_aot_function *f = l->fn;
-    const fn_spec_entry *want = fixed_value(l, f->param_names[i]);
+    const ir_spec_entry *want = fixed_value(l, f->param_names[i]);
     char got[64], fixed[64];
     bool ok;
     if (f->param_kinds[i] == AG_ARG_FLOAT) {

@@ -38,6 +38,8 @@ typedef int32_t (*cg_entry)(rt_value *const *args, rt_value **results);
 
 struct cg_code {
     const ir_function *fn;
+    pass_analyses *am;  /* fn's, for cg_module_text */
+    tgt_options opt;    /* the CPU it was compiled for (the triple is the host's) */
     char name[96];
     cg_entry entry;
     LLVMOrcResourceTrackerRef tracker;
@@ -134,11 +136,13 @@ static bool jit_ready(char *err, size_t errlen)
 
 /* --------------------------------------------------------- optimizing */
 
-/* LLVM's O2 pipeline with a target machine for the host CPU, so that
- * loops vectorize with its vector width (cg_target.c). */
-static bool optimize(LLVMModuleRef mod, char *err, size_t errlen)
+/* LLVM's O2 pipeline with a target machine for the host (or the CPU the
+ * options name: code for an older CPU of the host's family runs here
+ * too), so that loops vectorize with its vector width (cg_target.c). */
+static bool optimize(LLVMModuleRef mod, const tgt_options *o, char *err, size_t errlen)
 {
-    LLVMTargetMachineRef tm = cg_target_machine(NULL, false, err, errlen);
+    tgt_options host = {.cpu = o->cpu, .features = o->features};
+    LLVMTargetMachineRef tm = cg_target_machine(&host, false, err, errlen);
     if (!tm)
         return false;
     bool ok = cg_optimize(mod, tm, err, errlen);
@@ -163,27 +167,29 @@ static void symbol_name(const ir_function *fn, char *buf, size_t n)
     snprintf(buf, n, "agc_%s_%d", clean, atomic_fetch_add(&code_counter, 1));
 }
 
-static LLVMModuleRef build_module(const ir_function *fn, LLVMContextRef ctx, const char *name,
-                                  char *err, size_t errlen)
+static LLVMModuleRef build_module(const cg_code *c, LLVMContextRef ctx, char *err, size_t errlen)
 {
-    LLVMModuleRef mod = cg_lower_function(fn, ctx, name, err, errlen);
-    if (mod && !optimize(mod, err, errlen)) {
+    LLVMModuleRef mod = cg_lower_function(c->fn, c->am, ctx, c->name, err, errlen);
+    if (mod && !optimize(mod, &c->opt, err, errlen)) {
         LLVMDisposeModule(mod);
         return NULL;
     }
     return mod;
 }
 
-cg_code *cg_compile(const ir_function *fn, char *err, size_t errlen)
+cg_code *cg_compile(const ir_function *fn, pass_analyses *am, const tgt_options *o, char *err,
+                    size_t errlen)
 {
     if (!jit_ready(err, errlen))
         return NULL;
     cg_code *c = rt_xcalloc(1, sizeof *c);
     c->fn = fn;
+    c->am = am;
+    if (o)
+        c->opt = *o;
     symbol_name(fn, c->name, sizeof c->name);
     LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
-    LLVMModuleRef mod = build_module(fn, LLVMOrcThreadSafeContextGetContext(tsc), c->name, err,
-                                     errlen);
+    LLVMModuleRef mod = build_module(c, LLVMOrcThreadSafeContextGetContext(tsc), err, errlen);
     if (!mod) {
         LLVMOrcDisposeThreadSafeContext(tsc);
         free(c);
@@ -227,7 +233,7 @@ char *cg_module_text(const cg_code *c)
 {
     char err[512];
     LLVMContextRef ctx = LLVMContextCreate();
-    LLVMModuleRef mod = build_module(c->fn, ctx, c->name, err, sizeof err);
+    LLVMModuleRef mod = build_module(c, ctx, err, sizeof err);
     char *text;
     if (mod) {
         char *s = LLVMPrintModuleToString(mod);
@@ -274,35 +280,4 @@ bool cg_run(const cg_code *c, rt_value *const *args, int n_args, rt_value **resu
         if (!args[i] || !check_arg(body->params[i], args[i], i))
             return false; /* a NULL argument was reported where it was made */
     return c->entry(args, results) != 0;
-}
-
-/* ------------------------------------------------------------ executor */
-
-cg_executor cg_executor_selected(void)
-{
-    const char *env = getenv("AG_EXECUTOR");
-    if (!env || !*env || strcmp(env, "jit") == 0)
-        return CG_EXECUTOR_JIT;
-    if (strcmp(env, "reference") == 0)
-        return CG_EXECUTOR_REFERENCE;
-    if (strcmp(env, "jit-strict") == 0)
-        return CG_EXECUTOR_JIT_STRICT;
-    static atomic_bool warned;
-    if (!atomic_exchange(&warned, true))
-        rt_warn((ag_loc){0}, "AG_EXECUTOR=%s is not one of jit, reference, jit-strict; "
-                             "using jit", env);
-    return CG_EXECUTOR_JIT;
-}
-
-cg_code *cg_compile_for_executor(const ir_function *fn, ag_loc loc)
-{
-    cg_executor ex = cg_executor_selected();
-    if (ex == CG_EXECUTOR_REFERENCE)
-        return NULL;
-    char err[512];
-    cg_code *c = cg_compile(fn, err, sizeof err);
-    if (!c && ex == CG_EXECUTOR_JIT_STRICT)
-        rt_report(loc, "AG_EXECUTOR=jit-strict: '%s' could not be compiled: %s",
-                  fn->name ? fn->name : "?", err);
-    return c;
 }

@@ -42,7 +42,7 @@ cg_arch cg_arch_of(const char *triple)
 
 void cg_target_init(void) { pthread_once(&targets_once, init_targets); }
 
-LLVMTargetMachineRef cg_target_machine(const cg_target *t, bool pic, char *err, size_t errlen)
+LLVMTargetMachineRef cg_target_machine(const tgt_options *t, bool pic, char *err, size_t errlen)
 {
     cg_target_init();
     bool host = !t || !t->triple || !*t->triple;

@@ -3,9 +3,9 @@
  * IR is built.
  *
  * For every node (by id) the plan records:
- *   - whether it is live: the reference executor's rule (ir/exec.c),
- *     reimplemented here: a node runs when it reaches a result or an
- *     effect, and a live cond/while runs its regions whole;
+ *   - whether it is live (ir/liveness.h, from the analysis manager): a
+ *     node runs when it reaches a result or an effect, and a live
+ *     cond/while runs its regions whole;
  *   - its static shape, or a shape key when dims are unknown (values with
  *     the same key have the same shape at run time);
  *   - its kind: native scalar arithmetic, member of a fused elementwise
@@ -30,32 +30,6 @@ enum { MATMUL_MAX_WORK = 64 * 64 * 64 };
 /* Functions with more loops or runtime calls than this keep their loops
  * out of line (see cg_plan). */
 enum { OUTLINE_LOOPS_ABOVE = 64, OUTLINE_FALLBACKS_ABOVE = 256 };
-
-/* -------------------------------------------------------------- liveness */
-
-static void mark_graph(cg_lower *L, const ir_graph *g);
-
-static void mark(cg_lower *L, const ir_node *n)
-{
-    if (!n || L->info[n->id].live)
-        return;
-    L->info[n->id].live = true;
-    for (int i = 0; i < n->n_in; i++)
-        mark(L, n->in[i]);
-    mark(L, n->ctrl);
-    for (int r = 0; r < 2; r++)
-        if (n->region[r])
-            mark_graph(L, n->region[r]);
-}
-
-static void mark_graph(cg_lower *L, const ir_graph *g)
-{
-    for (int i = 0; i < g->n_results; i++)
-        mark(L, g->results[i]);
-    for (const ir_node *n = g->first; n; n = n->next)
-        if (n->effect)
-            mark(L, n);
-}
 
 /* --------------------------------------------------------------- shapes */
 
@@ -91,14 +65,14 @@ static int64_t shape_numel(const cg_shape *s)
 
 static bool is_nat_type(const ir_type *t)
 {
-    return t->dtype != RT_LIST && pass_native_dtype(t->dtype) && t->shape.rank == 0;
+    return t->dtype != RT_LIST && cg_native_dtype(t->dtype) && t->shape.rank == 0;
 }
 
 static bool operands_native(const ir_node *n, bool rank0)
 {
     for (int i = 0; i < n->n_in; i++) {
         const ir_type *t = &n->in[i]->type;
-        if (t->dtype == RT_LIST || !pass_native_dtype(t->dtype) || t->shape.rank < 0)
+        if (t->dtype == RT_LIST || !cg_native_dtype(t->dtype) || t->shape.rank < 0)
             return false;
         if (rank0 && t->shape.rank != 0)
             return false;
@@ -195,7 +169,7 @@ static void classify_node(cg_lower *L, const ir_node *n)
         if (is_nat_type(&n->type)) {
             ni->kind = CG_K_CONST;
             ni->repr = CG_NAT;
-        } else if (pass_native_dtype(n->type.dtype) && ni->shape.known) {
+        } else if (cg_native_dtype(n->type.dtype) && ni->shape.known) {
             ni->kind = CG_K_CONST; /* read in place unless boxed (see decide) */
             ni->repr = CG_BUF;
         }
@@ -209,7 +183,7 @@ static void classify_node(cg_lower *L, const ir_node *n)
     default:
         break;
     }
-    if (!pass_fusible(n))
+    if (!pass_fusible(pass_analyses_caps(L->am), n))
         return;
     if (is_nat_type(&n->type) && operands_native(n, true)) {
         ni->kind = CG_K_SCALAR;
@@ -439,12 +413,16 @@ bool cg_plan(cg_lower *L)
     L->n_ids = L->fn->next_id;
     L->info = rt_xcalloc((size_t)(L->n_ids ? L->n_ids : 1), sizeof *L->info);
     L->max_inputs = 1;
-    L->fusion = pass_fusion_plan_new(L->fn);
+    /* the plans the passes made for this version of fn (computed now if
+     * the pipeline that ran did not plan) */
+    L->fusion = pass_analyses_fusion(L->am);
     L->clusters = rt_xcalloc((size_t)L->fusion->n_clusters + 1, sizeof *L->clusters);
-    L->memory = pass_memory_plan_new_fused(L->fn, L->fusion);
+    L->memory = pass_analyses_memory(L->am);
     L->buf_ptr = rt_xcalloc((size_t)L->memory->n_buffers + 1, sizeof *L->buf_ptr);
     L->buf_full = rt_xcalloc((size_t)L->memory->n_buffers + 1, sizeof *L->buf_full);
-    mark_graph(L, L->fn->body);
+    const ir_liveness *live = pass_analyses_liveness(L->am);
+    for (int i = 0; i < L->n_ids && i < live->n; i++)
+        L->info[i].live = live->live[i];
     classify_graph(L, L->fn->body);
     uses_graph(L, L->fn->body);
     fold_gets(L, L->fn->body);
@@ -470,8 +448,6 @@ void cg_plan_free(cg_lower *L)
     for (int i = 0; L->fusion && i < L->fusion->n_clusters; i++)
         free(L->clusters[i].members);
     free(L->clusters);
-    pass_fusion_plan_free(L->fusion);
-    pass_memory_plan_free(L->memory);
     free(L->buf_ptr);
     free(L->buf_full);
     L->memory = NULL;

@@ -8,7 +8,7 @@
  * Tensor entries describe the tensor parameters in order; `name=value`
  * entries give C scalar parameters by name.
  */
-#include "function.h"
+#include "signature.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -60,7 +60,7 @@ static bool parse_dims(const char **pp, ag_shape *s, char *err, size_t errlen)
     return true;
 }
 
-static bool parse_tensor_entry(const char **pp, fn_spec_entry *e, char *err, size_t errlen)
+static bool parse_tensor_entry(const char **pp, ir_spec_entry *e, char *err, size_t errlen)
 {
     const char *p = *pp;
     char name[16];
@@ -86,7 +86,7 @@ static bool parse_tensor_entry(const char **pp, fn_spec_entry *e, char *err, siz
     return parse_dims(pp, &e->shape, err, errlen);
 }
 
-static bool parse_value_entry(const char **pp, fn_spec_entry *e, char *err, size_t errlen)
+static bool parse_value_entry(const char **pp, ir_spec_entry *e, char *err, size_t errlen)
 {
     const char *p = *pp, *eq = strchr(p, '=');
     size_t n = (size_t)(eq - p);
@@ -111,16 +111,16 @@ static bool parse_value_entry(const char **pp, fn_spec_entry *e, char *err, size
     return true;
 }
 
-bool fn_parse_spec(const char *text, fn_spec *out, char *err, size_t errlen)
+bool ir_spec_parse(const char *text, ir_spec *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     const char *p = skip_space(text ? text : "");
     while (*p) {
-        if (out->n == FN_MAX_PARAMS) {
-            snprintf(err, errlen, "more than %d entries", FN_MAX_PARAMS);
+        if (out->n == IR_SPEC_MAX_ENTRIES) {
+            snprintf(err, errlen, "more than %d entries", IR_SPEC_MAX_ENTRIES);
             return false;
         }
-        fn_spec_entry *e = &out->entries[out->n++];
+        ir_spec_entry *e = &out->entries[out->n++];
         const char *comma_or_end = p + strcspn(p, ",[");
         const char *eq = strchr(p, '=');
         bool is_value = eq && eq < comma_or_end;
@@ -138,7 +138,7 @@ bool fn_parse_spec(const char *text, fn_spec *out, char *err, size_t errlen)
     return true;
 }
 
-bool fn_shape_matches(const ag_shape *spec, const ag_shape *actual)
+bool ir_spec_shape_matches(const ag_shape *spec, const ag_shape *actual)
 {
     if (spec->rank != actual->rank)
         return false;
@@ -148,7 +148,7 @@ bool fn_shape_matches(const ag_shape *spec, const ag_shape *actual)
     return true;
 }
 
-char *fn_type_str(ag_dtype dt, const ag_shape *s, char *buf, size_t n)
+char *ir_spec_type_str(ag_dtype dt, const ag_shape *s, char *buf, size_t n)
 {
     char shape[160];
     snprintf(buf, n, "%s%s", ag_dtype_name(dt), rt_shape_str(s, shape, sizeof shape));

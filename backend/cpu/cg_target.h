@@ -21,7 +21,7 @@ void cg_target_init(void);
 /* A target machine for t (NULL or empty fields: the host triple, CPU and
  * features). pic: position-independent code for object files; otherwise
  * the JIT's code model. NULL with a message in err. */
-LLVMTargetMachineRef cg_target_machine(const cg_target *t, bool pic, char *err, size_t errlen);
+LLVMTargetMachineRef cg_target_machine(const tgt_options *t, bool pic, char *err, size_t errlen);
 
 /* Verifies mod, sets its triple and data layout from tm, and runs LLVM's
  * O2 pipeline with the vectorizers on. */

@@ -18,6 +18,7 @@
 #ifndef CG_LOWER_H
 #define CG_LOWER_H
 
+#include "cg.h"
 #include "ir.h"
 #include "pass.h"
 
@@ -103,6 +104,7 @@ typedef struct cg_helpers {
 
 typedef struct cg_lower {
     const ir_function *fn;
+    pass_analyses *am; /* fn's analyses: liveness and the plans followed */
     char *err;
     size_t errlen;
     bool failed;
@@ -110,8 +112,8 @@ typedef struct cg_lower {
     /* the plan */
     int n_ids;
     cg_info *info; /* by node id */
-    pass_fusion_plan *fusion; /* the loops to emit: passes/fusion.c */
-    pass_memory_plan *memory; /* frame buffers: passes/memplan.c */
+    const pass_fusion_plan *fusion; /* the loops to emit: passes/fusion.c, from am */
+    const pass_memory_plan *memory; /* frame buffers: passes/memplan.c, from am */
     cg_cluster *clusters;     /* by the plan's cluster number */
     int n_slots;
     int max_inputs; /* most operands of a fallback node */
@@ -142,20 +144,24 @@ typedef struct cg_lower {
 
 /* Lowers fn to a module holding one function, `sym`:
  *   i32 sym(ptr args, ptr results)    (1 on success, 0 after an error)
+ * following the plans of am (fn's analyses, for the cpu target's caps).
  * NULL with a message in err when fn uses something not supported. */
-LLVMModuleRef cg_lower_function(const ir_function *fn, LLVMContextRef ctx, const char *sym,
-                                char *err, size_t errlen);
+LLVMModuleRef cg_lower_function(const ir_function *fn, pass_analyses *am, LLVMContextRef ctx,
+                                const char *sym, char *err, size_t errlen);
 
 /* The same for code compiled ahead of time: node references go through
  * `node_table`, a global [ir_function_num_ids(fn) x ptr] this defines
  * (internal, zeroed), which the runtime fills from the graph it parses
  * before the first call (runtime/aot). */
-LLVMModuleRef cg_lower_function_aot(const ir_function *fn, LLVMContextRef ctx, const char *sym,
+LLVMModuleRef cg_lower_function_aot(const ir_function *fn, pass_analyses *am,
+                                    LLVMContextRef ctx, const char *sym,
                                     const char *node_table, const char *triple, char *err,
                                     size_t errlen);
 
 bool cg_fail(cg_lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static inline cg_info *cg_info_of(cg_lower *L, const ir_node *n) { return &L->info[n->id]; }
+/* Whether generated code computes on dt directly (the cpu target's caps). */
+static inline bool cg_native_dtype(ag_dtype dt) { return pass_caps_native(&tgt_cpu.caps, dt); }
 
 /* lower_plan.c */
 bool cg_plan(cg_lower *L);

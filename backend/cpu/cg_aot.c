@@ -62,7 +62,7 @@ static LLVMValueRef i64c(aot *A, int64_t v) { return LLVMConstInt(A->t_i64, (uns
 /* -------------------------------------------------------- descriptor */
 
 /* The parameter names and kinds, as the descriptor points at them. */
-static void param_tables(aot *A, const cg_aot_function *f, LLVMValueRef *names,
+static void param_tables(aot *A, const tgt_aot_function *f, LLVMValueRef *names,
                          LLVMValueRef *kinds)
 {
     int n = f->n_params ? f->n_params : 1;
@@ -80,8 +80,8 @@ static void param_tables(aot *A, const cg_aot_function *f, LLVMValueRef *names,
 }
 
 /* struct ag_aot_function (aot.h): every field 8 bytes, in its order. */
-static LLVMValueRef descriptor(aot *A, const cg_aot_function *f, LLVMValueRef entry,
-                               LLVMValueRef table, int n_nodes)
+static LLVMValueRef descriptor(aot *A, const tgt_aot_function *f, const char *graph_text,
+                               LLVMValueRef entry, LLVMValueRef table, int n_nodes)
 {
     LLVMValueRef names, kinds;
     param_tables(A, f, &names, &kinds);
@@ -91,7 +91,7 @@ static LLVMValueRef descriptor(aot *A, const cg_aot_function *f, LLVMValueRef en
         string(A, f->file, "file"),
         i64c(A, f->line),
         string(A, f->signature, "signature"),
-        string(A, f->graph_text, "graph"),
+        string(A, graph_text, "graph"),
         i64c(A, f->n_params),
         names,
         kinds,
@@ -120,7 +120,7 @@ static void add_attr(aot *A, LLVMValueRef fn, unsigned index, const char *name)
     LLVMAddAttributeAtIndex(fn, index, LLVMCreateEnumAttribute(A->ctx, kind, 0));
 }
 
-static LLVMTypeRef scalar_type(aot *A, const cg_aot_param *p)
+static LLVMTypeRef scalar_type(aot *A, const tgt_aot_param *p)
 {
     if (p->kind == AG_ARG_FLOAT)
         return p->bits == 32 ? LLVMFloatTypeInContext(A->ctx) : A->t_f64;
@@ -131,7 +131,7 @@ static LLVMTypeRef scalar_type(aot *A, const cg_aot_param *p)
  * or a struct of one), a pair in registers, or through memory (sret). */
 typedef enum ret_kind { RET_VOID, RET_ONE, RET_PAIR, RET_MEMORY } ret_kind;
 
-static ret_kind return_kind(const cg_aot_function *f)
+static ret_kind return_kind(const tgt_aot_function *f)
 {
     return f->n_outputs == 0 ? RET_VOID
            : f->n_outputs == 1 ? RET_ONE
@@ -148,7 +148,7 @@ static LLVMTypeRef pair_type(aot *A)
     return LLVMArrayType2(A->t_i64, 2);
 }
 
-static LLVMValueRef declare_c_function(aot *A, const cg_aot_function *f, ret_kind rk)
+static LLVMValueRef declare_c_function(aot *A, const tgt_aot_function *f, ret_kind rk)
 {
     int n = f->n_params + (rk == RET_MEMORY);
     LLVMTypeRef *pt = rt_xcalloc((size_t)n + 1, sizeof *pt);
@@ -156,7 +156,7 @@ static LLVMValueRef declare_c_function(aot *A, const cg_aot_function *f, ret_kin
     if (rk == RET_MEMORY)
         pt[k++] = A->t_ptr;
     for (int i = 0; i < f->n_params; i++) {
-        const cg_aot_param *p = &f->params[i];
+        const tgt_aot_param *p = &f->params[i];
         bool scalar = p->kind == AG_ARG_INT || p->kind == AG_ARG_FLOAT;
         pt[k++] = scalar ? scalar_type(A, p) : A->t_i64; /* ag_tensor: 8 bytes, INTEGER */
     }
@@ -173,7 +173,7 @@ static LLVMValueRef declare_c_function(aot *A, const cg_aot_function *f, ret_kin
     }
     /* narrow integers are extended by the caller (both ABIs) */
     for (int i = 0; i < f->n_params; i++) {
-        const cg_aot_param *p = &f->params[i];
+        const tgt_aot_param *p = &f->params[i];
         if (p->kind == AG_ARG_INT && p->bits < 32)
             add_attr(A, fn, (unsigned)(i + 1 + (rk == RET_MEMORY)),
                      p->is_signed && p->bits > 1 ? "signext" : "zeroext");
@@ -182,7 +182,7 @@ static LLVMValueRef declare_c_function(aot *A, const cg_aot_function *f, ret_kin
 }
 
 /* A parameter as the int64_t slot ag_aot_call reads. */
-static LLVMValueRef scalar_bits(aot *A, const cg_aot_param *p, LLVMValueRef v)
+static LLVMValueRef scalar_bits(aot *A, const tgt_aot_param *p, LLVMValueRef v)
 {
     if (p->kind == AG_ARG_FLOAT) {
         if (p->bits == 32)
@@ -201,7 +201,7 @@ static LLVMValueRef slot(aot *A, LLVMValueRef array, int n, int i)
     return LLVMBuildInBoundsGEP2(A->b, LLVMArrayType2(A->t_i64, (uint64_t)n), array, idx, 2, "");
 }
 
-static void emit_return(aot *A, const cg_aot_function *f, ret_kind rk, LLVMValueRef fn,
+static void emit_return(aot *A, const tgt_aot_function *f, ret_kind rk, LLVMValueRef fn,
                         LLVMValueRef outs, int n_out)
 {
     if (rk == RET_VOID) {
@@ -224,7 +224,7 @@ static void emit_return(aot *A, const cg_aot_function *f, ret_kind rk, LLVMValue
 
 /* The C function: packs its arguments for ag_aot_call, returns the
  * outputs the C way. */
-static void c_function(aot *A, const cg_aot_function *f, LLVMValueRef desc)
+static void c_function(aot *A, const tgt_aot_function *f, LLVMValueRef desc)
 {
     ret_kind rk = return_kind(f);
     LLVMValueRef fn = declare_c_function(A, f, rk);
@@ -234,7 +234,7 @@ static void c_function(aot *A, const cg_aot_function *f, LLVMValueRef desc)
     LLVMValueRef scalars = LLVMBuildAlloca(A->b, LLVMArrayType2(A->t_i64, (uint64_t)n), "scalars");
     LLVMValueRef outs = LLVMBuildAlloca(A->b, LLVMArrayType2(A->t_i64, (uint64_t)n_out), "outs");
     for (int i = 0; i < f->n_params; i++) {
-        const cg_aot_param *p = &f->params[i];
+        const tgt_aot_param *p = &f->params[i];
         LLVMValueRef v = LLVMGetParam(fn, (unsigned)(i + (rk == RET_MEMORY)));
         LLVMSetValueName2(v, p->name, strlen(p->name));
         bool scalar = p->kind == AG_ARG_INT || p->kind == AG_ARG_FLOAT;
@@ -255,25 +255,48 @@ static void c_function(aot *A, const cg_aot_function *f, LLVMValueRef desc)
 
 /* ------------------------------------------------------------ modules */
 
+/* The graph's text form, which the object carries, and the graph parsed
+ * back from it: the code is generated from what the runtime will parse,
+ * so that node numbers agree by construction. NULL after an error. */
+static ir_function *graph_as_loaded(aot *A, const tgt_aot_function *f, char **text)
+{
+    size_t len;
+    FILE *out = open_memstream(text, &len);
+    ir_print(f->graph, out);
+    fclose(out);
+    char err[512];
+    ir_function *g = ir_parse(*text, f->file, err, sizeof err);
+    if (!g)
+        snprintf(A->err, A->errlen, "internal error: the graph of '%s' does not parse back: %s",
+                 f->name, err);
+    return g;
+}
+
 /* One function's module: its code, node table, descriptor, C function. */
-static LLVMModuleRef function_module(aot *A, const cg_aot_function *f)
+static LLVMModuleRef function_module(aot *A, const tgt_aot_function *f)
 {
     char entry[160], table[160];
     snprintf(entry, sizeof entry, "agc_%s_graph", f->name);
     snprintf(table, sizeof table, "agc_%s_nodes", f->name);
-    char err[512];
+    char err[512], *text = NULL;
+    ir_function *g = graph_as_loaded(A, f, &text);
+    pass_analyses *am = g ? pass_analyses_new(g, &tgt_cpu.caps) : NULL;
     LLVMModuleRef mod =
-        cg_lower_function_aot(f->graph, A->ctx, entry, table, A->triple, err, sizeof err);
-    if (!mod) {
+        g ? cg_lower_function_aot(g, am, A->ctx, entry, table, A->triple, err, sizeof err) : NULL;
+    if (g && !mod)
         snprintf(A->err, A->errlen, "'%s' cannot be compiled: %s", f->name, err);
-        return NULL;
+    if (mod) {
+        A->mod = mod;
+        LLVMValueRef code = LLVMGetNamedFunction(mod, entry);
+        LLVMSetLinkage(code, LLVMInternalLinkage);
+        LLVMValueRef nodes = LLVMGetNamedGlobal(mod, table);
+        int n_nodes = (int)LLVMGetArrayLength2(LLVMGlobalGetValueType(nodes));
+        c_function(A, f, descriptor(A, f, text, code, nodes, n_nodes));
     }
-    A->mod = mod;
-    LLVMValueRef code = LLVMGetNamedFunction(mod, entry);
-    LLVMSetLinkage(code, LLVMInternalLinkage);
-    LLVMValueRef nodes = LLVMGetNamedGlobal(mod, table);
-    int n_nodes = (int)LLVMGetArrayLength2(LLVMGlobalGetValueType(nodes));
-    c_function(A, f, descriptor(A, f, code, nodes, n_nodes));
+    pass_analyses_free(am);
+    if (g)
+        ir_function_free(g);
+    free(text);
     return mod;
 }
 
@@ -300,7 +323,7 @@ static void init_types(aot *A)
 }
 
 /* Every function's module linked into one; NULL after an error. */
-static LLVMModuleRef build(aot *A, const cg_aot_function *fns, int n, const char *name)
+static LLVMModuleRef build(aot *A, const tgt_aot_function *fns, int n, const char *name)
 {
     LLVMModuleRef all = LLVMModuleCreateWithNameInContext(name, A->ctx);
     for (int i = 0; i < n; i++) {
@@ -315,10 +338,10 @@ static LLVMModuleRef build(aot *A, const cg_aot_function *fns, int n, const char
     return all;
 }
 
-static bool emit(aot *A, LLVMModuleRef mod, LLVMTargetMachineRef tm, cg_output kind, char **out,
+static bool emit(aot *A, LLVMModuleRef mod, LLVMTargetMachineRef tm, tgt_emit_kind kind, char **out,
                  size_t *len)
 {
-    if (kind == CG_OUTPUT_LLVM) {
+    if (kind == TGT_EMIT_LLVM) {
         char *text = LLVMPrintModuleToString(mod);
         *len = strlen(text);
         *out = rt_xmalloc(*len + 1);
@@ -328,10 +351,10 @@ static bool emit(aot *A, LLVMModuleRef mod, LLVMTargetMachineRef tm, cg_output k
     }
     LLVMMemoryBufferRef buf;
     char *msg = NULL;
-    LLVMCodeGenFileType ft = kind == CG_OUTPUT_ASM ? LLVMAssemblyFile : LLVMObjectFile;
+    LLVMCodeGenFileType ft = kind == TGT_EMIT_ASM ? LLVMAssemblyFile : LLVMObjectFile;
     if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, ft, &msg, &buf)) {
         snprintf(A->err, A->errlen, "LLVM cannot write the %s: %s",
-                 kind == CG_OUTPUT_ASM ? "assembly" : "object file", msg ? msg : "");
+                 kind == TGT_EMIT_ASM ? "assembly" : "object file", msg ? msg : "");
         LLVMDisposeMessage(msg);
         return false;
     }
@@ -343,7 +366,7 @@ static bool emit(aot *A, LLVMModuleRef mod, LLVMTargetMachineRef tm, cg_output k
     return true;
 }
 
-bool cg_aot_compile(const cg_aot_function *fns, int n, const cg_target *target, cg_output kind,
+bool cg_aot_compile(const tgt_aot_function *fns, int n, const tgt_options *target, tgt_emit_kind kind,
                     char **out, size_t *len, char *err, size_t errlen)
 {
     aot A = {.ctx = LLVMContextCreate(), .err = err, .errlen = errlen};

@@ -784,10 +784,11 @@ static void make_node_table(cg_lower *L, const char *name)
     LLVMSetLinkage(L->node_table, LLVMInternalLinkage);
 }
 
-static LLVMModuleRef lower(const ir_function *fn, LLVMContextRef ctx, const char *sym,
-                           const char *node_table, const char *triple, char *err, size_t errlen)
+static LLVMModuleRef lower(const ir_function *fn, pass_analyses *am, LLVMContextRef ctx,
+                           const char *sym, const char *node_table, const char *triple,
+                           char *err, size_t errlen)
 {
-    cg_lower L = {.fn = fn, .err = err, .errlen = errlen, .ctx = ctx,
+    cg_lower L = {.fn = fn, .am = am, .err = err, .errlen = errlen, .ctx = ctx,
                   .fp_constraint = cg_fp_constraint(triple)};
     if (errlen)
         err[0] = '\0';
@@ -808,15 +809,16 @@ static LLVMModuleRef lower(const ir_function *fn, LLVMContextRef ctx, const char
     return L.mod;
 }
 
-LLVMModuleRef cg_lower_function(const ir_function *fn, LLVMContextRef ctx, const char *sym,
-                                char *err, size_t errlen)
+LLVMModuleRef cg_lower_function(const ir_function *fn, pass_analyses *am, LLVMContextRef ctx,
+                                const char *sym, char *err, size_t errlen)
 {
-    return lower(fn, ctx, sym, NULL, NULL, err, errlen);
+    return lower(fn, am, ctx, sym, NULL, NULL, err, errlen);
 }
 
-LLVMModuleRef cg_lower_function_aot(const ir_function *fn, LLVMContextRef ctx, const char *sym,
+LLVMModuleRef cg_lower_function_aot(const ir_function *fn, pass_analyses *am,
+                                    LLVMContextRef ctx, const char *sym,
                                     const char *node_table, const char *triple, char *err,
                                     size_t errlen)
 {
-    return lower(fn, ctx, sym, node_table, triple, err, errlen);
+    return lower(fn, am, ctx, sym, node_table, triple, err, errlen);
 }

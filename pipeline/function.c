@@ -3,14 +3,12 @@
  *
  * Each AG_FUNCTION has an entry; each distinct input signature (dtype and
  * shape of every tensor, value of every C scalar, identity of every
- * variable) has a concrete function: the traced graph and its execution
- * plan. A call finds or traces its concrete function, then runs the graph.
+ * variable) has a concrete function: what the compile pipeline made of it
+ * (pipeline.h: the optimized graph, compiled for the selected target). A
+ * call finds or makes its concrete function, then runs it.
  */
 #include "function.h"
 
-#include "cg.h"
-#include "exec.h"
-#include "pass.h"
 #include "trace.h"
 
 #include <pthread.h>
@@ -18,22 +16,14 @@
 #include <string.h>
 
 /* The identity of one argument in the cache. */
-typedef struct arg_key {
-    ag_arg_kind kind;
-    ir_type type; /* tensors and tensor arrays: the traced type */
-    int64_t i;
-    double f;
-    ag_variable var;
-} arg_key;
+typedef pl_arg arg_key;
 
 typedef struct fn_entry fn_entry;
 
 struct ag_concrete_function {
     fn_entry *entry;
     arg_key *keys;
-    ir_function *ir;
-    ir_plan *plan;
-    cg_code *code; /* compiled graph; NULL: run by the reference executor */
+    pl_result compiled; /* the graph, its analyses, the target's executable */
     ag_concrete_function *next;
 };
 
@@ -41,7 +31,7 @@ struct fn_entry {
     const ag_function_desc *desc;
     pthread_mutex_t lock;
     bool has_signature;
-    fn_spec signature;
+    ir_spec signature;
     ag_concrete_function *concretes; /* newest first */
     int trace_count;
     unsigned history; /* bit i: whether the i-th latest call traced */
@@ -58,12 +48,12 @@ static int eager_override = -1; /* -1: not set; else ag_run_functions_eagerly */
 
 static void registry_shutdown(void);
 
-static bool signature_for(const ag_function_desc *d, fn_spec *sig)
+static bool signature_for(const ag_function_desc *d, ir_spec *sig)
 {
     char err[256];
     if (!d->signature)
         return false;
-    if (!fn_parse_spec(d->signature, sig, err, sizeof err)) {
+    if (!ir_spec_parse(d->signature, sig, err, sizeof err)) {
         rt_report((ag_loc){d->file, d->line}, "AG_SIGNATURE(\"%s\") of '%s': %s",
                   d->signature, d->name, err);
         return false;
@@ -108,9 +98,7 @@ void ag_function_register(const ag_function_desc *fn) { entry_for(fn); }
 
 static void concrete_free(ag_concrete_function *cf)
 {
-    cg_free(cf->code); /* before the graph it refers to */
-    ir_plan_free(cf->plan);
-    ir_function_free(cf->ir);
+    pl_result_free(&cf->compiled);
     free(cf->keys);
     free(cf);
 }
@@ -146,7 +134,7 @@ static int count_tensor_params(const ag_function_desc *d)
     return n;
 }
 
-static int count_tensor_entries(const fn_spec *s)
+static int count_tensor_entries(const ir_spec *s)
 {
     int n = 0;
     for (int i = 0; i < s->n; i++)
@@ -155,18 +143,18 @@ static int count_tensor_entries(const fn_spec *s)
 }
 
 /* Checks a tensor argument against the signature's spec for it. */
-static bool match_signature(const fn_entry *e, ag_loc loc, int param, const fn_spec_entry *spec,
+static bool match_signature(const fn_entry *e, ag_loc loc, int param, const ir_spec_entry *spec,
                             arg_key *k)
 {
     char want[200], got[200];
-    if (spec->dtype == k->type.dtype && fn_shape_matches(&spec->shape, &k->type.shape)) {
+    if (spec->dtype == k->type.dtype && ir_spec_shape_matches(&spec->shape, &k->type.shape)) {
         k->type.shape = spec->shape; /* one concrete function for the whole spec */
         return true;
     }
     rt_report(loc, "'%s' parameter '%s' expects %s (from its AG_SIGNATURE), got %s",
               e->desc->name, param_name(e, param),
-              fn_type_str(spec->dtype, &spec->shape, want, sizeof want),
-              fn_type_str(k->type.dtype, &k->type.shape, got, sizeof got));
+              ir_spec_type_str(spec->dtype, &spec->shape, want, sizeof want),
+              ir_spec_type_str(k->type.dtype, &k->type.shape, got, sizeof got));
     return false;
 }
 
@@ -250,80 +238,26 @@ static ag_concrete_function *find_concrete(fn_entry *e, const arg_key *keys)
 
 /* --------------------------------------------------------------- tracing */
 
-static void trace_args(ir_trace *t, const fn_entry *e, const arg_key *keys, ag_arg *args)
+/* A pipeline request for e's function with these keys. */
+static pl_request request_for(const fn_entry *e, const arg_key *keys, pl_stage stop)
 {
-    for (int i = 0; i < e->desc->n_params; i++) {
-        memset(&args[i], 0, sizeof args[i]);
-        args[i].kind = keys[i].kind;
-        switch (keys[i].kind) {
-        case AG_ARG_TENSOR:
-        case AG_ARG_TENSOR_ARRAY: args[i].tensor = ir_trace_param(t, &keys[i].type); break;
-        case AG_ARG_VARIABLE: args[i].variable = keys[i].var; break;
-        case AG_ARG_INT: args[i].i = keys[i].i; break;
-        case AG_ARG_FLOAT: args[i].f = keys[i].f; break;
-        }
-    }
-}
-
-static bool verify_traced(const ag_function_desc *d, ir_function *fn)
-{
-    char err[768];
-    if (ir_verify(fn, err, sizeof err))
-        return true;
-    rt_report((ag_loc){d->file, d->line}, "internal error: the graph traced for '%s' is "
-                                          "invalid: %s", d->name, err);
-    return false;
-}
-
-/* Traces the graph of e for keys, verified but not optimized; NULL after
- * reporting an error. */
-static ir_function *trace_graph(const fn_entry *e, const arg_key *keys, bool first)
-{
-    const ag_function_desc *d = e->desc;
-    ag_loc at = {d->file, d->line};
-    size_t np = (size_t)(d->n_params ? d->n_params : 1);
-    ag_arg *args = rt_xcalloc(np, sizeof *args);
-    ag_tensor *outs = rt_xcalloc((size_t)d->n_outputs + 1, sizeof *outs);
-    ir_function *fn = ir_function_new(d->name);
-    uint64_t errors = rt_error_count();
-    ir_trace *t = ir_trace_begin(fn);
-    ir_trace_set_first(t, first);
-    ag_scope_push();
-    trace_args(t, e, keys, args);
-    d->trace(args, outs);
-    ir_trace_set_outputs(t, d->n_outputs, outs, at);
-    ag_scope_pop();
-    bool ok = ir_trace_end(t) && rt_error_count() == errors && verify_traced(d, fn);
-    free(args);
-    free(outs);
-    if (!ok) {
-        ir_function_free(fn);
-        return NULL;
-    }
-    return fn;
+    return (pl_request){.desc = e->desc, .args = keys, .first_trace = e->trace_count == 0,
+                        .stop = stop};
 }
 
 static ag_concrete_function *trace_concrete(fn_entry *e, const arg_key *keys)
 {
     const ag_function_desc *d = e->desc;
-    ag_loc at = {d->file, d->line};
-    ir_function *fn = trace_graph(e, keys, e->trace_count == 0);
-    bool ok = fn && pass_run_default(fn); /* the optimization pipeline (passes/pass.h) */
-#ifndef NDEBUG
-    ok = ok && verify_traced(d, fn);
-#endif
-    if (!ok) {
-        ir_function_free(fn);
+    pl_request r = request_for(e, keys, PL_COMPILED);
+    pl_result compiled;
+    if (!pl_run(&r, &compiled))
         return NULL;
-    }
     size_t np = (size_t)(d->n_params ? d->n_params : 1);
     ag_concrete_function *cf = rt_xcalloc(1, sizeof *cf);
     cf->entry = e;
     cf->keys = rt_xmalloc(np * sizeof *cf->keys);
     memcpy(cf->keys, keys, (size_t)d->n_params * sizeof *keys);
-    cf->ir = fn;
-    cf->plan = ir_plan_new(fn);
-    cf->code = cg_compile_for_executor(fn, at); /* AG_EXECUTOR picks the executor */
+    cf->compiled = compiled;
     cf->next = e->concretes;
     e->concretes = cf;
     e->trace_count++;
@@ -424,7 +358,7 @@ static bool run_concrete(ag_concrete_function *cf, ag_loc loc, const ag_arg *arg
     for (int i = 0; i < d->n_params; i++)
         if (d->param_kinds[i] == AG_ARG_TENSOR || d->param_kinds[i] == AG_ARG_TENSOR_ARRAY)
             in[n_in++] = rt_handle_get(loc, args[i].tensor);
-    bool ok = cf->code ? cg_run(cf->code, in, n_in, out) : ir_execute(cf->plan, in, n_in, out);
+    bool ok = pl_execute(&cf->compiled, in, n_in, out);
     for (int i = 0; i < d->n_outputs; i++)
         outputs[i] = ok ? rt_handle_new(out[i]) : rt_error_tensor();
     if (!ok)
@@ -477,7 +411,7 @@ static void print_concrete(const ag_concrete_function *cf, FILE *out)
         fprintf(out, "    %s: %s\n", param_name(cf->entry, i), buf);
     }
     fprintf(out, "  Returns:\n");
-    const ir_graph *body = cf->ir->body;
+    const ir_graph *body = cf->compiled.graph->body;
     if (body->n_results == 0)
         fprintf(out, "    (nothing)\n");
     for (int i = 0; i < body->n_results; i++)
@@ -505,7 +439,7 @@ void ag_function_print_signatures(const char *name, FILE *out)
     pthread_mutex_unlock(&e->lock);
 }
 
-static bool keys_from_spec(const fn_entry *e, ag_loc loc, const fn_spec *spec,
+static bool keys_from_spec(const fn_entry *e, ag_loc loc, const ir_spec *spec,
                            const char *spec_text, arg_key *keys)
 {
     const ag_function_desc *d = e->desc;
@@ -514,7 +448,7 @@ static bool keys_from_spec(const fn_entry *e, ag_loc loc, const fn_spec *spec,
         arg_key *k = &keys[i];
         memset(k, 0, sizeof *k);
         k->kind = d->param_kinds[i];
-        const fn_spec_entry *s = NULL;
+        const ir_spec_entry *s = NULL;
         if (k->kind == AG_ARG_TENSOR) {
             while (t < spec->n && spec->entries[t].is_scalar_value)
                 t++;
@@ -552,13 +486,13 @@ ag_concrete_function *ag_get_concrete_function_at(ag_loc loc, const char *name,
 {
     fn_entry *e = name ? entry_named(name) : NULL;
     char err[256];
-    fn_spec spec;
+    ir_spec spec;
     if (!e) {
         rt_report(loc, "ag_get_concrete_function: no AG_FUNCTION named '%s' is known",
                   name ? name : "(null)");
         return NULL;
     }
-    if (!fn_parse_spec(spec_text, &spec, err, sizeof err)) {
+    if (!ir_spec_parse(spec_text, &spec, err, sizeof err)) {
         rt_report(loc, "ag_get_concrete_function: bad spec \"%s\": %s", spec_text, err);
         return NULL;
     }
@@ -575,40 +509,45 @@ ag_concrete_function *ag_get_concrete_function_at(ag_loc loc, const char *name,
     return cf;
 }
 
-ir_function *fn_trace_spec(ag_loc loc, const char *name, const char *spec_text,
-                           const ag_function_desc **desc)
+bool fn_compile_spec(ag_loc loc, const char *name, const char *spec_text, pl_stage stop,
+                     const tgt_target *target, const tgt_options *options, pl_result *out)
 {
     fn_entry *e = name ? entry_named(name) : NULL;
     char err[256];
-    fn_spec spec;
+    ir_spec spec;
+    memset(out, 0, sizeof *out);
     if (!e) {
         rt_report(loc, "no AG_FUNCTION named '%s' is known", name ? name : "(null)");
-        return NULL;
+        return false;
     }
-    if (!fn_parse_spec(spec_text, &spec, err, sizeof err)) {
+    if (!ir_spec_parse(spec_text, &spec, err, sizeof err)) {
         rt_report(loc, "bad signature \"%s\" for '%s': %s", spec_text, name, err);
-        return NULL;
+        return false;
     }
-    if (desc)
-        *desc = e->desc;
     arg_key *keys = rt_xcalloc((size_t)(e->desc->n_params + 1), sizeof *keys);
-    ir_function *fn = NULL;
-    if (keys_from_spec(e, loc, &spec, spec_text, keys)) {
+    bool ok = keys_from_spec(e, loc, &spec, spec_text, keys);
+    if (ok) {
+        pl_request r = request_for(e, keys, stop);
+        r.first_trace = true;
+        r.target = target;
+        r.strict = true;
+        if (options)
+            r.options = *options;
         pthread_mutex_lock(&e->lock);
-        fn = trace_graph(e, keys, true);
+        ok = pl_run(&r, out);
         pthread_mutex_unlock(&e->lock);
     }
     free(keys);
-    return fn;
+    return ok;
 }
 
 void ag_concrete_print_graph(const ag_concrete_function *cf, FILE *out)
 {
     if (cf)
-        ir_print(cf->ir, out ? out : stdout);
+        ir_print(cf->compiled.graph, out ? out : stdout);
 }
 
 int ag_concrete_num_nodes(const ag_concrete_function *cf)
 {
-    return cf ? ir_function_num_nodes(cf->ir) : 0;
+    return cf ? ir_function_num_nodes(cf->compiled.graph) : 0;
 }

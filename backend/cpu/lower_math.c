@@ -22,7 +22,7 @@
  */
 #include "lower.h"
 
-#include "../runtime/kernels/tanh_f32.h"
+#include "tanh_f32.h"
 
 #include <stdio.h>
 #include <string.h>

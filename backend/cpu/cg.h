@@ -1,0 +1,57 @@
+/*
+ * cg.h - the CPU target's code generator (prefix cg_): compiles a
+ * concrete function's graph to native code with the LLVM C API and runs
+ * it through an ORC JIT, or compiles graphs ahead of time into an object.
+ * target_cpu.c makes it the `cpu` target of backend/target.h.
+ *
+ * The compiled code has exactly the reference executor's semantics
+ * (ir/exec.h): the same results, the same errors at the same source
+ * locations, the same prints and state updates in the same order, and the
+ * same non-strict liveness (only nodes that reach a result or an effect
+ * run). lower.c describes how the code is built; docs/runtime.md how to
+ * choose the target.
+ */
+#ifndef CG_H
+#define CG_H
+
+#include "ir.h"
+#include "target.h"
+
+typedef struct cg_code cg_code;
+
+/* The cpu target (target_cpu.c); its caps are what the lowering can do. */
+extern const tgt_target tgt_cpu;
+
+/*
+ * Compiles fn, following the plans of am (fn's analyses, made for
+ * tgt_cpu.caps). fn and am must outlive the code: the generated code
+ * refers to fn's nodes (attributes, source locations, literals), and
+ * cg_module_text lowers again. Returns NULL with a message in err when
+ * something is not supported. Safe to call from several threads at once.
+ */
+cg_code *cg_compile(const ir_function *fn, pass_analyses *am, const tgt_options *o, char *err,
+                    size_t errlen);
+
+/*
+ * Runs compiled code, with ir_execute's contract: one value per
+ * parameter; on success one new value per result (the caller frees them)
+ * and true; on failure false after reporting the error (rt_report) at the
+ * failing node's location, with results left untouched. Reentrant.
+ */
+bool cg_run(const cg_code *c, rt_value *const *args, int n_args, rt_value **results);
+
+void cg_free(cg_code *c);
+
+/* The optimized LLVM IR of the code, as text (malloc'ed; free it). */
+char *cg_module_text(const cg_code *c);
+
+/* -------------------------------------------- ahead of time (cg_aot.c) */
+
+/* Compiles fns into one module for the options' triple and CPU
+ * (backend/cpu/aot.h describes what it holds) and returns it as an object
+ * file, assembly or LLVM IR text in *out (malloc'ed, *len bytes). False
+ * with a message in err. */
+bool cg_aot_compile(const tgt_aot_function *fns, int n, const tgt_options *target,
+                    tgt_emit_kind kind, char **out, size_t *len, char *err, size_t errlen);
+
+#endif /* CG_H */

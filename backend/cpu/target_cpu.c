@@ -1,0 +1,75 @@
+/*
+ * target_cpu.c - the `cpu` target: graphs compiled to native code by LLVM
+ * (cg_jit.c, lower*.c), run through ORC's JIT, or compiled ahead of time
+ * into an object (cg_aot.c).
+ *
+ * Its capabilities are the lowering's: generated code computes directly
+ * on f32, f64, i32, i64 and bool (bf16 goes through the runtime's
+ * kernels); every elementwise op fuses into loops (lower_elem.c emits
+ * each); every op runs (what has no native form calls its kernel).
+ */
+#include "cg.h"
+
+#include <stdlib.h>
+
+struct tgt_exe {
+    cg_code *code;
+};
+
+static bool fuses(int op) { return op >= 0 && op < RT_OP_COUNT; }
+
+static tgt_exe *cpu_compile(const ir_function *fn, pass_analyses *am, const tgt_options *o,
+                            char *err, size_t errlen)
+{
+    cg_code *code = cg_compile(fn, am, o, err, errlen);
+    if (!code)
+        return NULL;
+    tgt_exe *x = rt_xcalloc(1, sizeof *x);
+    x->code = code;
+    return x;
+}
+
+static bool cpu_run(const tgt_exe *x, rt_value *const *args, int n_args, rt_value **results)
+{
+    return cg_run(x->code, args, n_args, results);
+}
+
+static void cpu_free(tgt_exe *x)
+{
+    if (!x)
+        return;
+    cg_free(x->code);
+    free(x);
+}
+
+/* A roofline: vectorized arithmetic on one core, or the values a fused
+ * loop stores and reads, whichever takes longer, plus a call's overhead. */
+static tgt_cost cpu_cost(const ir_function *fn, pass_analyses *am)
+{
+    tgt_cost c = tgt_count_cost(fn, am);
+    double compute = c.flops / 3.2e10, memory = c.bytes / 2e10;
+    c.seconds = 5e-8 + (compute > memory ? compute : memory);
+    return c;
+}
+
+static bool cpu_emit(const tgt_aot_function *fns, int n, const tgt_options *o,
+                     tgt_emit_kind kind, char **out, size_t *len, char *err, size_t errlen)
+{
+    return cg_aot_compile(fns, n, o, kind, out, len, err, errlen);
+}
+
+const tgt_target tgt_cpu = {
+    .name = "cpu",
+    .summary = "native code from LLVM: fused vectorized loops, BLAS for large products",
+    .caps = {.target = "cpu",
+             .native_dtypes = 1u << AG_F32 | 1u << AG_F64 | 1u << AG_I32 | 1u << AG_I64 |
+                              1u << AG_BOOL,
+             .supports = NULL,
+             .fuses = fuses,
+             .precision = PASS_PRECISION_IEEE},
+    .compile = cpu_compile,
+    .run = cpu_run,
+    .free = cpu_free,
+    .cost = cpu_cost,
+    .emit = cpu_emit,
+};

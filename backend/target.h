@@ -1,0 +1,116 @@
+/*
+ * target.h - the target interface (prefix tgt_): one place a graph can
+ * run, as the compile pipeline sees it.
+ *
+ * A target says what it can do (its capabilities, pass_caps: native
+ * dtypes, the ops it runs and the ops it fuses, its precision), compiles
+ * an optimized graph with the analyses the passes computed for it into an
+ * executable of its own, runs that executable, frees it, and estimates
+ * what a call costs. It may also compile several graphs ahead of time
+ * into one module (an object file, assembly, LLVM IR).
+ *
+ * The pipeline (pipeline/pipeline.h) and the function cache only ever
+ * call these hooks; nothing above this layer names a target's insides.
+ * The registry (target.c) lists the built-in targets - `reference` (the
+ * interpreter of ir/exec.c) and `cpu` (LLVM) - and takes more at run time
+ * (tgt_register), which is how tests add one and how a target in a
+ * plug-in would. docs/architecture.md walks through adding a target.
+ */
+#ifndef TGT_TARGET_H
+#define TGT_TARGET_H
+
+#include "pass.h"
+
+/* How to compile: NULL or empty fields mean the host's. */
+typedef struct tgt_options {
+    const char *triple;   /* an LLVM target triple (cpu) */
+    const char *cpu;      /* a CPU name, as --cpu takes it (cpu) */
+    const char *features; /* "+avx2,-avx512f" (cpu) */
+} tgt_options;
+
+/* A target's compiled form of one graph; only its target looks inside. */
+typedef struct tgt_exe tgt_exe;
+
+/* What one call is estimated to cost (tgt_target.cost). Counts come from
+ * static shapes (an unknown dim counts as 1); time from the target's own
+ * model of itself. */
+typedef struct tgt_cost {
+    double flops;   /* arithmetic operations */
+    double bytes;   /* bytes moved to and from memory */
+    int ops;        /* graph nodes that run */
+    double seconds; /* the estimate */
+} tgt_cost;
+
+/* ------------------------------------------------ ahead of time (emit) */
+
+/* A parameter of the C function: a tensor (or tensor array), or a C
+ * scalar of `bits` bits (1 for bool; 32 or 64 for floating point). */
+typedef struct tgt_aot_param {
+    const char *name;
+    ag_arg_kind kind;
+    int bits;
+    bool is_signed;
+} tgt_aot_param;
+
+/* One function to compile ahead of time: its optimized graph and the C
+ * prototype the object gives it. */
+typedef struct tgt_aot_function {
+    const char *name;      /* the C function the object defines */
+    const char *file;      /* where the user defined it */
+    int line;
+    const char *signature; /* what it is compiled for */
+    const ir_function *graph;
+    int n_params;
+    const tgt_aot_param *params;
+    int n_outputs;
+    bool returns_struct; /* the outputs are the fields of a struct */
+} tgt_aot_function;
+
+typedef enum tgt_emit_kind { TGT_EMIT_OBJECT, TGT_EMIT_ASM, TGT_EMIT_LLVM } tgt_emit_kind;
+
+/* ------------------------------------------------------------ a target */
+
+typedef struct tgt_target {
+    const char *name;    /* what AG_TARGET, agc --target and ag_set_target take */
+    const char *summary; /* one line, for listings */
+    pass_caps caps;      /* what the passes plan for; caps.target is the name */
+
+    /* Compiles fn, which the pipeline has verified and optimized; am holds
+     * the analyses of fn as it is (computed on demand, once). fn and am
+     * outlive the executable. NULL with a message in err when fn is
+     * beyond the target. */
+    tgt_exe *(*compile)(const ir_function *fn, pass_analyses *am, const tgt_options *o,
+                        char *err, size_t errlen);
+    /* ir_execute's contract: one value per parameter; on success one new
+     * value per result and true; false after reporting the error at the
+     * failing node's location. Reentrant. */
+    bool (*run)(const tgt_exe *x, rt_value *const *args, int n_args, rt_value **results);
+    void (*free)(tgt_exe *x);
+    /* What one call of fn is estimated to cost on this target. */
+    tgt_cost (*cost)(const ir_function *fn, pass_analyses *am);
+
+    /* Optional (NULL: the target has no ahead-of-time form). Compiles fns
+     * into one module and returns it in *out (malloc'ed, *len bytes);
+     * false with a message in err. */
+    bool (*emit)(const tgt_aot_function *fns, int n, const tgt_options *o, tgt_emit_kind kind,
+                 char **out, size_t *len, char *err, size_t errlen);
+} tgt_target;
+
+/* ------------------------------------------------------------ registry */
+
+/* The targets, built-in first; NULL past the end. */
+const tgt_target *tgt_at(int i);
+/* The target named `name`, or NULL. */
+const tgt_target *tgt_find(const char *name);
+/* Adds a target (it must outlive the process's use of it); false if its
+ * name is taken or the registry is full. */
+bool tgt_register(const tgt_target *t);
+/* "reference, cpu", for messages that list the choices. */
+const char *tgt_names(char *buf, size_t n);
+
+/* The cost counts of fn's live nodes (flops, bytes of values computed and
+ * read, nodes), with seconds left 0: the part of an estimate every target
+ * shares. */
+tgt_cost tgt_count_cost(const ir_function *fn, pass_analyses *am);
+
+#endif /* TGT_TARGET_H */

@@ -1,0 +1,39 @@
+# The layers of agc and who sees whose headers, bottom first:
+#
+#   runtime   tensors, the op table, eager kernels, the public ag.h
+#   ir        the graph IR, the tracer, signatures, the reference executor
+#   passes    optimization passes, analyses and their manager
+#   backend   the target interface (backend/target.h) and the targets:
+#             backend/reference, backend/cpu (LLVM)
+#   pipeline  the one compile pipeline and the function cache
+#   tools     agc (frontend/), agc-opt, tests and benchmarks
+#
+# Each layer is an INTERFACE library, ag_layer_<name>, that carries its
+# include directory and the layer below it. Code in a layer links its own
+# layer's library PRIVATE, so it can include its own headers and those
+# below, and nothing above: an include of a higher layer fails to compile.
+
+add_library(ag_layer_runtime INTERFACE)
+target_include_directories(ag_layer_runtime INTERFACE
+  ${PROJECT_SOURCE_DIR}/runtime/include
+  ${PROJECT_SOURCE_DIR}/runtime/core
+  ${PROJECT_SOURCE_DIR}/runtime/kernels)
+target_link_libraries(ag_layer_runtime INTERFACE Threads::Threads)
+
+set(_below runtime)
+foreach(layer ir passes backend pipeline)
+  add_library(ag_layer_${layer} INTERFACE)
+  target_include_directories(ag_layer_${layer} INTERFACE ${PROJECT_SOURCE_DIR}/${layer})
+  target_link_libraries(ag_layer_${layer} INTERFACE ag_layer_${_below})
+  set(_below ${layer})
+endforeach()
+
+# ag_layer_objects(<target> <layer> <sources>...): an object library of
+# libag (or libag_rt) in <layer>.
+function(ag_layer_objects target layer)
+  add_library(${target} OBJECT ${ARGN})
+  set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON
+                                             C_VISIBILITY_PRESET default)
+  target_link_libraries(${target} PRIVATE ag_layer_${layer} ag_warnings)
+  target_compile_definitions(${target} PRIVATE _GNU_SOURCE)
+endfunction()

@@ -1,0 +1,221 @@
+/*
+ * pipeline.c - trace -> verify -> passes -> target compile, once for
+ * every caller (pipeline.h), and the choice of target.
+ */
+#include "pipeline.h"
+
+#include "trace.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ choosing */
+
+static pthread_mutex_t choice_lock = PTHREAD_MUTEX_INITIALIZER;
+static const tgt_target *chosen; /* ag_set_target's; NULL: the environment's */
+
+const tgt_target *pl_target_named(ag_loc loc, const char *what, const char *name)
+{
+    const tgt_target *t = tgt_find(name);
+    if (!t) {
+        char names[256];
+        rt_report(loc, "%s%s is not a target; the targets are %s", what, name ? name : "(null)",
+                  tgt_names(names, sizeof names));
+    }
+    return t;
+}
+
+bool ag_set_target_at(ag_loc loc, const char *name)
+{
+    const tgt_target *t = name ? pl_target_named(loc, "ag_set_target: ", name) : NULL;
+    if (name && !t)
+        return false;
+    pthread_mutex_lock(&choice_lock);
+    chosen = t;
+    pthread_mutex_unlock(&choice_lock);
+    return true;
+}
+
+const char *ag_target(void)
+{
+    bool strict;
+    const tgt_target *t = pl_selected_target((ag_loc){0}, &strict);
+    return t ? t->name : NULL;
+}
+
+/* AG_EXECUTOR, the older name of AG_TARGET, with its own value names. */
+static const tgt_target *executor_alias(ag_loc loc, const char *env, bool *strict)
+{
+    if (strcmp(env, "jit") == 0 || strcmp(env, "jit-strict") == 0) {
+        *strict = env[3] == '-';
+        return tgt_find("cpu");
+    }
+    return pl_target_named(loc, "AG_EXECUTOR=", env);
+}
+
+const tgt_target *pl_selected_target(ag_loc loc, bool *strict)
+{
+    *strict = false;
+    pthread_mutex_lock(&choice_lock);
+    const tgt_target *t = chosen;
+    pthread_mutex_unlock(&choice_lock);
+    if (t)
+        return t;
+    const char *env = getenv("AG_TARGET");
+    if (env && *env)
+        return pl_target_named(loc, "AG_TARGET=", env);
+    env = getenv("AG_EXECUTOR");
+    if (env && *env)
+        return executor_alias(loc, env, strict);
+    return tgt_find("cpu");
+}
+
+/* --------------------------------------------------------------- tracing */
+
+static void trace_args(ir_trace *t, const ag_function_desc *d, const pl_arg *keys, ag_arg *args)
+{
+    for (int i = 0; i < d->n_params; i++) {
+        memset(&args[i], 0, sizeof args[i]);
+        args[i].kind = keys[i].kind;
+        switch (keys[i].kind) {
+        case AG_ARG_TENSOR:
+        case AG_ARG_TENSOR_ARRAY: args[i].tensor = ir_trace_param(t, &keys[i].type); break;
+        case AG_ARG_VARIABLE: args[i].variable = keys[i].var; break;
+        case AG_ARG_INT: args[i].i = keys[i].i; break;
+        case AG_ARG_FLOAT: args[i].f = keys[i].f; break;
+        }
+    }
+}
+
+static bool verify(const ag_function_desc *d, const ir_function *fn, const char *when)
+{
+    char err[768];
+    if (ir_verify(fn, err, sizeof err))
+        return true;
+    rt_report((ag_loc){d->file, d->line}, "internal error: the graph %s for '%s' is invalid: %s",
+              when, d->name, err);
+    return false;
+}
+
+/* The graph of d for args, traced and verified; NULL after reporting. */
+static ir_function *trace(const pl_request *r)
+{
+    const ag_function_desc *d = r->desc;
+    ag_loc at = {d->file, d->line};
+    size_t np = (size_t)(d->n_params ? d->n_params : 1);
+    ag_arg *args = rt_xcalloc(np, sizeof *args);
+    ag_tensor *outs = rt_xcalloc((size_t)d->n_outputs + 1, sizeof *outs);
+    ir_function *fn = ir_function_new(d->name);
+    uint64_t errors = rt_error_count();
+    ir_trace *t = ir_trace_begin(fn);
+    ir_trace_set_first(t, r->first_trace);
+    ag_scope_push();
+    trace_args(t, d, r->args, args);
+    d->trace(args, outs);
+    ir_trace_set_outputs(t, d->n_outputs, outs, at);
+    ag_scope_pop();
+    bool ok = ir_trace_end(t) && rt_error_count() == errors && verify(d, fn, "traced");
+    free(args);
+    free(outs);
+    if (!ok) {
+        ir_function_free(fn);
+        return NULL;
+    }
+    return fn;
+}
+
+/* ------------------------------------------------------------ compiling */
+
+/* Every live op is one the target runs (caps.supports); else an error at
+ * the op's line. */
+static bool check_supported(const ir_graph *g, const pass_caps *caps, const ir_liveness *live)
+{
+    for (const ir_node *n = g->first; n; n = n->next) {
+        if (!ir_is_live(live, n))
+            continue;
+        for (int r = 0; r < 2; r++)
+            if (n->region[r] && !check_supported(n->region[r], caps, live))
+                return false;
+        if (n->opcode >= RT_OP_COUNT || caps->supports(n->opcode, n->type.dtype))
+            continue;
+        rt_report(n->loc, "'%s' isn't compilable for the target '%s'",
+                  rt_ops[n->opcode].name, caps->target);
+        return false;
+    }
+    return true;
+}
+
+static bool compile(const pl_request *r, pl_result *out)
+{
+    const ag_function_desc *d = r->desc;
+    const pass_caps *caps = &out->target->caps;
+    if (caps->supports &&
+        !check_supported(out->graph->body, caps, pass_analyses_liveness(out->am)))
+        return false;
+    char err[512];
+    out->exe = out->target->compile(out->graph, out->am, &r->options, err, sizeof err);
+    if (out->exe)
+        return true;
+    if (r->strict) {
+        rt_report((ag_loc){d->file, d->line}, "'%s' could not be compiled for the target "
+                  "'%s': %s", d->name, out->target->name, err);
+        return false;
+    }
+    /* what the target cannot compile, the interpreter runs */
+    out->target = tgt_find("reference");
+    out->exe = out->target->compile(out->graph, out->am, &r->options, err, sizeof err);
+    return out->exe != NULL;
+}
+
+bool pl_run(const pl_request *r, pl_result *out)
+{
+    memset(out, 0, sizeof *out);
+    bool strict = r->strict;
+    out->target = r->target;
+    if (!out->target && !(out->target = pl_selected_target((ag_loc){r->desc->file, r->desc->line},
+                                                           &strict)))
+        return false;
+    pl_request req = *r;
+    req.strict = strict;
+    bool ok = (out->graph = trace(&req)) != NULL;
+    if (ok && req.stop >= PL_OPTIMIZED) {
+        /* the analyses are planned for the target that will compile */
+        out->am = pass_analyses_new(out->graph, &out->target->caps);
+        ok = pass_run_with(out->graph, NULL, out->am);
+#ifndef NDEBUG
+        ok = ok && verify(r->desc, out->graph, "optimized");
+#endif
+    }
+    if (ok && req.stop >= PL_COMPILED)
+        ok = compile(&req, out);
+    if (!ok)
+        pl_result_free(out);
+    return ok;
+}
+
+bool pl_execute(const pl_result *c, rt_value *const *args, int n_args, rt_value **results)
+{
+    return c->target->run(c->exe, args, n_args, results);
+}
+
+void pl_result_free(pl_result *c)
+{
+    if (c->exe)
+        c->target->free(c->exe); /* before the graph it refers to */
+    pass_analyses_free(c->am);
+    if (c->graph)
+        ir_function_free(c->graph);
+    memset(c, 0, sizeof *c);
+}
+
+bool pl_emit(const tgt_target *t, const tgt_aot_function *fns, int n, const tgt_options *o,
+             tgt_emit_kind kind, char **out, size_t *len, char *err, size_t errlen)
+{
+    if (!t->emit) {
+        snprintf(err, errlen, "the target '%s' has no ahead-of-time form (objects, assembly, "
+                              "LLVM IR); the cpu target has", t->name);
+        return false;
+    }
+    return t->emit(fns, n, o, kind, out, len, err, errlen);
+}

@@ -1,0 +1,79 @@
+/*
+ * pipeline.h - the one compile pipeline (prefix pl_):
+ *
+ *     trace -> verify -> passes -> target compile
+ *
+ * Every graph agc makes goes through pl_run: the function cache's at a
+ * new signature (JIT), and agc's at build time (--emit), which stops it
+ * early: `ir` after tracing, `ir-opt` and `dot` after the passes, and
+ * `obj`, `asm` and `llvm` give the optimized graphs to the target's
+ * ahead-of-time form (pl_emit). Nothing here names a target's insides:
+ * targets are reached through backend/target.h only.
+ */
+#ifndef PL_PIPELINE_H
+#define PL_PIPELINE_H
+
+#include "target.h"
+
+/* Where a run stops: after the stage named. */
+typedef enum pl_stage { PL_TRACED, PL_OPTIMIZED, PL_COMPILED } pl_stage;
+
+/* One argument of a trace, as the function cache keys concrete
+ * functions by it: a tensor's type, a C scalar's value, a variable. */
+typedef struct pl_arg {
+    ag_arg_kind kind;
+    ir_type type; /* tensors and tensor arrays */
+    int64_t i;
+    double f;
+    ag_variable var;
+} pl_arg;
+
+typedef struct pl_request {
+    const ag_function_desc *desc;
+    const pl_arg *args;     /* one per parameter of desc */
+    bool first_trace;       /* the function's first (variables may be made) */
+    pl_stage stop;
+    const tgt_target *target; /* NULL: pl_selected_target() */
+    bool strict;            /* a failed compile is an error, not a fallback */
+    tgt_options options;
+} pl_request;
+
+/* What a run made. The graph and its analyses belong to the result; so
+ * does the executable, which the target that made it runs. */
+typedef struct pl_result {
+    ir_function *graph;
+    pass_analyses *am;
+    const tgt_target *target; /* the request's, or reference after a fallback */
+    tgt_exe *exe;             /* PL_COMPILED only */
+} pl_result;
+
+/*
+ * Runs the pipeline up to r->stop. A target that cannot compile the
+ * graph leaves it to the reference target, unless r->strict. False after
+ * reporting an error (at the user's line where there is one); *out is
+ * then empty.
+ */
+bool pl_run(const pl_request *r, pl_result *out);
+/* Runs a compiled result, with ir_execute's contract (ir/exec.h). */
+bool pl_execute(const pl_result *c, rt_value *const *args, int n_args, rt_value **results);
+void pl_result_free(pl_result *c);
+
+/* Compiles optimized graphs ahead of time with t's emit hook into one
+ * module (*out, malloc'ed); false with a message in err. */
+bool pl_emit(const tgt_target *t, const tgt_aot_function *fns, int n, const tgt_options *o,
+             tgt_emit_kind kind, char **out, size_t *len, char *err, size_t errlen);
+
+/*
+ * The target new compiles use: ag_set_target's choice, else the
+ * environment's AG_TARGET, else AG_EXECUTOR (its older name: jit is cpu,
+ * jit-strict is cpu with *strict set), else cpu. NULL after reporting an
+ * unknown name, at loc, with the list of targets.
+ */
+const tgt_target *pl_selected_target(ag_loc loc, bool *strict);
+
+/* Looks a target up for a user's choice; NULL after reporting an unknown
+ * name at loc ("--target=NAME", "AG_TARGET=NAME": `what`), listing the
+ * targets. */
+const tgt_target *pl_target_named(ag_loc loc, const char *what, const char *name);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * cg_util.h - compiling for the cpu target in tests: cg_compile wants the
+ * function's analyses to outlive the code, so tests compile with
+ * tu_compile and free with tu_code_free, which keeps the pair together.
+ */
+#ifndef TU_CG_UTIL_H
+#define TU_CG_UTIL_H
+
+#include "cg.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+typedef struct tu_compiled {
+    cg_code *code;
+    pass_analyses *am;
+    struct tu_compiled *next;
+} tu_compiled;
+
+static pthread_mutex_t tu_compiled_lock = PTHREAD_MUTEX_INITIALIZER;
+static tu_compiled *tu_compiled_list;
+
+/* cg_compile with analyses planned for the cpu target. */
+static inline cg_code *tu_compile(const ir_function *fn, char *err, size_t errlen)
+{
+    pass_analyses *am = pass_analyses_new(fn, &tgt_cpu.caps);
+    cg_code *code = cg_compile(fn, am, NULL, err, errlen);
+    if (!code) {
+        pass_analyses_free(am);
+        return NULL;
+    }
+    tu_compiled *c = calloc(1, sizeof *c);
+    c->code = code;
+    c->am = am;
+    pthread_mutex_lock(&tu_compiled_lock);
+    c->next = tu_compiled_list;
+    tu_compiled_list = c;
+    pthread_mutex_unlock(&tu_compiled_lock);
+    return code;
+}
+
+static inline void tu_code_free(cg_code *code)
+{
+    if (!code)
+        return;
+    pthread_mutex_lock(&tu_compiled_lock);
+    tu_compiled **p = &tu_compiled_list;
+    while (*p && (*p)->code != code)
+        p = &(*p)->next;
+    tu_compiled *c = *p;
+    if (c)
+        *p = c->next;
+    pthread_mutex_unlock(&tu_compiled_lock);
+    cg_free(code);
+    if (c) {
+        pass_analyses_free(c->am);
+        free(c);
+    }
+}
+
+#endif
