@@ -592,9 +592,9 @@ static void bench_latency(void)
     char spec[64];
     snprintf(spec, sizeof spec, "f32[64], y=%d", latency_k - 1);
     int nodes = ag_concrete_num_nodes(ag_get_concrete_function("latency", spec));
-    setenv("AG_EXECUTOR", "reference", 1);
+    setenv("AG_TARGET", "reference", 1);
     double trace_only = time_median(trace_one, NULL, 21);
-    unsetenv("AG_EXECUTOR");
+    unsetenv("AG_TARGET");
     double both = time_median(trace_one, NULL, 21);
     printf("  a function of %d nodes (after the optimization passes)\n", nodes);
     print_time("trace (+ passes) only", trace_only);

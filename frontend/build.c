@@ -9,7 +9,7 @@
  * function cache's own tracer makes each graph, for the signature the
  * function's AG_SIGNATURE (or --signature) gives. The graph then goes
  * through the same passes as at run time, and to the backend's
- * ahead-of-time compiler (backend/cg_aot.c).
+ * ahead-of-time compiler (backend/cpu/cg_aot.c).
  *
  * Nothing is written until everything succeeded, and then each output
  * atomically (fe_write_file): a failed run leaves the user's files as

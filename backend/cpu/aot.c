@@ -11,7 +11,7 @@
  *   3. runs the native code and hands its results out as tensors.
  *
  * This file and what it uses (the runtime's core and kernels, the IR and
- * its parser, backend/cg_runtime.c) make libag_rt, the runtime library
+ * its parser, backend/cpu/cg_runtime.c) make libag_rt, the runtime library
  * of ahead-of-time programs: no LLVM, no libclang, no tracer.
  */
 #include "aot.h"

@@ -5,7 +5,7 @@
  * For each function compiled ahead of time the object holds:
  *
  *   - the native code of its graph: int32_t entry(rt_value *const *args,
- *     rt_value **results), exactly as the JIT compiles it (backend/cg.h),
+ *     rt_value **results), exactly as the JIT compiles it (backend/cpu/cg.h),
  *     except that it reaches graph nodes through a node table instead of
  *     addresses of the compiling process;
  *   - the optimized graph in the IR's text form, which the runtime parses
@@ -15,7 +15,7 @@
  *   - the C function itself, with the user's prototype, which packs its
  *     arguments and calls ag_aot_call.
  *
- * backend/cg_aot.c builds the descriptor as an LLVM constant whose layout
+ * backend/cpu/cg_aot.c builds the descriptor as an LLVM constant whose layout
  * must match this struct: every field is 8 bytes (pointers, int64_t), so
  * there is no padding on any 64-bit target. Change both together and bump
  * AG_AOT_ABI_VERSION.

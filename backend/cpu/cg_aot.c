@@ -2,7 +2,7 @@
  * cg_aot.c - ahead-of-time compilation: graphs into an object file.
  *
  * Each function is lowered as for the JIT (lower.c) but in its
- * relocatable form, then given what runtime/aot/aot.h describes: its
+ * relocatable form, then given what backend/cpu/aot.h describes: its
  * graph text, a descriptor, and the C function with the user's prototype.
  * The functions' modules are linked into one, optimized for the target,
  * and written as an object file, assembly, or LLVM IR.

@@ -17,7 +17,7 @@ void cg_rt_fail(const ir_node *n, rt_value *const *in)
         return; /* the kernel reported the error */
     rt_value_free(v);
     rt_report(n->loc, "internal error: the compiled code for %%%d (%s) found an error "
-                      "that the runtime's kernel does not; run with AG_EXECUTOR=reference "
+                      "that the runtime's kernel does not; run with AG_TARGET=reference "
                       "and report this", n->id, rt_ops[n->opcode].name);
 }
 
@@ -38,7 +38,7 @@ static void bad_type(const ir_node *n, const rt_value *v)
     char want[160], got[160];
     ir_type t = {.dtype = v->dtype, .elem_dtype = v->elem_dtype, .shape = v->shape};
     rt_report(n->loc, "internal error: %%%d (%s) made a value of type %s, but the graph "
-                      "says %s; run with AG_EXECUTOR=reference and report this", n->id,
+                      "says %s; run with AG_TARGET=reference and report this", n->id,
               ir_opcode_name(n->opcode), ir_type_str(&t, got, sizeof got),
               ir_type_str(&n->type, want, sizeof want));
 }

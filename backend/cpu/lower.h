@@ -1,6 +1,6 @@
 /*
  * lower.h - the internal interface of the lowering from graph IR to LLVM
- * IR (backend/lower*.c). Nothing here is visible outside the backend.
+ * IR (backend/cpu/lower*.c). Nothing here is visible outside the backend.
  *
  *   lower_plan.c  analysis: liveness, static shapes, which nodes become
  *                 native scalars, fused elementwise loops or native matrix
@@ -152,7 +152,7 @@ LLVMModuleRef cg_lower_function(const ir_function *fn, pass_analyses *am, LLVMCo
 /* The same for code compiled ahead of time: node references go through
  * `node_table`, a global [ir_function_num_ids(fn) x ptr] this defines
  * (internal, zeroed), which the runtime fills from the graph it parses
- * before the first call (runtime/aot). */
+ * before the first call (backend/cpu/aot.c). */
 LLVMModuleRef cg_lower_function_aot(const ir_function *fn, pass_analyses *am,
                                     LLVMContextRef ctx, const char *sym,
                                     const char *node_table, const char *triple, char *err,

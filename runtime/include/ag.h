@@ -10,7 +10,7 @@
  * source line. Each macro `ag_NAME(...)` forwards to a function
  * `ag_NAME_at(AG_HERE, ...)` that generated code may also call directly.
  *
- * The contract is ../shared/design/dsl.md; docs/runtime.md explains the
+ * The contract is docs/dsl.md, the DSL reference; docs/runtime.md explains the
  * semantics chosen where dsl.md is silent.
  */
 #ifndef AG_H

@@ -9,7 +9,7 @@
  * defines exactly (+ - * / rounded to nearest, compares, selects, fabs,
  * integer operations on the bits), in a fixed order and with no FMA, so
  * any correct compiler, vectorized or not, gives the same bits.
- * backend/lower_math.c (cg_emit_tanh_f32) emits the same sequence as LLVM
+ * backend/cpu/lower_math.c (cg_emit_tanh_f32) emits the same sequence as LLVM
  * IR, from the constants below.
  *
  * The algorithm, one formula for every input, on a = |x| (the sign bit of

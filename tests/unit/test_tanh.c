@@ -2,7 +2,7 @@
  * test_tanh.c - agc's own f32 tanh (runtime/kernels/tanh_f32.h) and the
  * invariant that every executor computes it to the same bits: the eager
  * kernels (f32, and bf16 through f32), the reference executor, and the
- * LLVM backend's code (backend/lower_math.c), in fused vector loops, as
+ * LLVM backend's code (backend/cpu/lower_math.c), in fused vector loops, as
  * scalars and when LLVM folds it on constants, and the fold pass.
  *
  * The reference for accuracy is tanh() in double rounded to f32: over

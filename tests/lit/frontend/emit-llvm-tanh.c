@@ -1,4 +1,4 @@
-// --emit=llvm: f32 tanh is agc's own arithmetic (backend/lower_math.c, the
+// --emit=llvm: f32 tanh is agc's own arithmetic (backend/cpu/lower_math.c, the
 // same steps as runtime/kernels/tanh_f32.h), not a call to libm's tanhf.
 // The module defines it once, as a scalar function and vector versions of
 // 4, 8 and 16 lanes; each use calls the scalar one, naming the vector ones
