@@ -21,15 +21,23 @@
 
 #include "pass.h"
 
-/* How to compile: NULL or empty fields mean the host's. */
+/* How to compile: NULL or empty fields mean the defaults. */
 typedef struct tgt_options {
-    const char *triple;   /* an LLVM target triple (cpu) */
-    const char *cpu;      /* a CPU name, as --cpu takes it (cpu) */
-    const char *features; /* "+avx2,-avx512f" (cpu) */
+    const char *triple;      /* an LLVM target triple (cpu; default: the host's) */
+    const char *cpu;         /* a CPU name, as --cpu takes it (cpu) */
+    const char *features;    /* "+avx2,-avx512f" (cpu) */
+    const char *device_spec; /* a device spec file (tpu-model; default: AG_DEVICE_SPEC) */
 } tgt_options;
 
 /* A target's compiled form of one graph; only its target looks inside. */
 typedef struct tgt_exe tgt_exe;
+
+/* Why a compile failed: a message, and where in the user's source when
+ * it is about one node (loc.file NULL: about the whole function). */
+typedef struct tgt_diag {
+    ag_loc loc;
+    char msg[1024];
+} tgt_diag;
 
 /* What one call is estimated to cost (tgt_target.cost). Counts come from
  * static shapes (an unknown dim counts as 1); time from the target's own
@@ -73,14 +81,20 @@ typedef enum tgt_emit_kind { TGT_EMIT_OBJECT, TGT_EMIT_ASM, TGT_EMIT_LLVM } tgt_
 typedef struct tgt_target {
     const char *name;    /* what AG_TARGET, agc --target and ag_set_target take */
     const char *summary; /* one line, for listings */
+    const char *device;  /* how messages name it: "the TPU" (NULL: "the target 'NAME'") */
+    /* When compile fails: a hint for unsupported ops, and whether the
+     * graph may then run on the reference target instead (as the cpu
+     * target's does); else the failure is the user's error. */
+    const char *unsupported_hint;
+    bool falls_back;
     pass_caps caps;      /* what the passes plan for; caps.target is the name */
 
     /* Compiles fn, which the pipeline has verified and optimized; am holds
      * the analyses of fn as it is (computed on demand, once). fn and am
-     * outlive the executable. NULL with a message in err when fn is
+     * outlive the executable. NULL with the reason in *d when fn is
      * beyond the target. */
     tgt_exe *(*compile)(const ir_function *fn, pass_analyses *am, const tgt_options *o,
-                        char *err, size_t errlen);
+                        tgt_diag *d);
     /* ir_execute's contract: one value per parameter; on success one new
      * value per result and true; false after reporting the error at the
      * failing node's location. Reentrant. */

@@ -31,6 +31,7 @@ void ir_plan_free(ir_plan *p)
 
 typedef struct exec {
     const ir_plan *plan;
+    const ir_exec_hooks *hooks; /* NULL: the runtime's kernels, nothing observed */
     rt_value **vals;   /* by node id: the value of each node */
     rt_value ***tuples; /* by node id: the results of cond and while */
 } exec;
@@ -130,11 +131,24 @@ static bool run_node(exec *x, const ir_node *n)
     }
     default: {
         rt_value **in = inputs_of(x, n, 0);
-        x->vals[n->id] = rt_apply_eager(n->loc, (rt_op)n->opcode, &n->attrs, in, n->n_in);
+        bool handled = false;
+        if (x->hooks && x->hooks->apply)
+            x->vals[n->id] = x->hooks->apply(x->hooks->ctx, n, in, n->n_in, &handled);
+        if (!handled)
+            x->vals[n->id] = rt_apply_eager(n->loc, (rt_op)n->opcode, &n->attrs, in, n->n_in);
         free(in);
         return x->vals[n->id] != NULL;
     }
     }
+}
+
+/* Runs n, then tells the observer (cond and while after their regions). */
+static bool run_observed(exec *x, const ir_node *n)
+{
+    bool ok = run_node(x, n);
+    if (ok && x->hooks && x->hooks->ran)
+        x->hooks->ran(x->hooks->ctx, n);
+    return ok;
 }
 
 static bool run_graph(exec *x, const ir_graph *g, rt_value *const *args, rt_value **results)
@@ -144,7 +158,7 @@ static bool run_graph(exec *x, const ir_graph *g, rt_value *const *args, rt_valu
         x->vals[g->params[i]->id] = args[i];
     for (const ir_node *n = g->first; n && ok; n = n->next)
         if (x->plan->liveness.live[n->id])
-            ok = run_node(x, n);
+            ok = run_observed(x, n);
     for (int i = 0; i < g->n_results && ok; i++) {
         rt_value *v = x->vals[g->results[i]->id];
         results[i] = rt_value_alias(v, &v->shape);
@@ -182,13 +196,19 @@ rt_value *ir_evaluate(const ir_function *fn, const ir_node *node)
 
 bool ir_execute(const ir_plan *p, rt_value *const *args, int n_args, rt_value **results)
 {
+    return ir_execute_hooked(p, NULL, args, n_args, results);
+}
+
+bool ir_execute_hooked(const ir_plan *p, const ir_exec_hooks *hooks, rt_value *const *args,
+                       int n_args, rt_value **results)
+{
     const ir_graph *body = p->fn->body;
     if (n_args != body->n_params) {
         rt_report((ag_loc){0}, "internal: %d arguments for %d parameters", n_args,
                   body->n_params);
         return false;
     }
-    exec x = {.plan = p};
+    exec x = {.plan = p, .hooks = hooks};
     size_t n = (size_t)p->liveness.n;
     x.vals = rt_xcalloc(n, sizeof *x.vals);
     x.tuples = rt_xcalloc(n, sizeof *x.tuples);

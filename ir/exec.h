@@ -23,6 +23,24 @@ void ir_plan_free(ir_plan *p);
  * error returns false after reporting it at the failing node's location. */
 bool ir_execute(const ir_plan *p, rt_value *const *args, int n_args, rt_value **results);
 
+/*
+ * What a target that interprets graphs its own way adds to the reference
+ * executor (the TPU-model's simulator): `apply` may compute an op itself
+ * (setting *handled; NULL after reporting an error), else the runtime's
+ * kernel does; `ran` is told of every node that ran, in execution order
+ * (a loop body's nodes once per trip; cond and while after their regions).
+ */
+typedef struct ir_exec_hooks {
+    rt_value *(*apply)(void *ctx, const ir_node *n, rt_value *const *in, int n_in,
+                       bool *handled);
+    void (*ran)(void *ctx, const ir_node *n);
+    void *ctx;
+} ir_exec_hooks;
+
+/* ir_execute with hooks (NULL: none). */
+bool ir_execute_hooked(const ir_plan *p, const ir_exec_hooks *hooks, rt_value *const *args,
+                       int n_args, rt_value **results);
+
 /* Computes the value of one node of fn's top-level graph that depends on
  * no parameter (for variables created while tracing); NULL after
  * reporting an error. */

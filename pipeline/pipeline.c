@@ -129,18 +129,34 @@ static ir_function *trace(const pl_request *r)
 
 /* Every live op is one the target runs (caps.supports); else an error at
  * the op's line. */
-static bool check_supported(const ir_graph *g, const pass_caps *caps, const ir_liveness *live)
+/* "'print' isn't compilable for the TPU; <hint>", naming the dtype when
+ * the op is supported on others. */
+static void report_unsupported(const tgt_target *t, const ir_node *n)
 {
+    char device[128], dtype[32] = "";
+    if (t->device)
+        snprintf(device, sizeof device, "%s", t->device);
+    else
+        snprintf(device, sizeof device, "the target '%s'", t->name);
+    if (t->caps.supports(n->opcode, AG_F32))
+        snprintf(dtype, sizeof dtype, " on %s", ag_dtype_name(n->type.dtype));
+    rt_report(n->loc, "'%s'%s isn't compilable for %s%s%s", rt_ops[n->opcode].name, dtype,
+              device, t->unsupported_hint ? "; " : "",
+              t->unsupported_hint ? t->unsupported_hint : "");
+}
+
+static bool check_supported(const ir_graph *g, const tgt_target *t, const ir_liveness *live)
+{
+    const pass_caps *caps = &t->caps;
     for (const ir_node *n = g->first; n; n = n->next) {
         if (!ir_is_live(live, n))
             continue;
         for (int r = 0; r < 2; r++)
-            if (n->region[r] && !check_supported(n->region[r], caps, live))
+            if (n->region[r] && !check_supported(n->region[r], t, live))
                 return false;
         if (n->opcode >= RT_OP_COUNT || caps->supports(n->opcode, n->type.dtype))
             continue;
-        rt_report(n->loc, "'%s' isn't compilable for the target '%s'",
-                  rt_ops[n->opcode].name, caps->target);
+        report_unsupported(t, n);
         return false;
     }
     return true;
@@ -149,22 +165,26 @@ static bool check_supported(const ir_graph *g, const pass_caps *caps, const ir_l
 static bool compile(const pl_request *r, pl_result *out)
 {
     const ag_function_desc *d = r->desc;
-    const pass_caps *caps = &out->target->caps;
-    if (caps->supports &&
-        !check_supported(out->graph->body, caps, pass_analyses_liveness(out->am)))
+    const tgt_target *t = out->target;
+    if (t->caps.supports &&
+        !check_supported(out->graph->body, t, pass_analyses_liveness(out->am)))
         return false;
-    char err[512];
-    out->exe = out->target->compile(out->graph, out->am, &r->options, err, sizeof err);
+    tgt_diag diag;
+    memset(&diag, 0, sizeof diag);
+    out->exe = t->compile(out->graph, out->am, &r->options, &diag);
     if (out->exe)
         return true;
-    if (r->strict) {
-        rt_report((ag_loc){d->file, d->line}, "'%s' could not be compiled for the target "
-                  "'%s': %s", d->name, out->target->name, err);
+    if (r->strict || !t->falls_back) {
+        if (diag.loc.file)
+            rt_report(diag.loc, "%s", diag.msg);
+        else
+            rt_report((ag_loc){d->file, d->line}, "'%s' could not be compiled for the target "
+                      "'%s': %s", d->name, t->name, diag.msg);
         return false;
     }
     /* what the target cannot compile, the interpreter runs */
     out->target = tgt_find("reference");
-    out->exe = out->target->compile(out->graph, out->am, &r->options, err, sizeof err);
+    out->exe = out->target->compile(out->graph, out->am, &r->options, &diag);
     return out->exe != NULL;
 }
 

@@ -19,9 +19,9 @@ struct tgt_exe {
 static bool fuses(int op) { return op >= 0 && op < RT_OP_COUNT; }
 
 static tgt_exe *cpu_compile(const ir_function *fn, pass_analyses *am, const tgt_options *o,
-                            char *err, size_t errlen)
+                                  tgt_diag *d)
 {
-    cg_code *code = cg_compile(fn, am, o, err, errlen);
+    cg_code *code = cg_compile(fn, am, o, d->msg, sizeof d->msg);
     if (!code)
         return NULL;
     tgt_exe *x = rt_xcalloc(1, sizeof *x);
@@ -61,6 +61,7 @@ static bool cpu_emit(const tgt_aot_function *fns, int n, const tgt_options *o,
 const tgt_target tgt_cpu = {
     .name = "cpu",
     .summary = "native code from LLVM: fused vectorized loops, BLAS for large products",
+    .falls_back = true,
     .caps = {.target = "cpu",
              .native_dtypes = 1u << AG_F32 | 1u << AG_F64 | 1u << AG_I32 | 1u << AG_I64 |
                               1u << AG_BOOL,

@@ -14,9 +14,9 @@ struct tgt_exe {
 };
 
 static tgt_exe *reference_compile(const ir_function *fn, pass_analyses *am, const tgt_options *o,
-                                  char *err, size_t errlen)
+                                  tgt_diag *d)
 {
-    (void)am, (void)o, (void)err, (void)errlen;
+    (void)am, (void)o, (void)d;
     tgt_exe *x = rt_xcalloc(1, sizeof *x);
     x->plan = ir_plan_new(fn);
     return x;

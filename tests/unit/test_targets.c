@@ -44,7 +44,7 @@ static bool loops_respect_caps(const ir_graph *g, const pass_fusion_plan *p, int
 }
 
 static tgt_exe *counting_compile(const ir_function *fn, pass_analyses *am, const tgt_options *o,
-                                 char *err, size_t errlen)
+                                  tgt_diag *d)
 {
     seen.compiled++;
     const pass_fusion_plan *plan = pass_analyses_fusion(am);
