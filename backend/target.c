@@ -12,10 +12,12 @@
 
 extern const tgt_target tgt_reference; /* backend/reference/reference.c */
 extern const tgt_target tgt_cpu;       /* backend/cpu/target_cpu.c */
+extern const tgt_target tgt_tpu_model; /* backend/tpu/target_tpu.c */
 
 static const tgt_target *const builtin[] = {
     &tgt_reference,
     &tgt_cpu,
+    &tgt_tpu_model,
 };
 enum { N_BUILTIN = sizeof builtin / sizeof builtin[0], MAX_ADDED = 16 };
 

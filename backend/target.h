@@ -102,6 +102,8 @@ typedef struct tgt_target {
     void (*free)(tgt_exe *x);
     /* What one call of fn is estimated to cost on this target. */
     tgt_cost (*cost)(const ir_function *fn, pass_analyses *am);
+    /* Optional: writes the compiled form for people (agc --emit=tpu). */
+    void (*print)(const tgt_exe *x, FILE *out);
 
     /* Optional (NULL: the target has no ahead-of-time form). Compiles fns
      * into one module and returns it in *out (malloc'ed, *len bytes);

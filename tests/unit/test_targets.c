@@ -169,14 +169,14 @@ static void test_unknown_target_lists_the_targets(void **state)
     (void)state;
     assert_false(ag_set_target("gpu"));
     assert_non_null(strstr(ag_last_error(), "ag_set_target: gpu is not a target; the targets "
-                                            "are reference, cpu"));
+                                            "are reference, cpu, tpu-model"));
     ag_clear_error();
     setenv("AG_TARGET", "nosuch", 1);
     ag_tensor r = chain(F32(AG_SHAPE(2), 1, 2));
     unsetenv("AG_TARGET");
     assert_true(ag_is_error(r));
     assert_non_null(strstr(ag_last_error(), "AG_TARGET=nosuch is not a target; the targets "
-                                            "are reference, cpu"));
+                                            "are reference, cpu, tpu-model"));
     assert_non_null(strstr(ag_last_error(), "test_targets.c:"));
 }
 

@@ -1,0 +1,408 @@
+/*
+ * textproto.c - protocol-buffer text format against a schema: a lexer
+ * and a recursive-descent reader that writes straight into the caller's
+ * struct, checking names, types, enum values, repetition and capacity.
+ */
+#include "textproto.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum tok_kind { T_EOF, T_IDENT, T_NUMBER, T_STRING, T_PUNCT } tok_kind;
+
+typedef struct token {
+    tok_kind kind;
+    const char *start;
+    size_t len;
+    int line, col;
+} token;
+
+typedef struct reader {
+    const char *p;   /* next character */
+    const char *source;
+    int line;
+    const char *line_start;
+    token tok;       /* the current token */
+    char *err;
+    size_t errlen;
+    bool failed;
+} reader;
+
+__attribute__((format(printf, 3, 4))) static bool fail_at(reader *R, const token *t,
+                                                          const char *fmt, ...)
+{
+    if (R->failed)
+        return false;
+    R->failed = true;
+    int n = snprintf(R->err, R->errlen, "%s:%d:%d: ", R->source, t->line, t->col);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < R->errlen)
+        vsnprintf(R->err + n, R->errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+/* ------------------------------------------------------------------ lexer */
+
+static void skip_space_and_comments(reader *R)
+{
+    for (;;) {
+        if (*R->p == '\n') {
+            R->line++;
+            R->line_start = ++R->p;
+        } else if (isspace((unsigned char)*R->p)) {
+            R->p++;
+        } else if (*R->p == '#') {
+            while (*R->p && *R->p != '\n')
+                R->p++;
+        } else {
+            return;
+        }
+    }
+}
+
+static bool is_ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '.'; }
+
+/* A string literal, '...' or "...", with backslash escapes (checked when
+ * the value is decoded). */
+static void lex_string(reader *R, token *t)
+{
+    char quote = *R->p++;
+    while (*R->p && *R->p != quote && *R->p != '\n')
+        R->p += *R->p == '\\' && R->p[1] ? 2 : 1;
+    if (*R->p == quote) {
+        R->p++;
+        t->kind = T_STRING;
+    } else {
+        t->kind = T_EOF;
+        fail_at(R, t, "unterminated string");
+    }
+}
+
+static void next(reader *R)
+{
+    skip_space_and_comments(R);
+    token *t = &R->tok;
+    t->start = R->p;
+    t->line = R->line;
+    t->col = (int)(R->p - R->line_start) + 1;
+    char c = *R->p;
+    if (!c) {
+        t->kind = T_EOF;
+    } else if (c == '"' || c == '\'') {
+        lex_string(R, t);
+    } else if (isdigit((unsigned char)c) || c == '-' || c == '+' ||
+               (c == '.' && isdigit((unsigned char)R->p[1]))) {
+        t->kind = T_NUMBER;
+        R->p++;
+        while (is_ident_char(*R->p) || ((*R->p == '-' || *R->p == '+') &&
+                                        (R->p[-1] == 'e' || R->p[-1] == 'E')))
+            R->p++;
+    } else if (isalpha((unsigned char)c) || c == '_') {
+        t->kind = T_IDENT;
+        while (is_ident_char(*R->p))
+            R->p++;
+    } else {
+        t->kind = T_PUNCT;
+        R->p++;
+    }
+    t->len = (size_t)(R->p - t->start);
+}
+
+static bool is_punct(const reader *R, char c)
+{
+    return R->tok.kind == T_PUNCT && *R->tok.start == c;
+}
+
+static bool tok_is(const token *t, const char *word)
+{
+    return t->len == strlen(word) && strncmp(t->start, word, t->len) == 0;
+}
+
+/* The current token as text, for messages. */
+static const char *tok_text(const token *t, char *buf, size_t n)
+{
+    if (t->kind == T_EOF)
+        return "the end of the input";
+    snprintf(buf, n, "'%.*s'", (int)(t->len < 40 ? t->len : 40), t->start);
+    return buf;
+}
+
+static bool expect_punct(reader *R, char c, const char *why)
+{
+    char buf[64];
+    if (!is_punct(R, c))
+        return fail_at(R, &R->tok, "expected '%c' %s, found %s", c, why,
+                       tok_text(&R->tok, buf, sizeof buf));
+    next(R);
+    return true;
+}
+
+/* ----------------------------------------------------------------- values */
+
+static const char *type_name(tp_type t)
+{
+    static const char *const names[] = {"an integer", "a number", "true or false",
+                                        "a string",   "a name",   "a message"};
+    return names[t];
+}
+
+static bool wrong_type(reader *R, const tp_field *f, const tp_message *m)
+{
+    char buf[64];
+    return fail_at(R, &R->tok, "field '%s' of %s expects %s, found %s", f->name, m->name,
+                   type_name(f->type), tok_text(&R->tok, buf, sizeof buf));
+}
+
+static bool read_int(reader *R, const tp_field *f, const tp_message *m, int64_t *out)
+{
+    char buf[64];
+    if (R->tok.kind != T_NUMBER || R->tok.len >= sizeof buf)
+        return wrong_type(R, f, m);
+    memcpy(buf, R->tok.start, R->tok.len);
+    buf[R->tok.len] = '\0';
+    char *end;
+    errno = 0;
+    long long v = strtoll(buf, &end, 0);
+    if (*end || end == buf)
+        return wrong_type(R, f, m);
+    if (errno == ERANGE)
+        return fail_at(R, &R->tok, "%s is out of range for field '%s' of %s", buf, f->name,
+                       m->name);
+    *out = v;
+    return true;
+}
+
+static bool read_double(reader *R, const tp_field *f, const tp_message *m, double *out)
+{
+    char buf[64];
+    bool word = R->tok.kind == T_IDENT && (tok_is(&R->tok, "inf") || tok_is(&R->tok, "nan"));
+    if ((R->tok.kind != T_NUMBER && !word) || R->tok.len >= sizeof buf)
+        return wrong_type(R, f, m);
+    memcpy(buf, R->tok.start, R->tok.len);
+    buf[R->tok.len] = '\0';
+    size_t n = strlen(buf);
+    if (n > 1 && (buf[n - 1] == 'f' || buf[n - 1] == 'F') && !word)
+        buf[n - 1] = '\0'; /* 1.5f, as protobuf writes floats */
+    char *end;
+    double v = strtod(buf, &end);
+    if (*end || end == buf)
+        return wrong_type(R, f, m);
+    *out = v;
+    return true;
+}
+
+static bool read_bool(reader *R, const tp_field *f, const tp_message *m, bool *out)
+{
+    const token *t = &R->tok;
+    if (tok_is(t, "true") || tok_is(t, "True") || tok_is(t, "t") || tok_is(t, "1"))
+        *out = true;
+    else if (tok_is(t, "false") || tok_is(t, "False") || tok_is(t, "f") || tok_is(t, "0"))
+        *out = false;
+    else
+        return wrong_type(R, f, m);
+    return true;
+}
+
+static bool unescape(reader *R, const token *t, char *out, size_t cap, size_t *len)
+{
+    for (size_t i = 1; i + 1 < t->len; i++) {
+        char c = t->start[i];
+        if (c == '\\') {
+            char e = t->start[++i];
+            c = e == 'n' ? '\n' : e == 't' ? '\t' : e == '\\' || e == '"' || e == '\'' ? e : 0;
+            if (!c)
+                return fail_at(R, t, "unknown escape '\\%c' in a string", e);
+        }
+        if (*len + 1 >= cap)
+            return fail_at(R, t, "string longer than %zu bytes", cap - 1);
+        out[(*len)++] = c;
+    }
+    out[*len] = '\0';
+    return true;
+}
+
+/* One or more adjacent string literals, concatenated. */
+static bool read_string(reader *R, const tp_field *f, const tp_message *m, char *out)
+{
+    if (R->tok.kind != T_STRING)
+        return wrong_type(R, f, m);
+    size_t len = 0;
+    for (;;) {
+        if (!unescape(R, &R->tok, out, f->capacity, &len))
+            return false;
+        const char *save = R->p;
+        int save_line = R->line;
+        const char *save_ls = R->line_start;
+        token save_tok = R->tok;
+        next(R);
+        if (R->tok.kind != T_STRING) { /* put the token back */
+            R->p = save;
+            R->line = save_line;
+            R->line_start = save_ls;
+            R->tok = save_tok;
+            return true;
+        }
+    }
+}
+
+static bool read_enum(reader *R, const tp_field *f, const tp_message *m, int *out)
+{
+    char buf[64], list[512];
+    if (R->tok.kind == T_IDENT)
+        for (int i = 0; f->enums[i]; i++)
+            if (tok_is(&R->tok, f->enums[i])) {
+                *out = i;
+                return true;
+            }
+    size_t used = 0;
+    list[0] = '\0';
+    for (int i = 0; f->enums[i] && used < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                                 f->enums[i]);
+    return fail_at(R, &R->tok, "bad value %s for field '%s' of %s (one of %s)",
+                   tok_text(&R->tok, buf, sizeof buf), f->name, m->name, list);
+}
+
+static bool read_message(reader *R, const tp_message *m, void *out, char closing);
+
+/* The value just read is in f's range, if it has one. */
+static bool in_range(reader *R, const tp_field *f, const tp_message *m, double v)
+{
+    if (!(f->lo < f->hi) || (v >= f->lo && v <= f->hi))
+        return true;
+    return fail_at(R, &R->tok, "field '%s' of %s must be in [%g, %g], got %g", f->name, m->name,
+                   f->lo, f->hi, v);
+}
+
+/* One value of field f into dst (a scalar consumes its token). */
+static bool read_value(reader *R, const tp_field *f, const tp_message *m, void *dst)
+{
+    bool ok;
+    switch (f->type) {
+    case TP_INT: ok = read_int(R, f, m, dst) && in_range(R, f, m, (double)*(int64_t *)dst); break;
+    case TP_DOUBLE: ok = read_double(R, f, m, dst) && in_range(R, f, m, *(double *)dst); break;
+    case TP_BOOL: ok = read_bool(R, f, m, dst); break;
+    case TP_STRING: ok = read_string(R, f, m, dst); break;
+    case TP_ENUM: ok = read_enum(R, f, m, dst); break;
+    case TP_MESSAGE: {
+        char open = is_punct(R, '<') ? '<' : '{';
+        if (!expect_punct(R, open, "to open a message"))
+            return false;
+        return read_message(R, f->message, dst, open == '<' ? '>' : '}');
+    }
+    default: ok = false;
+    }
+    if (ok)
+        next(R);
+    return ok;
+}
+
+/* Where the next element of repeated field f goes; NULL after an error. */
+static void *next_element(reader *R, const tp_field *f, const tp_message *m, void *base)
+{
+    int *count = (int *)((char *)base + f->count_offset);
+    if ((size_t)*count >= f->capacity) {
+        fail_at(R, &R->tok, "field '%s' of %s is repeated more than %zu times", f->name,
+                m->name, f->capacity);
+        return NULL;
+    }
+    return (char *)base + f->offset + (size_t)(*count)++ * f->elem_size;
+}
+
+static bool read_field_values(reader *R, const tp_field *f, const tp_message *m, void *base)
+{
+    bool list = f->repeated && is_punct(R, '[');
+    if (list)
+        next(R);
+    for (;;) {
+        if (list && is_punct(R, ']'))
+            break;
+        void *dst = f->repeated ? next_element(R, f, m, base) : (char *)base + f->offset;
+        if (!dst || !read_value(R, f, m, dst))
+            return false;
+        if (!list)
+            return true;
+        if (is_punct(R, ','))
+            next(R);
+        else if (!is_punct(R, ']'))
+            return expect_punct(R, ']', "to close the list");
+    }
+    next(R);
+    return true;
+}
+
+static const tp_field *find_field(const tp_message *m, const token *t)
+{
+    for (int i = 0; i < m->n_fields; i++)
+        if (tok_is(t, m->fields[i].name))
+            return &m->fields[i];
+    return NULL;
+}
+
+static bool read_field(reader *R, const tp_message *m, void *base, bool *given)
+{
+    char buf[64];
+    token name = R->tok;
+    if (name.kind != T_IDENT)
+        return fail_at(R, &name, "expected a field name, found %s",
+                       tok_text(&name, buf, sizeof buf));
+    const tp_field *f = find_field(m, &name);
+    if (!f)
+        return fail_at(R, &name, "unknown field '%.*s' in %s", (int)name.len, name.start,
+                       m->name);
+    int index = (int)(f - m->fields);
+    if (given[index] && !f->repeated)
+        return fail_at(R, &name, "field '%s' of %s is given twice", f->name, m->name);
+    given[index] = true;
+    if (f->seen_offset)
+        *(bool *)((char *)base + f->seen_offset) = true;
+    next(R);
+    if (f->type == TP_MESSAGE && (is_punct(R, '{') || is_punct(R, '<'))) {
+        /* the ':' is optional before a message */
+    } else if (!expect_punct(R, ':', "after the field name")) {
+        return false;
+    }
+    if (!read_field_values(R, f, m, base))
+        return false;
+    if (is_punct(R, ',') || is_punct(R, ';'))
+        next(R);
+    return true;
+}
+
+/* Fields up to `closing` ('}', '>', or '\0' for the end of the input). */
+static bool read_message(reader *R, const tp_message *m, void *out, char closing)
+{
+    bool *given = calloc((size_t)m->n_fields + 1, sizeof *given);
+    bool ok = true;
+    while (ok && !R->failed) {
+        if (closing == '\0' ? R->tok.kind == T_EOF : is_punct(R, closing))
+            break;
+        if (R->tok.kind == T_EOF) {
+            ok = fail_at(R, &R->tok, "expected '%c' to close %s", closing, m->name);
+            break;
+        }
+        ok = read_field(R, m, out, given);
+    }
+    free(given);
+    if (ok && !R->failed && closing)
+        next(R);
+    return ok && !R->failed;
+}
+
+bool tp_parse(const char *text, const char *source, const tp_message *m, void *out, char *err,
+              size_t errlen)
+{
+    reader R = {.p = text, .source = source ? source : "<text>", .line = 1,
+                .line_start = text, .err = err, .errlen = errlen};
+    if (errlen)
+        err[0] = '\0';
+    next(&R);
+    return read_message(&R, m, out, '\0');
+}

@@ -1,0 +1,69 @@
+/*
+ * textproto.h - protocol-buffer text format, read against a schema
+ * (prefix tp_).
+ *
+ * The TPU-model's device spec and the converter's options are written in
+ * protobuf text format:
+ *
+ *     # comments run to the end of the line
+ *     clock_hz: 1.5e9
+ *     hbm { capacity_bytes: 17179869184  bandwidth: 819e9 }
+ *     precision: HIGHEST
+ *     tpu_functions { function_alias: "tpu_func" }
+ *     allowed_batch_sizes: [8, 16, 32]
+ *
+ * A schema (tp_message) lists a message's fields: name, type, whether
+ * repeated, and where the value goes in a C struct (an offset). tp_parse
+ * reads text into such a struct, checking everything a schema says; every
+ * error names the source, line and column ("spec.txt:3:9: unknown field
+ * 'clok_hz' in DeviceSpec"). Messages nest; a repeated message field
+ * fills an array the struct holds (up to a fixed capacity).
+ */
+#ifndef TP_TEXTPROTO_H
+#define TP_TEXTPROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum tp_type {
+    TP_INT,     /* int64_t */
+    TP_DOUBLE,  /* double (an integer literal is accepted) */
+    TP_BOOL,    /* bool: true, false, 1, 0 */
+    TP_STRING,  /* char[capacity]: "quoted", with C escapes */
+    TP_ENUM,    /* int: the index of the identifier in `enums` */
+    TP_MESSAGE, /* a struct described by `message` */
+} tp_type;
+
+typedef struct tp_message tp_message;
+
+typedef struct tp_field {
+    const char *name;
+    tp_type type;
+    size_t offset;   /* of the value (or of the array, when repeated) */
+    size_t capacity; /* TP_STRING: bytes; repeated: most elements */
+    bool repeated;
+    size_t count_offset;      /* repeated: where the int count goes */
+    size_t elem_size;         /* repeated: bytes per element */
+    const char *const *enums; /* TP_ENUM: the names, NULL-terminated */
+    const tp_message *message; /* TP_MESSAGE */
+    size_t seen_offset;       /* nonzero: a bool set when the field is given */
+    double lo, hi;            /* TP_INT, TP_DOUBLE: the allowed range, if lo < hi */
+} tp_field;
+
+struct tp_message {
+    const char *name; /* for messages: "DeviceSpec" */
+    const tp_field *fields;
+    int n_fields;
+};
+
+/*
+ * Reads `text` (named `source` in messages) into *out as message m. Only
+ * fields present in the text are written; the caller fills defaults
+ * first. A singular field given twice is an error, as in protobuf's
+ * parser. False with "source:line:col: message" in err.
+ */
+bool tp_parse(const char *text, const char *source, const tp_message *m, void *out, char *err,
+              size_t errlen);
+
+#endif /* TP_TEXTPROTO_H */

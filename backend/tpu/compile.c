@@ -1,0 +1,418 @@
+/*
+ * compile.c - a graph into a TPU program: static shapes checked, every
+ * value placed in HBM (tiled and padded), and every node that runs given
+ * its unit and its cost from the device spec.
+ *
+ * Costs, in cycles of the spec's clock:
+ *   - mxu: weight-stationary tiles of rows x cols; each tile streams the
+ *     T (padded) rows of the left operand through the array in
+ *     2*rows + cols + T - 2 cycles (the systolic fill, stream and drain,
+ *     as in SCALE-Sim); tiles spread over the spec's MXUs, once per bf16
+ *     pass of the precision; never faster than HBM can feed the operands;
+ *   - vpu: a fused loop costs, per vreg of each member's result, one
+ *     cycle (transcendental_cycles for exp, log, tanh, sigmoid, division,
+ *     sqrt, pow), or the HBM traffic of what it reads and stores, if more;
+ *   - xlu: one cycle per vreg read and per vreg written, or HBM traffic;
+ *   - scalar: a fixed decision cost per cond / while;
+ *   - host link (dma): latency plus padded bytes over its bandwidth.
+ */
+#include "program.h"
+
+#include "numerics.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { LANES_TILE = 128, SCALAR_DECISION_CYCLES = 16 };
+
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+static int64_t div_up(int64_t x, int64_t m) { return (x + m - 1) / m; }
+
+static bool shape_static(const ir_type *t)
+{
+    if (t->dtype == RT_LIST || t->shape.rank < 0)
+        return false;
+    for (int i = 0; i < t->shape.rank; i++)
+        if (t->shape.dims[i] < 0)
+            return false;
+    return true;
+}
+
+/* A 32-bit slot per element, 16-bit for bf16 (two to a sublane). */
+static int64_t slot_bytes(ag_dtype dt) { return dt == AG_BF16 ? 2 : dt == AG_F64 || dt == AG_I64 ? 8 : 4; }
+static int64_t tile_rows(ag_dtype dt) { return dt == AG_BF16 ? 16 : 8; }
+
+int64_t tpu_padded_bytes(const ir_type *t)
+{
+    if (!shape_static(t))
+        return -1;
+    const ag_shape *s = &t->shape;
+    int64_t rows = s->rank >= 2 ? s->dims[s->rank - 2] : 1;
+    int64_t cols = s->rank >= 1 ? s->dims[s->rank - 1] : 1;
+    int64_t lead = 1;
+    for (int i = 0; i + 2 < s->rank; i++)
+        lead *= s->dims[i];
+    return lead * round_up(rows, tile_rows(t->dtype)) * round_up(cols, LANES_TILE) *
+           slot_bytes(t->dtype);
+}
+
+static int64_t elements(const ir_type *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->shape.rank; i++)
+        n *= t->shape.dims[i];
+    return n;
+}
+
+/* vregs a value fills: its padded bytes over one vreg's. */
+static int64_t vregs(const tpu_spec *s, const ir_type *t)
+{
+    int64_t b = tpu_padded_bytes(t);
+    int64_t per = s->vpu.sublanes * s->vpu.lanes * 4;
+    return b <= 0 ? 1 : div_up(b, per);
+}
+
+static int64_t hbm_cycles(const tpu_spec *s, int64_t bytes)
+{
+    return (int64_t)ceil((double)bytes / s->hbm.bandwidth * s->clock_hz);
+}
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+typedef struct compiler {
+    tpu_program *p;
+    const tpu_spec *spec;
+    const ir_liveness *live;
+    tgt_diag *diag;
+    bool failed;
+} compiler;
+
+static bool fail(compiler *C, const ir_node *at, const char *fmt, const char *a, const char *b)
+{
+    if (C->failed)
+        return false;
+    C->failed = true;
+    if (at)
+        C->diag->loc = at->loc;
+    snprintf(C->diag->msg, sizeof C->diag->msg, fmt, a, b);
+    return false;
+}
+
+/* --------------------------------------------------------------- costs */
+
+static bool transcendental(int op)
+{
+    switch (op) {
+    case RT_OP_EXP: case RT_OP_LOG: case RT_OP_TANH: case RT_OP_SIGMOID: case RT_OP_DIV:
+    case RT_OP_SQRT: case RT_OP_RSQRT: case RT_OP_POW: case RT_OP_FLOORDIV: case RT_OP_MOD:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static int bf16_passes(const tpu_spec *s, ag_dtype operands)
+{
+    if (operands != AG_F32)
+        return 1; /* bf16 operands are exact in one pass; integers are exact */
+    static const int passes[] = {1, 3, 6};
+    return passes[s->precision];
+}
+
+/* A product of batch x [m,k] x [k,n] on the MXUs. */
+static void cost_product(compiler *C, tpu_inst *x, int64_t batch, int64_t m, int64_t k,
+                         int64_t n, ag_dtype operands, int64_t bytes)
+{
+    const tpu_spec *s = C->spec;
+    x->kind = TPU_MXU;
+    x->unit = TPU_UNIT_MXU;
+    x->passes = bf16_passes(s, operands);
+    x->tiles = batch * div_up(k, s->mxu.rows) * div_up(n, s->mxu.cols);
+    int64_t per_tile = 2 * s->mxu.rows + s->mxu.cols + round_up(m, 8) - 2;
+    int64_t compute = div_up(x->tiles * x->passes, s->mxu.count) * per_tile;
+    x->macs = batch * m * k * n;
+    x->flops = 2 * x->macs;
+    x->hbm_bytes = bytes;
+    x->cycles = max64(compute, hbm_cycles(s, bytes));
+}
+
+static int64_t io_bytes(const ir_node *n)
+{
+    int64_t b = tpu_padded_bytes(&n->type);
+    for (int i = 0; i < n->n_in; i++)
+        b += tpu_padded_bytes(&n->in[i]->type);
+    return b;
+}
+
+static void cost_matmul(compiler *C, const ir_node *n, tpu_inst *x)
+{
+    const ag_shape *a = &n->in[0]->type.shape, *b = &n->in[1]->type.shape;
+    int64_t m = a->rank >= 2 ? a->dims[a->rank - 2] : 1, k = a->dims[a->rank - 1];
+    int64_t nn = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
+    const ag_shape *o = &n->type.shape;
+    int64_t batch = 1;
+    for (int i = 0; i + 2 < o->rank; i++)
+        batch *= o->dims[i];
+    cost_product(C, x, batch, m, k, nn, n->in[0]->type.dtype, io_bytes(n));
+}
+
+/* conv2d as the MXU runs it: an im2col product, M = N*OH*OW output
+ * pixels, K = KH*KW*Cin, N = Cout. */
+static void cost_conv2d(compiler *C, const ir_node *n, tpu_inst *x)
+{
+    const ag_shape *f = &n->in[1]->type.shape, *o = &n->type.shape;
+    int64_t m = o->dims[0] * o->dims[1] * o->dims[2];
+    int64_t k = f->dims[0] * f->dims[1] * f->dims[2];
+    cost_product(C, x, 1, m, k, f->dims[3], n->in[0]->type.dtype, io_bytes(n));
+}
+
+static void cost_xlu(compiler *C, const ir_node *n, tpu_inst *x)
+{
+    const tpu_spec *s = C->spec;
+    int64_t work = vregs(s, &n->type);
+    for (int i = 0; i < n->n_in; i++)
+        work += vregs(s, &n->in[i]->type);
+    if (n->opcode == RT_OP_SOFTMAX) /* exp and the division per element */
+        work += 2 * s->vpu.transcendental_cycles * vregs(s, &n->type);
+    x->kind = TPU_XLU;
+    x->unit = TPU_UNIT_XLU;
+    x->flops = n->n_in ? elements(&n->in[0]->type) : elements(&n->type);
+    x->hbm_bytes = io_bytes(n);
+    x->cycles = max64(work, hbm_cycles(s, x->hbm_bytes));
+}
+
+/* An elementwise node outside any loop (a rank-0 value): one vreg op. */
+static void cost_scalar_vector_op(compiler *C, const ir_node *n, tpu_inst *x)
+{
+    x->kind = TPU_VPU_LOOP;
+    x->unit = TPU_UNIT_VPU;
+    x->loop = -1;
+    x->loop_head = true;
+    x->flops = 1;
+    x->cycles = transcendental(n->opcode) ? C->spec->vpu.transcendental_cycles : 1;
+}
+
+/* ---------------------------------------------------------- fused loops */
+
+/* Whether v is produced inside loop `c`. */
+static bool in_loop(const tpu_program *p, const ir_node *v, int c)
+{
+    return v->id < p->fusion->n_ids && p->fusion->cluster[v->id] == c;
+}
+
+/* Whether a user outside loop c (or a graph result) reads v. */
+static bool read_outside(const tpu_program *p, const ir_node *v, int c)
+{
+    const ir_graph *g = v->graph;
+    for (int i = 0; i < g->n_results; i++)
+        if (g->results[i] == v)
+            return true;
+    for (const ir_node *u = v->next; u; u = u->next)
+        for (int i = 0; i < u->n_in; i++)
+            if (u->in[i] == v && !in_loop(p, u, c))
+                return true;
+    return false;
+}
+
+/* The loop's cost goes on its first member; the others cost nothing. */
+static void cost_loops_of(compiler *C, const ir_graph *g)
+{
+    tpu_program *p = C->p;
+    const tpu_spec *s = C->spec;
+    for (const ir_node *n = g->first; n; n = n->next) {
+        int c = n->id < p->fusion->n_ids ? p->fusion->cluster[n->id] : -1;
+        if (c < 0)
+            continue;
+        tpu_inst *x = &p->inst[n->id];
+        x->kind = TPU_VPU_LOOP;
+        x->unit = TPU_UNIT_VPU;
+        x->loop = c;
+        tpu_inst *head = NULL;
+        for (const ir_node *m = g->first; m && !head; m = m->next)
+            if (in_loop(p, m, c))
+                head = &p->inst[m->id];
+        head->loop_head = true;
+        int64_t op_cycles = transcendental(n->opcode) ? s->vpu.transcendental_cycles : 1;
+        head->tiles += vregs(s, &n->type);
+        head->flops += elements(&n->type);
+        head->cycles += vregs(s, &n->type) * op_cycles;
+        for (int i = 0; i < n->n_in; i++)
+            if (!in_loop(p, n->in[i], c))
+                head->hbm_bytes += tpu_padded_bytes(&n->in[i]->type);
+        if (read_outside(p, n, c))
+            head->hbm_bytes += tpu_padded_bytes(&n->type);
+    }
+    for (const ir_node *n = g->first; n; n = n->next) {
+        tpu_inst *x = &p->inst[n->id];
+        if (x->kind == TPU_VPU_LOOP && x->loop_head && x->loop >= 0)
+            x->cycles = max64(x->cycles, hbm_cycles(s, x->hbm_bytes));
+    }
+}
+
+/* ----------------------------------------------------------- the nodes */
+
+static void place_in_hbm(compiler *C, const ir_node *n, tpu_inst *x)
+{
+    if (n->opcode < RT_OP_COUNT && (rt_ops[n->opcode].flags & RT_F_ALIAS)) {
+        x->hbm_addr = C->p->inst[n->in[0]->id].hbm_addr; /* shares its input's buffer */
+        return;
+    }
+    x->padded_bytes = tpu_padded_bytes(&n->type);
+    x->hbm_addr = C->p->hbm_bytes;
+    C->p->hbm_bytes += round_up(x->padded_bytes, 4096);
+}
+
+static void compile_graph(compiler *C, const ir_graph *g);
+
+static void compile_node(compiler *C, const ir_node *n)
+{
+    tpu_inst *x = &C->p->inst[n->id];
+    x->hbm_addr = -1;
+    x->loop = -1;
+    if (n->opcode == IR_COND || n->opcode == IR_WHILE) {
+        x->kind = n->opcode == IR_COND ? TPU_COND : TPU_WHILE;
+        x->unit = TPU_UNIT_SCALAR;
+        x->cycles = SCALAR_DECISION_CYCLES;
+        compile_graph(C, n->region[0]);
+        compile_graph(C, n->region[1]);
+        return;
+    }
+    if (n->opcode == IR_GET)
+        return; /* the region's value, already placed */
+    if (!shape_static(&n->type)) {
+        char t[160];
+        ir_type_str(&n->type, t, sizeof t);
+        fail(C, n, "'%s' has shape %s here: the TPU-model compiles for static shapes, and this "
+                   "one is not known before the call (it depends on data or on a '?' of the "
+                   "signature)", rt_ops[n->opcode].name, t);
+        return;
+    }
+    place_in_hbm(C, n, x);
+    switch (n->opcode) {
+    case RT_OP_CONST: x->kind = TPU_CONST; return;
+    case RT_OP_MATMUL: cost_matmul(C, n, x); return;
+    case RT_OP_CONV2D: cost_conv2d(C, n, x); return;
+    default: break;
+    }
+    if (rt_ops[n->opcode].flags & RT_F_ALIAS)
+        return; /* a view: no work */
+    if (rt_ops[n->opcode].flags & RT_F_ELEMENTWISE) {
+        if (n->id >= C->p->fusion->n_ids || C->p->fusion->cluster[n->id] < 0)
+            cost_scalar_vector_op(C, n, x); /* loops are costed per graph */
+        return;
+    }
+    cost_xlu(C, n, x);
+}
+
+static void compile_graph(compiler *C, const ir_graph *g)
+{
+    for (int i = 0; i < g->n_params; i++) {
+        const ir_node *par = g->params[i];
+        tpu_inst *x = &C->p->inst[par->id];
+        x->hbm_addr = -1;
+        x->loop = -1;
+        if (!shape_static(&par->type)) {
+            char t[160];
+            ir_type_str(&par->type, t, sizeof t);
+            fail(C, g->parent ? g->parent : g->first,
+                 "a parameter has shape %s: the TPU-model compiles for static shapes; give the "
+                 "function an AG_SIGNATURE without '?' (or call it with tensors)%s", t, "");
+            return;
+        }
+        place_in_hbm(C, par, x);
+    }
+    for (const ir_node *n = g->first; n && !C->failed; n = n->next)
+        if (ir_is_live(C->live, n))
+            compile_node(C, n);
+    if (!C->failed)
+        cost_loops_of(C, g);
+}
+
+/* ----------------------------------------------------------- transfers */
+
+static tpu_transfer transfer(const tpu_spec *s, const ir_type *t)
+{
+    tpu_transfer x = {.bytes = tpu_padded_bytes(t)};
+    int64_t raw = elements(t) * (int64_t)rt_dtype_size(t->dtype);
+    x.padded_bytes = x.bytes - raw;
+    double seconds = s->host_link.latency_ns * 1e-9 + (double)x.bytes / s->host_link.bandwidth;
+    x.cycles = (int64_t)ceil(seconds * s->clock_hz);
+    return x;
+}
+
+/* HBM holds every value at once (no reuse yet): past capacity, name the
+ * biggest tensor. */
+static bool check_capacity(compiler *C)
+{
+    const tpu_program *p = C->p;
+    if (p->hbm_bytes <= C->spec->hbm.capacity_bytes)
+        return true;
+    const ir_node *big = NULL;
+    int64_t big_bytes = -1;
+    for (const ir_node *n = p->fn->body->first; n; n = n->next)
+        if (n->id < p->n_ids && p->inst[n->id].padded_bytes > big_bytes) {
+            big = n;
+            big_bytes = p->inst[n->id].padded_bytes;
+        }
+    for (int i = 0; i < p->fn->body->n_params; i++) {
+        const ir_node *par = p->fn->body->params[i];
+        if (p->inst[par->id].padded_bytes > big_bytes) {
+            big = par;
+            big_bytes = p->inst[par->id].padded_bytes;
+        }
+    }
+    char need[160], what[256], t[128];
+    snprintf(need, sizeof need, "%.2f GiB of HBM, and the device has %.2f GiB",
+             (double)p->hbm_bytes / (1 << 30), (double)C->spec->hbm.capacity_bytes / (1 << 30));
+    ir_type_str(&big->type, t, sizeof t);
+    snprintf(what, sizeof what, "%%%d (%s %s, %.2f GiB padded)", big->id,
+             big->opcode == IR_PARAM ? "parameter" : rt_ops[big->opcode].name, t,
+             (double)big_bytes / (1 << 30));
+    return fail(C, big->opcode == IR_PARAM ? p->fn->body->first : big,
+                "the program needs %s; the largest tensor is %s", need, what);
+}
+
+tpu_program *tpu_compile(const ir_function *fn, pass_analyses *am, const tpu_spec *spec,
+                         tgt_diag *diag)
+{
+    tpu_program *p = rt_xcalloc(1, sizeof *p);
+    p->fn = fn;
+    p->spec = *spec;
+    p->fusion = pass_analyses_fusion(am);
+    p->n_ids = fn->next_id > 0 ? fn->next_id : 1;
+    p->inst = rt_xcalloc((size_t)p->n_ids, sizeof *p->inst);
+    compiler C = {.p = p, .spec = &p->spec, .live = pass_analyses_liveness(am), .diag = diag};
+    compile_graph(&C, fn->body);
+    if (!C.failed)
+        check_capacity(&C);
+    if (C.failed) {
+        tpu_program_free(p);
+        return NULL;
+    }
+    const ir_graph *body = fn->body;
+    p->params = rt_xcalloc((size_t)body->n_params + 1, sizeof *p->params);
+    p->results = rt_xcalloc((size_t)body->n_results + 1, sizeof *p->results);
+    for (int i = 0; i < body->n_params; i++)
+        p->params[i] = transfer(spec, &body->params[i]->type);
+    for (int i = 0; i < body->n_results; i++)
+        p->results[i] = transfer(spec, &body->results[i]->type);
+    for (int i = 0; i < p->n_ids; i++) {
+        p->n_mxu += p->inst[i].kind == TPU_MXU;
+        p->n_xlu += p->inst[i].kind == TPU_XLU;
+        p->n_loops += p->inst[i].kind == TPU_VPU_LOOP && p->inst[i].loop_head;
+    }
+    p->plan = ir_plan_new(fn);
+    return p;
+}
+
+void tpu_program_free(tpu_program *p)
+{
+    if (!p)
+        return;
+    ir_plan_free(p->plan);
+    free(p->inst);
+    free(p->params);
+    free(p->results);
+    free(p);
+}

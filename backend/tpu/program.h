@@ -1,0 +1,114 @@
+/*
+ * program.h - a TPU program (prefix tpu_): what the TPU-model compiler
+ * makes of a graph, and what its simulator runs.
+ *
+ * Every node that runs becomes (part of) one instruction for one unit:
+ *
+ *   dma.h2d / dma.d2h   the host link: parameters in, results out
+ *   mxu.matmul, mxu.conv2d  weight-stationary tiles through the matrix units
+ *   vpu.loop            a fused loop of elementwise ops over vregs
+ *   xlu.*               reductions, transposes, softmax, data movement
+ *   scalar.cond, scalar.while   control flow, with region programs
+ *   hbm.const           a constant, resident in HBM with the program
+ *
+ * Tensors live in HBM in (8,128) tiles of 32-bit values ((16,128) for
+ * bf16): the last two dims pad up to a tile, and every byte moved pays for
+ * the padding. An instruction's cost is fixed at compile time from static
+ * shapes; the simulator (sim.c) orders instructions on their units.
+ * docs/tpu-model.md documents the listing (listing.c).
+ */
+#ifndef TPU_PROGRAM_H
+#define TPU_PROGRAM_H
+
+#include "exec.h"
+#include "spec.h"
+#include "target.h"
+
+typedef enum tpu_unit {
+    TPU_UNIT_H2D,    /* host link, host to device */
+    TPU_UNIT_D2H,    /* host link, device to host */
+    TPU_UNIT_MXU,    /* the matrix units, together */
+    TPU_UNIT_VPU,
+    TPU_UNIT_XLU,
+    TPU_UNIT_SCALAR,
+    TPU_N_UNITS
+} tpu_unit;
+
+typedef enum tpu_kind {
+    TPU_NONE,     /* nothing to do: get, aliases (reshape), nodes inside a loop */
+    TPU_CONST,
+    TPU_MXU,
+    TPU_VPU_LOOP,
+    TPU_XLU,
+    TPU_COND,
+    TPU_WHILE,
+} tpu_kind;
+
+/* What one node costs each time it runs. */
+typedef struct tpu_inst {
+    tpu_kind kind;
+    tpu_unit unit;
+    int64_t cycles;      /* duration on its unit */
+    int64_t hbm_bytes;   /* read and written, padding included */
+    int64_t flops;       /* useful arithmetic (no padding) */
+    int64_t macs;        /* MXU: useful multiply-adds */
+    int64_t tiles;       /* MXU: weight tiles; VPU: vregs per op */
+    int passes;          /* MXU: bf16 passes (precision) */
+    int loop;            /* VPU: the fusion loop it belongs to, or -1 */
+    bool loop_head;      /* VPU: the loop's first member: it carries the cost */
+    int64_t hbm_addr;    /* its value's place in HBM, or -1 */
+    int64_t padded_bytes; /* its value's bytes in HBM */
+} tpu_inst;
+
+typedef struct tpu_transfer {
+    int64_t bytes, padded_bytes;
+    int64_t cycles;
+} tpu_transfer;
+
+typedef struct tpu_program {
+    const ir_function *fn;
+    ir_plan *plan;           /* what runs (the simulator executes with it) */
+    const pass_fusion_plan *fusion;
+    tpu_spec spec;
+    int n_ids;
+    tpu_inst *inst;          /* by node id */
+    tpu_transfer *params;    /* by top-level parameter: dma.h2d */
+    tpu_transfer *results;   /* by top-level result: dma.d2h */
+    int64_t hbm_bytes;       /* allocated */
+    int n_mxu, n_loops, n_xlu; /* counts, for the listing's header */
+} tpu_program;
+
+/* Padded bytes of a tensor type in HBM; -1 when a dim is unknown. */
+int64_t tpu_padded_bytes(const ir_type *t);
+
+/* Compiles fn (every op supported: the pipeline checked) for spec, with
+ * am's plans. NULL with a located reason in *diag: a shape not known at
+ * compile time, HBM too small. */
+tpu_program *tpu_compile(const ir_function *fn, pass_analyses *am, const tpu_spec *spec,
+                         tgt_diag *diag);
+void tpu_program_free(tpu_program *p);
+/* The listing (docs/tpu-model.md). */
+void tpu_program_print(const tpu_program *p, FILE *out);
+
+/* --------------------------------------------------------------- running */
+
+/* What one simulated call did. */
+typedef struct tpu_profile {
+    double seconds;                  /* simulated time of the call */
+    int64_t cycles;
+    int64_t busy[TPU_N_UNITS];       /* cycles each unit worked */
+    int64_t macs;                    /* useful MXU multiply-adds */
+    double mxu_utilization;          /* macs / (peak per cycle x cycles) */
+    int64_t host_bytes, host_padding; /* over the host link, and how much was padding */
+    int64_t hbm_bytes;
+    double roofline_seconds;         /* max(flops / peak, bytes / bandwidth) */
+} tpu_profile;
+
+/* Runs p on args: the results as the TPU computes them (ir_execute's
+ * contract) and, if prof is not NULL, the simulated profile. */
+bool tpu_run(const tpu_program *p, rt_value *const *args, int n_args, rt_value **results,
+             tpu_profile *prof);
+const char *tpu_unit_name(tpu_unit u);
+void tpu_profile_print(const tpu_profile *prof, const char *name, FILE *out);
+
+#endif

@@ -1,0 +1,286 @@
+/*
+ * sim.c - the TPU-model's simulator: runs a program functionally, with
+ * the TPU's numerics, and in time, with one queue per unit.
+ *
+ * Functionally the graph runs on the reference executor's walk (ir/exec.c,
+ * so control flow, non-strict liveness and errors are the reference's),
+ * with the matrix unit's numerics for matmul and conv2d (numerics.c:
+ * operands rounded to bf16, f32 sums in a fixed order); the VPU's f32
+ * arithmetic is the runtime kernels' own.
+ *
+ * In time, each node that runs is an instruction on its unit (program.h):
+ * it starts when its operands are ready and its unit is free, and takes
+ * the cycles the compiler gave it, so work on different units overlaps
+ * (a transfer with compute, an MXU product with a VPU loop). A value made
+ * inside a cond or while region waits for everything before the region
+ * (control flow is a barrier on the scalar unit). Parameters come over
+ * the host link first; results go back last.
+ */
+#include "program.h"
+
+#include "numerics.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sim {
+    const tpu_program *p;
+    int64_t *ready;              /* by node id: the cycle its value is ready */
+    int64_t unit_free[TPU_N_UNITS];
+    int64_t horizon;             /* the latest cycle anything finished */
+    tpu_profile prof;
+} sim;
+
+/* ----------------------------------------------------------------- time */
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+static int64_t ready_of(const sim *S, const ir_node *v)
+{
+    if (v->opcode == IR_PARAM && v->graph->parent)
+        return S->horizon; /* a region's parameter: after what came before */
+    return S->ready[v->id];
+}
+
+/* Runs `cycles` on unit u once every dependency is ready; returns the end. */
+static int64_t issue(sim *S, tpu_unit u, int64_t deps_ready, int64_t cycles)
+{
+    int64_t start = max64(deps_ready, S->unit_free[u]);
+    int64_t end = start + cycles;
+    S->unit_free[u] = end;
+    S->prof.busy[u] += cycles;
+    S->horizon = max64(S->horizon, end);
+    return end;
+}
+
+static int64_t operands_ready(const sim *S, const ir_node *n)
+{
+    int64_t t = 0;
+    for (int i = 0; i < n->n_in; i++)
+        t = max64(t, ready_of(S, n->in[i]));
+    return t;
+}
+
+/* A fused loop starts when every value it reads from outside is ready. */
+static int64_t loop_inputs_ready(const sim *S, const ir_node *head, int loop)
+{
+    const pass_fusion_plan *f = S->p->fusion;
+    int64_t t = 0;
+    for (const ir_node *m = head; m; m = m->next) {
+        if (f->cluster[m->id] != loop)
+            continue;
+        for (int i = 0; i < m->n_in; i++)
+            if (m->in[i]->id >= f->n_ids || f->cluster[m->in[i]->id] != loop)
+                t = max64(t, ready_of(S, m->in[i]));
+    }
+    return t;
+}
+
+static void account(sim *S, const tpu_inst *x)
+{
+    S->prof.macs += x->macs;
+    S->prof.hbm_bytes += x->hbm_bytes;
+}
+
+/* The ir_exec_hooks `ran` hook: n's value was just computed. */
+static void ran(void *ctx, const ir_node *n)
+{
+    sim *S = ctx;
+    const tpu_inst *x = &S->p->inst[n->id];
+    int64_t deps = operands_ready(S, n);
+    switch (x->kind) {
+    case TPU_MXU:
+    case TPU_XLU:
+        S->ready[n->id] = issue(S, x->unit, deps, x->cycles);
+        account(S, x);
+        return;
+    case TPU_VPU_LOOP:
+        if (x->loop_head) {
+            int64_t in = x->loop < 0 ? deps : loop_inputs_ready(S, n, x->loop);
+            S->ready[n->id] = issue(S, TPU_UNIT_VPU, in, x->cycles);
+            account(S, x);
+        } else { /* computed by its loop, which the head issued */
+            S->ready[n->id] = S->unit_free[TPU_UNIT_VPU];
+        }
+        return;
+    case TPU_COND:
+    case TPU_WHILE: /* the decision, then whatever the regions did */
+        S->ready[n->id] = max64(issue(S, TPU_UNIT_SCALAR, deps, x->cycles), S->horizon);
+        return;
+    case TPU_CONST:
+        S->ready[n->id] = 0; /* resident in HBM with the program */
+        return;
+    case TPU_NONE:
+        S->ready[n->id] = deps;
+        return;
+    }
+}
+
+/* ------------------------------------------------------------- numerics */
+
+/* A tensor's elements as f32 (bf16 widened), in a new buffer. */
+static float *as_f32(const rt_value *v)
+{
+    float *out = rt_xmalloc((size_t)(v->numel ? v->numel : 1) * sizeof *out);
+    for (int64_t i = 0; i < v->numel; i++)
+        out[i] = v->dtype == AG_BF16 ? tpu_bf16_to_f32(((const uint16_t *)v->data)[i])
+                                     : ((const float *)v->data)[i];
+    return out;
+}
+
+/* Stores f32 results into v (rounded to bf16 when v is bf16). */
+static void store_f32(rt_value *v, const float *src)
+{
+    for (int64_t i = 0; i < v->numel; i++) {
+        if (v->dtype == AG_BF16)
+            ((uint16_t *)v->data)[i] = tpu_bf16_bits(src[i]);
+        else
+            ((float *)v->data)[i] = src[i];
+    }
+}
+
+/* Offset of batch index `b` of the output in an operand whose batch dims
+ * broadcast to the output's (NumPy rules). */
+static int64_t batch_offset(const ag_shape *out, const ag_shape *op, int64_t b, int64_t matrix)
+{
+    int out_batch = out->rank - 2, op_batch = op->rank - 2;
+    int64_t off = 0, stride = matrix;
+    for (int d = out_batch - 1, e = op_batch - 1; d >= 0; d--, e--) {
+        int64_t idx = b % out->dims[d];
+        b /= out->dims[d];
+        if (e < 0)
+            continue;
+        if (op->dims[e] != 1)
+            off += idx * stride;
+        stride *= op->dims[e];
+    }
+    return off;
+}
+
+static void matmul_f32(const tpu_program *p, rt_value *const *in, rt_value *out)
+{
+    const ag_shape *as = &in[0]->shape, *bs = &in[1]->shape, *os = &out->shape;
+    int64_t m = as->dims[as->rank - 2], k = as->dims[as->rank - 1], n = bs->dims[bs->rank - 1];
+    float *a = as_f32(in[0]), *b = as_f32(in[1]);
+    float *c = rt_xmalloc((size_t)(out->numel ? out->numel : 1) * sizeof *c);
+    int64_t batches = m > 0 && n > 0 ? out->numel / (m * n) : 0;
+    for (int64_t i = 0; i < batches; i++)
+        tpu_mxu_matmul_f32(a + batch_offset(os, as, i, m * k), b + batch_offset(os, bs, i, k * n),
+                           c + i * m * n, m, k, n, (tpu_precision)p->spec.precision);
+    store_f32(out, c);
+    free(a);
+    free(b);
+    free(c);
+}
+
+static void matmul_i32(rt_value *const *in, rt_value *out)
+{
+    const ag_shape *as = &in[0]->shape, *bs = &in[1]->shape, *os = &out->shape;
+    int64_t m = as->dims[as->rank - 2], k = as->dims[as->rank - 1], n = bs->dims[bs->rank - 1];
+    int64_t batches = m > 0 && n > 0 ? out->numel / (m * n) : 0;
+    const int32_t *a = in[0]->data, *b = in[1]->data;
+    for (int64_t i = 0; i < batches; i++)
+        tpu_mxu_matmul_i32(a + batch_offset(os, as, i, m * k), b + batch_offset(os, bs, i, k * n),
+                           (int32_t *)out->data + i * m * n, m, k, n);
+}
+
+static void conv2d_f32(const tpu_program *p, const ir_node *node, rt_value *const *in,
+                       rt_value *out)
+{
+    const int64_t *x = in[0]->shape.dims, *f = in[1]->shape.dims;
+    float *a = as_f32(in[0]), *w = as_f32(in[1]);
+    float *c = rt_xmalloc((size_t)(out->numel ? out->numel : 1) * sizeof *c);
+    tpu_mxu_conv2d_f32(a, w, c, x[0], x[1], x[2], x[3], f[0], f[1], f[3], node->attrs.stride_h,
+                       node->attrs.stride_w, node->attrs.padding == AG_SAME,
+                       (tpu_precision)p->spec.precision);
+    store_f32(out, c);
+    free(a);
+    free(w);
+    free(c);
+}
+
+/* The ir_exec_hooks `apply` hook: the MXU's ops with its numerics. */
+static rt_value *apply(void *ctx, const ir_node *n, rt_value *const *in, int n_in, bool *handled)
+{
+    const sim *S = ctx;
+    bool product = n->opcode == RT_OP_MATMUL || n->opcode == RT_OP_CONV2D;
+    ag_dtype dt = n->type.dtype;
+    bool floats = dt == AG_F32 || dt == AG_BF16;
+    if (!product || (!floats && !(dt == AG_I32 && n->opcode == RT_OP_MATMUL)))
+        return NULL; /* the runtime's kernel, as the VPU and XLU compute */
+    *handled = true;
+    rt_value *out = rt_value_new(dt, &n->type.shape);
+    if (n->opcode == RT_OP_CONV2D)
+        conv2d_f32(S->p, n, in, out);
+    else if (floats)
+        matmul_f32(S->p, in, out);
+    else
+        matmul_i32(in, out);
+    (void)n_in;
+    return out;
+}
+
+/* -------------------------------------------------------------- running */
+
+static void finish_profile(sim *S)
+{
+    const tpu_spec *s = &S->p->spec;
+    tpu_profile *prof = &S->prof;
+    prof->cycles = 0;
+    for (int u = 0; u < TPU_N_UNITS; u++)
+        prof->cycles = max64(prof->cycles, S->unit_free[u]);
+    prof->seconds = (double)prof->cycles / s->clock_hz;
+    double peak_macs = tpu_spec_macs_per_cycle(s) * (double)prof->cycles;
+    prof->mxu_utilization = peak_macs > 0 ? (double)prof->macs / peak_macs : 0;
+    double compute = (double)prof->macs / (tpu_spec_macs_per_cycle(s) * s->clock_hz);
+    double memory = (double)prof->hbm_bytes / s->hbm.bandwidth;
+    prof->roofline_seconds = compute > memory ? compute : memory;
+}
+
+bool tpu_run(const tpu_program *p, rt_value *const *args, int n_args, rt_value **results,
+             tpu_profile *prof)
+{
+    sim S = {.p = p};
+    S.ready = rt_xcalloc((size_t)p->n_ids, sizeof *S.ready);
+    const ir_graph *body = p->fn->body;
+    for (int i = 0; i < body->n_params && i < n_args; i++) {
+        S.ready[body->params[i]->id] = issue(&S, TPU_UNIT_H2D, 0, p->params[i].cycles);
+        S.prof.host_bytes += p->params[i].bytes;
+        S.prof.host_padding += p->params[i].padded_bytes;
+    }
+    ir_exec_hooks hooks = {.apply = apply, .ran = ran, .ctx = &S};
+    bool ok = ir_execute_hooked(p->plan, &hooks, args, n_args, results);
+    for (int i = 0; ok && i < body->n_results; i++) {
+        issue(&S, TPU_UNIT_D2H, ready_of(&S, body->results[i]), p->results[i].cycles);
+        S.prof.host_bytes += p->results[i].bytes;
+        S.prof.host_padding += p->results[i].padded_bytes;
+    }
+    finish_profile(&S);
+    if (prof)
+        *prof = S.prof;
+    free(S.ready);
+    return ok;
+}
+
+const char *tpu_unit_name(tpu_unit u)
+{
+    static const char *const names[] = {"dma.h2d", "dma.d2h", "mxu", "vpu", "xlu", "scalar"};
+    return u < TPU_N_UNITS ? names[u] : "?";
+}
+
+void tpu_profile_print(const tpu_profile *prof, const char *name, FILE *out)
+{
+    fprintf(out, "tpu-model profile of @%s: %.3f us (%lld cycles); roofline %.3f us\n",
+            name ? name : "?", prof->seconds * 1e6, (long long)prof->cycles,
+            prof->roofline_seconds * 1e6);
+    for (int u = 0; u < TPU_N_UNITS; u++)
+        fprintf(out, "  %-8s busy %10lld cycles  %5.1f%%\n", tpu_unit_name((tpu_unit)u),
+                (long long)prof->busy[u],
+                prof->cycles ? 100.0 * (double)prof->busy[u] / (double)prof->cycles : 0.0);
+    fprintf(out, "  mxu utilization %.1f%% of peak (%lld multiply-adds)\n",
+            100 * prof->mxu_utilization, (long long)prof->macs);
+    fprintf(out, "  host link %lld bytes (%lld padding); hbm %lld bytes\n",
+            (long long)prof->host_bytes, (long long)prof->host_padding,
+            (long long)prof->hbm_bytes);
+}

@@ -1,0 +1,62 @@
+/*
+ * spec.h - the TPU-model's device spec (prefix tpu_spec): every figure
+ * the compiler and the simulator use, read from a text file in protobuf
+ * text format (docs/tpu-model.md lists the fields). The defaults are the
+ * public figures of a Cloud TPU v5e chip.
+ */
+#ifndef TPU_SPEC_H
+#define TPU_SPEC_H
+
+#include "rt.h"
+
+#include <stdio.h>
+
+typedef struct tpu_mxu_spec {
+    int64_t count;  /* matrix units per core */
+    int64_t rows;   /* systolic array rows (the weight tile's K) */
+    int64_t cols;   /* and columns (the weight tile's N) */
+} tpu_mxu_spec;
+
+typedef struct tpu_vpu_spec {
+    int64_t sublanes;             /* a vreg is sublanes x lanes 32-bit values */
+    int64_t lanes;
+    int64_t transcendental_cycles; /* exp, log, tanh, sigmoid, division, sqrt per vreg */
+} tpu_vpu_spec;
+
+typedef struct tpu_memory_spec {
+    int64_t capacity_bytes;
+    double bandwidth;  /* bytes per second */
+    double latency_ns; /* per transfer */
+} tpu_memory_spec;
+
+typedef struct tpu_spec {
+    char name[64];
+    double clock_hz;
+    int64_t chips;
+    tpu_mxu_spec mxu;
+    tpu_vpu_spec vpu;
+    tpu_memory_spec hbm;       /* device memory */
+    tpu_memory_spec vmem;      /* on-chip scratch the MXU and VPU read */
+    tpu_memory_spec host_link; /* host <-> device (capacity unused) */
+    tpu_memory_spec ici;       /* chip <-> chip (capacity unused) */
+    int precision;             /* tpu_precision: DEFAULT, HIGH, HIGHEST */
+} tpu_spec;
+
+/* The v5e defaults. */
+void tpu_spec_default(tpu_spec *s);
+/* Reads text over the defaults; false with "source:line:col: ..." in err. */
+bool tpu_spec_parse(const char *text, const char *source, tpu_spec *s, char *err,
+                    size_t errlen);
+/* Reads the file at path over the defaults; false with a message naming
+ * the file in err. */
+bool tpu_spec_load(const char *path, tpu_spec *s, char *err, size_t errlen);
+/* The spec to compile for: the file at `path`, else the one the
+ * environment's AG_DEVICE_SPEC names, else the defaults. False with a
+ * message naming the file in err. */
+bool tpu_spec_resolve(const char *path, tpu_spec *s, char *err, size_t errlen);
+/* Writes s as a spec file that tpu_spec_parse reads back. */
+void tpu_spec_print(const tpu_spec *s, FILE *out);
+/* Peak MXU rate, in multiply-adds per cycle, of the whole chip. */
+double tpu_spec_macs_per_cycle(const tpu_spec *s);
+
+#endif

@@ -1,0 +1,262 @@
+/*
+ * target_tpu.c - the `tpu-model` target: graphs compiled into programs
+ * for a simulated TPU (compile.c) and run by its simulator (sim.c), with
+ * the TPU's numerics and a cycle model; docs/tpu-model.md.
+ *
+ * What runs on it: 32-bit and bf16 tensors, and i64 (which a TPU emulates
+ * with pairs of 32-bit words: indices, shapes); no f64, as on a v5e;
+ * and every op but host work: printing, assertions, variables, random
+ * numbers, tensor arrays. Those are errors at the user's line; running
+ * them on the host (soft device placement) is for a later version.
+ */
+#include "program.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One program per static shape of the parameters: a function traced with
+ * '?' dims is compiled at each call with new shapes, as XLA does. */
+typedef struct specialized {
+    ag_shape *shapes;     /* of each top-level parameter */
+    ir_function *graph;   /* the function with those shapes inferred */
+    pass_analyses *am;
+    tpu_program *program;
+    struct specialized *next;
+} specialized;
+
+extern const tgt_target tgt_tpu_model;
+
+struct tgt_exe {
+    tpu_program *program; /* static shapes: compiled once; else NULL */
+    const ir_function *generic;
+    tpu_spec spec;
+    pthread_mutex_t lock;
+    specialized *by_shape;
+};
+
+static bool device_dtype(ag_dtype dt)
+{
+    return dt == AG_F32 || dt == AG_BF16 || dt == AG_I32 || dt == AG_I64 || dt == AG_BOOL;
+}
+
+static bool tpu_supports(int op, ag_dtype dt)
+{
+    if (op < 0 || op >= RT_OP_COUNT || !device_dtype(dt))
+        return false;
+    unsigned flags = rt_ops[op].flags;
+    if (flags & (RT_F_EFFECT | RT_F_RANDOM))
+        return false; /* host state: prints, asserts, variables, random numbers */
+    switch ((rt_op)op) {
+    case RT_OP_TA_NEW: case RT_OP_TA_WRITE: case RT_OP_TA_READ: case RT_OP_TA_STACK:
+    case RT_OP_TA_SIZE:
+        return false; /* lists of unknown length */
+    default:
+        return true;
+    }
+}
+
+static bool tpu_fuses(int op)
+{
+    return op >= 0 && op < RT_OP_COUNT && (rt_ops[op].flags & RT_F_ELEMENTWISE);
+}
+
+static bool params_static(const ir_function *fn)
+{
+    const ir_graph *body = fn->body;
+    for (int i = 0; i < body->n_params; i++)
+        if (tpu_padded_bytes(&body->params[i]->type) < 0)
+            return false;
+    return true;
+}
+
+static tgt_exe *tpu_target_compile(const ir_function *fn, pass_analyses *am,
+                                   const tgt_options *o, tgt_diag *d)
+{
+    tpu_spec spec;
+    if (!tpu_spec_resolve(o ? o->device_spec : NULL, &spec, d->msg, sizeof d->msg))
+        return NULL;
+    tpu_program *p = NULL;
+    if (params_static(fn) && !(p = tpu_compile(fn, am, &spec, d)))
+        return NULL;
+    tgt_exe *x = rt_xcalloc(1, sizeof *x);
+    x->program = p;
+    x->generic = fn;
+    x->spec = spec;
+    pthread_mutex_init(&x->lock, NULL);
+    return x;
+}
+
+/* ------------------------------------------------- shapes known at the call */
+
+static bool same_shapes(const specialized *s, int n, rt_value *const *args)
+{
+    for (int i = 0; i < n; i++)
+        if (!ag_shape_equal(s->shapes[i], args[i]->shape))
+            return false;
+    return true;
+}
+
+static void specialized_free(specialized *s)
+{
+    tpu_program_free(s->program);
+    pass_analyses_free(s->am);
+    if (s->graph)
+        ir_function_free(s->graph);
+    free(s->shapes);
+    free(s);
+}
+
+/* A copy of the generic function whose parameters have the arguments'
+ * shapes, every other shape inferred from them. */
+static ir_function *with_shapes(const ir_function *generic, int n, rt_value *const *args,
+                                tgt_diag *d)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ir_print(generic, f);
+    fclose(f);
+    ir_function *g = ir_parse(text, generic->name, d->msg, sizeof d->msg);
+    free(text);
+    if (!g)
+        return NULL;
+    for (int i = 0; i < n && i < g->body->n_params; i++)
+        g->body->params[i]->type.shape = args[i]->shape;
+    bool inferred = pass_run_spec(g, "infer");
+    if (!inferred)
+        snprintf(d->msg, sizeof d->msg, "internal error: the shapes of '%s' cannot be inferred "
+                 "for the call: %s", generic->name ? generic->name : "?", pass_last_error());
+    if (!inferred || !ir_verify(g, d->msg, sizeof d->msg)) {
+        ir_function_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+static specialized *specialize(tgt_exe *x, int n, rt_value *const *args, tgt_diag *d)
+{
+    specialized *s = rt_xcalloc(1, sizeof *s);
+    s->shapes = rt_xcalloc((size_t)n + 1, sizeof *s->shapes);
+    for (int i = 0; i < n; i++)
+        s->shapes[i] = args[i]->shape;
+    s->graph = with_shapes(x->generic, n, args, d);
+    if (s->graph) {
+        s->am = pass_analyses_new(s->graph, &tgt_tpu_model.caps);
+        s->program = tpu_compile(s->graph, s->am, &x->spec, d);
+    }
+    if (!s->program) {
+        specialized_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* The program for these arguments' shapes, compiled on first use;
+ * NULL after reporting why it cannot be. */
+static const tpu_program *program_for(tgt_exe *x, int n, rt_value *const *args)
+{
+    if (x->program)
+        return x->program;
+    pthread_mutex_lock(&x->lock);
+    specialized *s = x->by_shape;
+    while (s && !same_shapes(s, n, args))
+        s = s->next;
+    tgt_diag d;
+    memset(&d, 0, sizeof d);
+    if (!s && (s = specialize(x, n, args, &d))) {
+        s->next = x->by_shape;
+        x->by_shape = s;
+    }
+    pthread_mutex_unlock(&x->lock);
+    if (!s)
+        rt_report(d.loc, "%s", d.msg);
+    return s ? s->program : NULL;
+}
+
+/* AG_PROFILE=1 prints every call's simulated profile on stderr. */
+static bool profiling(void)
+{
+    const char *env = getenv("AG_PROFILE");
+    return env && *env && strcmp(env, "0") != 0;
+}
+
+static bool tpu_target_run(const tgt_exe *x, rt_value *const *args, int n_args,
+                           rt_value **results)
+{
+    const tpu_program *p = program_for((tgt_exe *)x, n_args, args);
+    tpu_profile prof;
+    bool ok = p && tpu_run(p, args, n_args, results, &prof);
+    if (ok && profiling()) {
+        fflush(stdout);
+        tpu_profile_print(&prof, p->fn->name, stderr);
+    }
+    return ok;
+}
+
+static void tpu_target_free(tgt_exe *x)
+{
+    if (!x)
+        return;
+    tpu_program_free(x->program);
+    for (specialized *s = x->by_shape, *next; s; s = next) {
+        next = s->next;
+        specialized_free(s);
+    }
+    pthread_mutex_destroy(&x->lock);
+    free(x);
+}
+
+/* The program's instructions one after another (no overlap, loops once):
+ * an upper bound of one trip, from the compiler's costs. */
+static tgt_cost tpu_target_cost(const ir_function *fn, pass_analyses *am)
+{
+    tgt_cost c = tgt_count_cost(fn, am);
+    tpu_spec spec;
+    char err[256];
+    tgt_diag d;
+    tpu_program *p = tpu_spec_resolve(NULL, &spec, err, sizeof err)
+                         ? tpu_compile(fn, am, &spec, &d) : NULL;
+    if (!p)
+        return c; /* seconds 0: not compilable for the device */
+    int64_t cycles = 0;
+    for (int i = 0; i < p->n_ids; i++)
+        cycles += p->inst[i].cycles;
+    for (int i = 0; i < fn->body->n_params; i++)
+        cycles += p->params[i].cycles;
+    for (int i = 0; i < fn->body->n_results; i++)
+        cycles += p->results[i].cycles;
+    c.seconds = (double)cycles / spec.clock_hz;
+    tpu_program_free(p);
+    return c;
+}
+
+static void tpu_target_print(const tgt_exe *x, FILE *out)
+{
+    if (x->program)
+        tpu_program_print(x->program, out);
+    else
+        fprintf(out, "; @%s on tpu-model: compiled at each call for its parameters' shapes "
+                     "(the signature has '?' dims)\n", x->generic->name ? x->generic->name : "?");
+}
+
+const tgt_target tgt_tpu_model = {
+    .name = "tpu-model",
+    .summary = "a simulated TPU (v5e by default): bf16 matrix units, HBM, host link, "
+               "cycle model",
+    .device = "the TPU",
+    .unsupported_hint = "move it out of the function, or run the function on the cpu "
+                        "target (soft device placement, which runs such ops on the "
+                        "host, is not supported yet)",
+    .falls_back = false,
+    .caps = {.target = "tpu-model",
+             .native_dtypes = 1u << AG_F32 | 1u << AG_BF16 | 1u << AG_I32 | 1u << AG_BOOL,
+             .supports = tpu_supports,
+             .fuses = tpu_fuses,
+             .precision = PASS_PRECISION_BF16},
+    .compile = tpu_target_compile,
+    .run = tpu_target_run,
+    .free = tpu_target_free,
+    .cost = tpu_target_cost,
+    .print = tpu_target_print,
+};

@@ -1,0 +1,319 @@
+/*
+ * test_tpu.c - the TPU-model target: its device spec (parsing, every
+ * error located), tiling and padding, the compiler's costs (the systolic
+ * formula), the simulator's numerics and timing, and the target through
+ * the function cache (placement errors, shapes known only at the call,
+ * HBM capacity).
+ */
+#include "staged_util.h"
+
+#include "numerics.h"
+#include "pipeline.h"
+#include "program.h"
+
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ the spec */
+
+static void expect_spec_error(const char *text, const char *want)
+{
+    tpu_spec s;
+    char err[512];
+    assert_false(tpu_spec_parse(text, "spec.txt", &s, err, sizeof err));
+    if (!strstr(err, want))
+        fail_msg("expected \"%s\" in \"%s\"", want, err);
+}
+
+static void test_spec_defaults_and_round_trip(void **state)
+{
+    (void)state;
+    tpu_spec d, back;
+    tpu_spec_default(&d);
+    assert_string_equal(d.name, "v5e");
+    assert_int_equal(d.mxu.count, 4);
+    assert_int_equal(d.hbm.capacity_bytes, 16LL << 30);
+    /* 4 MXUs of 128x128 multiply-adds at the clock: 197 TFLOP/s */
+    assert_true(fabs(2 * tpu_spec_macs_per_cycle(&d) * d.clock_hz - 197e12) < 1e6);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    tpu_spec_print(&d, f);
+    fclose(f);
+    char err[256];
+    assert_true(tpu_spec_parse(text, "printed", &back, err, sizeof err));
+    assert_memory_equal(&d, &back, sizeof d);
+    free(text);
+}
+
+static void test_spec_fields(void **state)
+{
+    (void)state;
+    tpu_spec s;
+    char err[256];
+    assert_true(tpu_spec_parse("# a smaller chip\n"
+                               "name: \"mini\"\n"
+                               "mxu { count: 1 rows: 64 cols: 64 }\n"
+                               "hbm: { capacity_bytes: 1048576, bandwidth: 1e11 }\n"
+                               "precision: HIGHEST\n",
+                               "mini.txt", &s, err, sizeof err));
+    assert_string_equal(s.name, "mini");
+    assert_int_equal(s.mxu.rows, 64);
+    assert_int_equal(s.hbm.capacity_bytes, 1 << 20);
+    assert_true(s.hbm.bandwidth == 1e11);
+    assert_true(s.hbm.latency_ns == 500); /* fields not given keep the defaults */
+    assert_int_equal(s.precision, TPU_PRECISION_HIGHEST);
+}
+
+static void test_spec_errors_are_located(void **state)
+{
+    (void)state;
+    expect_spec_error("clock_hz: 1e9\nclok_hz: 2", "spec.txt:2:1: unknown field 'clok_hz' in DeviceSpec");
+    expect_spec_error("mxu { rowz: 3 }", "spec.txt:1:7: unknown field 'rowz' in MxuSpec");
+    expect_spec_error("chips: two", "spec.txt:1:8: field 'chips' of DeviceSpec expects an integer, found 'two'");
+    expect_spec_error("precision: BEST", "bad value 'BEST' for field 'precision' of DeviceSpec (one of DEFAULT, HIGH, HIGHEST)");
+    expect_spec_error("mxu { rows: 0 }", "spec.txt:1:13: field 'rows' of MxuSpec must be in [8, 4096], got 0");
+    expect_spec_error("name: \"a\"\nname: \"b\"", "spec.txt:2:1: field 'name' of DeviceSpec is given twice");
+    expect_spec_error("hbm { bandwidth: 1e9", "expected '}' to close MemorySpec");
+    expect_spec_error("name: \"open", "spec.txt:1:7: unterminated string");
+    expect_spec_error("chips 1", "spec.txt:1:7: expected ':' after the field name, found '1'");
+}
+
+static void test_spec_file_errors_name_the_file(void **state)
+{
+    (void)state;
+    tpu_spec s;
+    char err[512];
+    assert_false(tpu_spec_load("/nonexistent/v5e.txt", &s, err, sizeof err));
+    assert_non_null(strstr(err, "cannot read the device spec '/nonexistent/v5e.txt'"));
+    char path[] = "/tmp/agc-spec-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "vpu { lanes: -4 }\n", 18), 18);
+    close(fd);
+    assert_false(tpu_spec_load(path, &s, err, sizeof err));
+    assert_non_null(strstr(err, path));
+    assert_non_null(strstr(err, ":1:14: field 'lanes' of VpuSpec must be in"));
+    unlink(path);
+}
+
+/* ----------------------------------------------------- tiles and costs */
+
+static void test_tiles_pad_the_last_two_dims(void **state)
+{
+    (void)state;
+    ir_type t = {.dtype = AG_F32, .shape = AG_SHAPE(3, 5)};
+    assert_int_equal(tpu_padded_bytes(&t), 8 * 128 * 4); /* one (8,128) tile */
+    t.dtype = AG_BF16;
+    assert_int_equal(tpu_padded_bytes(&t), 16 * 128 * 2); /* one (16,128) tile */
+    t = (ir_type){.dtype = AG_F32, .shape = AG_SHAPE(2, 10, 130)};
+    assert_int_equal(tpu_padded_bytes(&t), 2 * 16 * 256 * 4);
+    t = (ir_type){.dtype = AG_I32, .shape = AG_SCALAR};
+    assert_int_equal(tpu_padded_bytes(&t), 8 * 128 * 4); /* a scalar fills a tile */
+    t = (ir_type){.dtype = AG_F32, .shape = AG_SHAPE(-1, 4)};
+    assert_int_equal(tpu_padded_bytes(&t), -1);
+}
+
+static const tgt_target *tpu_target(void) { return tgt_find("tpu-model"); }
+
+static ir_function *parse_ok(const char *text)
+{
+    char err[512];
+    ir_function *fn = ir_parse(text, "t.ir", err, sizeof err);
+    if (!fn)
+        fail_msg("%s", err);
+    return fn;
+}
+
+static const char *const layer =
+    "func @layer(%0: f32[8,256], %1: f32[256,128], %2: f32[128]) -> (f32[8,128]) {\n"
+    "  %3 = matmul(%0, %1) : f32[8,128]\n"
+    "  %4 = add(%3, %2) : f32[8,128]\n"
+    "  %5 = relu(%4) : f32[8,128]\n"
+    "  return %5\n}\n";
+
+static void test_matmul_costs_the_systolic_formula(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ok(layer);
+    pass_analyses *am = pass_analyses_new(fn, &tpu_target()->caps);
+    tpu_spec spec;
+    tpu_spec_default(&spec);
+    tgt_diag d;
+    tpu_program *p = tpu_compile(fn, am, &spec, &d);
+    assert_non_null(p);
+    const tpu_inst *mm = &p->inst[3];
+    assert_int_equal(mm->kind, TPU_MXU);
+    assert_int_equal(mm->tiles, 2); /* K = 256: two 128x128 weight tiles */
+    /* each tile streams 8 rows: 2*128 + 128 + 8 - 2 cycles; 2 tiles on 4 MXUs */
+    assert_true(mm->cycles >= 2 * 128 + 128 + 8 - 2);
+    assert_int_equal(mm->macs, 8 * 256 * 128);
+    assert_int_equal(p->inst[4].kind, TPU_VPU_LOOP); /* add and relu, fused */
+    assert_true(p->inst[4].loop_head);
+    assert_int_equal(p->inst[5].loop, p->inst[4].loop);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    tpu_program_print(p, f);
+    fclose(f);
+    assert_non_null(strstr(text, "; @layer on tpu-model (v5e: 4 MXUs of 128x128"));
+    assert_non_null(strstr(text, "dma.h2d     %0 f32[8,256] -> hbm[0x0]"));
+    assert_non_null(strstr(text, "mxu.matmul  %3 = matmul(%0, %1) f32[8,128]"));
+    assert_non_null(strstr(text, "2 tiles x 1 pass"));
+    assert_non_null(strstr(text, "vpu.loop    %4 add, %5 relu f32[8,128]"));
+    assert_non_null(strstr(text, "dma.d2h     %5 f32[8,128]"));
+    free(text);
+    tpu_program_free(p);
+    pass_analyses_free(am);
+    ir_function_free(fn);
+}
+
+static rt_value *random_f32(const ag_shape *s, unsigned seed)
+{
+    rt_value *v = rt_value_new(AG_F32, s);
+    float *x = v->data;
+    for (int64_t i = 0; i < v->numel; i++) {
+        seed = seed * 1103515245u + 12345u;
+        x[i] = (float)((seed >> 8) & 0xFFFF) / 32768.0f - 1.0f + 1e-3f * (float)i;
+    }
+    return v;
+}
+
+static void test_simulated_numerics_and_time(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ok(layer);
+    pass_analyses *am = pass_analyses_new(fn, &tpu_target()->caps);
+    tpu_spec spec;
+    tpu_spec_default(&spec);
+    tgt_diag d;
+    tpu_program *p = tpu_compile(fn, am, &spec, &d);
+    rt_value *args[3] = {random_f32(&AG_SHAPE(8, 256), 1), random_f32(&AG_SHAPE(256, 128), 2),
+                         random_f32(&AG_SHAPE(128), 3)};
+    rt_value *out = NULL;
+    tpu_profile prof;
+    assert_true(tpu_run(p, args, 3, &out, &prof));
+    /* the MXU's bits: bf16 operands, f32 sums in chunks of 128 */
+    float want[8 * 128];
+    tpu_mxu_matmul_f32(args[0]->data, args[1]->data, want, 8, 256, 128, TPU_PRECISION_DEFAULT);
+    const float *bias = args[2]->data, *got = out->data;
+    bool differs_from_f32 = false;
+    for (int i = 0; i < 8 * 128; i++) {
+        float v = want[i] + bias[i % 128];
+        assert_true(got[i] == (v > 0 ? v : 0));
+    }
+    rt_value *ref = NULL;
+    ir_plan *plan = ir_plan_new(fn);
+    assert_true(ir_execute(plan, args, 3, &ref));
+    for (int i = 0; i < 8 * 128; i++)
+        differs_from_f32 |= ((float *)ref->data)[i] != got[i];
+    assert_true(differs_from_f32); /* bf16 rounding shows */
+    /* time: transfers in, the product, the loop, the result out, in order */
+    assert_int_equal(prof.macs, 8 * 256 * 128);
+    assert_true(prof.busy[TPU_UNIT_MXU] == p->inst[3].cycles);
+    assert_true(prof.busy[TPU_UNIT_VPU] == p->inst[4].cycles);
+    int64_t serial = prof.busy[TPU_UNIT_H2D] + prof.busy[TPU_UNIT_MXU] +
+                     prof.busy[TPU_UNIT_VPU] + prof.busy[TPU_UNIT_D2H];
+    assert_true(prof.cycles <= serial && prof.cycles >= prof.busy[TPU_UNIT_H2D]);
+    assert_true(prof.host_bytes == 3 * 0 + p->params[0].bytes + p->params[1].bytes +
+                                       p->params[2].bytes + p->results[0].bytes);
+    assert_true(prof.mxu_utilization > 0 && prof.mxu_utilization < 1);
+    assert_true(prof.seconds > prof.roofline_seconds);
+    rt_value_free(ref);
+    rt_value_free(out);
+    for (int i = 0; i < 3; i++)
+        rt_value_free(args[i]);
+    ir_plan_free(plan);
+    tpu_program_free(p);
+    pass_analyses_free(am);
+    ir_function_free(fn);
+}
+
+static void test_hbm_capacity_names_the_tensor(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ok(layer);
+    pass_analyses *am = pass_analyses_new(fn, &tpu_target()->caps);
+    tpu_spec spec;
+    char err[256];
+    assert_true(tpu_spec_parse("hbm { capacity_bytes: 65536 }", "small", &spec, err, sizeof err));
+    tgt_diag d;
+    memset(&d, 0, sizeof d);
+    assert_null(tpu_compile(fn, am, &spec, &d));
+    assert_non_null(strstr(d.msg, "the program needs 0.00 GiB of HBM"));
+    assert_non_null(strstr(d.msg, "the largest tensor is %1 (parameter f32[256,128]"));
+    pass_analyses_free(am);
+    ir_function_free(fn);
+}
+
+/* ------------------------------------------- through the function cache */
+
+static int print_line;
+static void noisy__trace(const ag_arg *a, ag_tensor *o)
+{
+    print_line = __LINE__ + 1;
+    ag_print("x =", a[0].tensor);
+    o[0] = ag_relu(a[0].tensor);
+}
+AG_TEST_DESC(noisy, 1, N_X, K_T, NULL, 1, noisy__trace);
+
+static void scale__trace(const ag_arg *a, ag_tensor *o)
+{
+    ag_tensor w = ag_ones(AG_F32, AG_SHAPE(4, 3));
+    o[0] = ag_tanh(ag_matmul(a[0].tensor, w));
+}
+static const char *const N_X1[] = {"x"};
+AG_TEST_DESC(scale, 1, N_X1, K_T, "f32[?,4]", 1, scale__trace);
+
+static ag_tensor call1(const ag_function_desc *d, ag_tensor x)
+{
+    ag_arg a[1] = {targ(x)};
+    ag_tensor o[1];
+    ag_function_call_at(AG_HERE, d, a, o);
+    return o[0];
+}
+
+static void test_host_ops_are_placement_errors(void **state)
+{
+    (void)state;
+    assert_true(ag_set_target("tpu-model"));
+    ag_tensor r = call1(&noisy__desc, F32(AG_SHAPE(2), -1, 2));
+    ag_set_target(NULL);
+    assert_true(ag_is_error(r));
+    char want[160];
+    snprintf(want, sizeof want, "test_tpu.c:%d: 'print' isn't compilable for the TPU; ",
+             print_line);
+    assert_non_null(strstr(ag_last_error(), want));
+}
+
+static void test_unknown_dims_compile_at_the_call(void **state)
+{
+    (void)state;
+    assert_true(ag_set_target("tpu-model"));
+    ag_tensor a = call1(&scale__desc, ag_ones(AG_F32, AG_SHAPE(2, 4)));
+    ag_tensor b = call1(&scale__desc, ag_ones(AG_F32, AG_SHAPE(5, 4)));
+    ag_tensor c = call1(&scale__desc, ag_ones(AG_F32, AG_SHAPE(2, 4)));
+    ag_set_target(NULL);
+    assert_false(ag_is_error(a) || ag_is_error(b) || ag_is_error(c));
+    assert_int_equal(ag_function_trace_count("scale"), 1); /* one trace for the signature */
+    assert_int_equal(ag_num_elements(b), 15);
+    for (int64_t i = 0; i < 15; i++)
+        assert_true(ag_get_f64(b, i) == (double)tanhf(4.0f));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TU_TEST(test_spec_defaults_and_round_trip),
+        TU_TEST(test_spec_fields),
+        TU_TEST(test_spec_errors_are_located),
+        TU_TEST(test_spec_file_errors_name_the_file),
+        TU_TEST(test_tiles_pad_the_last_two_dims),
+        TU_TEST(test_matmul_costs_the_systolic_formula),
+        TU_TEST(test_simulated_numerics_and_time),
+        TU_TEST(test_hbm_capacity_names_the_tensor),
+        TU_TEST(test_host_ops_are_placement_errors),
+        TU_TEST(test_unknown_dims_compile_at_the_call),
+    };
+    TU_RUN(tests);
+}
