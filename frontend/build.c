@@ -39,7 +39,7 @@ unsigned fe_emit_parse(const char *list)
         unsigned bit;
     } kinds[] = {{"c", FE_EMIT_C},       {"obj", FE_EMIT_OBJ},       {"header", FE_EMIT_HEADER},
                  {"ir", FE_EMIT_IR},     {"ir-opt", FE_EMIT_IR_OPT}, {"llvm", FE_EMIT_LLVM},
-                 {"asm", FE_EMIT_ASM},   {"dot", FE_EMIT_DOT}};
+                 {"asm", FE_EMIT_ASM},   {"dot", FE_EMIT_DOT},       {"tpu", FE_EMIT_TPU}};
     unsigned emit = 0;
     const char *p = list;
     while (*p) {
@@ -72,7 +72,7 @@ typedef struct build {
 static bool wants_graph(unsigned emit)
 {
     return emit & (FE_EMIT_OBJ | FE_EMIT_IR | FE_EMIT_IR_OPT | FE_EMIT_LLVM | FE_EMIT_ASM |
-                   FE_EMIT_DOT);
+                   FE_EMIT_DOT | FE_EMIT_TPU);
 }
 
 /* "file:line: error: message", as the runtime and clang print them. */
@@ -259,10 +259,24 @@ bool fe_target_known(const char *name, char *names, size_t n)
     return tgt_find(name) != NULL;
 }
 
-/* The target --target names (validated by the driver), else cpu. */
+bool fe_target_prints(const char *name)
+{
+    const tgt_target *t = tgt_find(name);
+    return t && t->print;
+}
+
+/* The target --target names (validated by the driver); else tpu-model
+ * for --emit=tpu, cpu otherwise. */
 static const tgt_target *build_target(const build *B)
 {
-    return tgt_find(B->b->target ? B->b->target : "cpu");
+    const char *dflt = B->b->emit & FE_EMIT_TPU ? "tpu-model" : "cpu";
+    return tgt_find(B->b->target ? B->b->target : dflt);
+}
+
+static tgt_options build_options(const build *B)
+{
+    return (tgt_options){.triple = B->b->triple, .cpu = B->b->cpu,
+                         .device_spec = B->b->device_spec};
 }
 
 /* Runs the compile pipeline on fns[i] up to `stop`; false after
@@ -271,7 +285,7 @@ static bool run_pipeline(build *B, int i, pl_stage stop, pl_result *out)
 {
     const fe_func_info *f = B->fns[i];
     ag_loc loc = {B->opt->input, f->line};
-    tgt_options o = {.triple = B->b->triple, .cpu = B->b->cpu};
+    tgt_options o = build_options(B);
     bool ok = fn_compile_spec(loc, f->name, B->specs[i], stop, build_target(B), &o, out);
     if (!ok)
         report_runtime_error();
@@ -294,17 +308,26 @@ static void sink_close(sink *s)
     s->f = NULL;
 }
 
-/* --emit=ir, ir-opt or dot: every function's graph, one after another,
- * the pipeline stopped after tracing (ir) or after the passes. */
+/* Where --emit stops the pipeline. */
+static pl_stage stop_for(unsigned emit)
+{
+    return emit & FE_EMIT_IR ? PL_TRACED : emit & FE_EMIT_TPU ? PL_COMPILED : PL_OPTIMIZED;
+}
+
+/* --emit=ir, ir-opt, dot or tpu: every function, one after another, the
+ * pipeline stopped after tracing (ir), the passes (ir-opt, dot) or the
+ * target's compile (tpu: the program it made). */
 static bool emit_graphs(build *B, sink *out)
 {
     unsigned emit = B->b->emit;
     for (int i = 0; i < B->n_fns; i++) {
         pl_result g;
-        if (!run_pipeline(B, i, emit & FE_EMIT_IR ? PL_TRACED : PL_OPTIMIZED, &g))
+        if (!run_pipeline(B, i, stop_for(emit), &g))
             return false;
         if (emit & FE_EMIT_DOT)
             pass_print_dot(g.graph, pass_analyses_fusion(g.am), out->f);
+        else if (emit & FE_EMIT_TPU)
+            pl_print_compiled(&g, out->f);
         else
             ir_print(g.graph, out->f);
         pl_result_free(&g);
@@ -346,7 +369,7 @@ static bool emit_code(build *B, tgt_emit_kind kind, char **data, size_t *len)
                                     .returns_struct = f->returns_struct};
     }
     char err[768];
-    tgt_options o = {.triple = B->b->triple, .cpu = B->b->cpu};
+    tgt_options o = build_options(B);
     if (ok && !pl_emit(build_target(B), afs, B->n_fns, &o, kind, data, len, err, sizeof err)) {
         fe_diag_plain(FE_ERROR, "%s", err);
         ok = false;
@@ -381,7 +404,7 @@ static bool write_outputs(build *B)
                          : emit & FE_EMIT_ASM ? TGT_EMIT_ASM
                                               : TGT_EMIT_LLVM;
         ok = emit_code(B, kind, &data, &len);
-    } else if (emit & (FE_EMIT_IR | FE_EMIT_IR_OPT | FE_EMIT_DOT)) {
+    } else if (emit & (FE_EMIT_IR | FE_EMIT_IR_OPT | FE_EMIT_DOT | FE_EMIT_TPU)) {
         sink s = {0};
         sink_open(&s);
         ok = emit_graphs(B, &s);

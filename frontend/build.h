@@ -18,7 +18,8 @@ enum {
     FE_EMIT_IR_OPT = 1 << 4, /* the graph after the passes */
     FE_EMIT_LLVM = 1 << 5,   /* the optimized LLVM IR */
     FE_EMIT_ASM = 1 << 6,    /* the target's assembly */
-    FE_EMIT_DOT = 1 << 7     /* Graphviz of the optimized graph */
+    FE_EMIT_DOT = 1 << 7,    /* Graphviz of the optimized graph */
+    FE_EMIT_TPU = 1 << 8     /* the TPU program (--target=tpu-model) */
 };
 
 typedef struct fe_build_options {
@@ -28,11 +29,14 @@ typedef struct fe_build_options {
     const char *target;    /* --target: the target compiling (default: cpu) */
     const char *triple;    /* --target-triple */
     const char *cpu;       /* --cpu */
+    const char *device_spec; /* --device-spec: the TPU-model's device */
 } fe_build_options;
 
 /* Whether `name` is a target; else false with the list of targets in
  * names (for --target's usage error). */
 bool fe_target_known(const char *name, char *names, size_t n);
+/* Whether the target has a compiled form to print (--emit=tpu). */
+bool fe_target_prints(const char *name);
 
 /* Parses "obj,header"; 0 when a kind is unknown. */
 unsigned fe_emit_parse(const char *list);

@@ -21,7 +21,7 @@
 static const char usage[] =
     "usage: agc [options] input.c -o output.ag.c\n"
     "       agc --emit=obj,header [options] input.c -o output.o\n"
-    "       agc --emit=ir|ir-opt|llvm|asm|dot [--function NAME] [--signature SPEC] input.c\n"
+    "       agc --emit=ir|ir-opt|llvm|asm|dot|tpu [--function NAME] [--signature SPEC] input.c\n"
     "\n"
     "Converts the AG_FUNCTIONs of a C file into staged C (AutoGraph for C), or\n"
     "compiles them ahead of time, or shows any stage of their compilation.\n"
@@ -38,11 +38,15 @@ static const char usage[] =
     "                            ir      the traced graph; ir-opt: after the passes\n"
     "                            llvm    the optimized LLVM IR; asm: the assembly\n"
     "                            dot     Graphviz of the optimized graph\n"
+    "                            tpu     the TPU program (--target=tpu-model, the\n"
+    "                                    default for this kind)\n"
     "  --function NAME         only this AG_FUNCTION\n"
     "  --signature SPEC        trace for SPEC (\"f32[?,10], n=3\") instead of its\n"
     "                          AG_SIGNATURE\n"
-    "  --target NAME           the target that compiles: cpu (default) or reference;\n"
-    "                          plans in ir-opt and dot, code in obj, llvm and asm\n"
+    "  --target NAME           the target that compiles: cpu (default), reference or\n"
+    "                          tpu-model; plans in ir-opt and dot, code in obj, llvm,\n"
+    "                          asm and tpu\n"
+    "  --device-spec FILE      the TPU-model's device (default: AG_DEVICE_SPEC, else v5e)\n"
     "  --target-triple TRIPLE  compile for TRIPLE (x86_64-linux-gnu, aarch64-linux-gnu)\n"
     "  --cpu CPU               compile for CPU (default: this machine's, or generic)\n"
     "  -p BUILD_DIR            take the input's flags (-I, -D, -std=...) from\n"
@@ -91,7 +95,8 @@ static const char *const value_flags[] = {"-I",      "-D",         "-U",       "
 static int parse_build_arg(int argc, char **argv, int *i, fe_build_options *b)
 {
     static const char *const names[] = {"--emit",          "--function", "--signature",
-                                        "--target-triple", "--cpu",      "--target", NULL};
+                                        "--target-triple", "--cpu",      "--target",
+                                        "--device-spec",   NULL};
     const char *a = argv[*i];
     for (int k = 0; names[k]; k++) {
         size_t n = strlen(names[k]);
@@ -104,11 +109,12 @@ static int parse_build_arg(int argc, char **argv, int *i, fe_build_options *b)
             v = argv[++*i];
         if (k == 0 && !(b->emit = fe_emit_parse(v)))
             return usage_error("unknown --emit kind in '%s' (kinds: c, obj, header, ir, "
-                               "ir-opt, llvm, asm, dot)", v);
+                               "ir-opt, llvm, asm, dot, tpu)", v);
         char targets[256];
         if (k == 5 && !fe_target_known(v, targets, sizeof targets))
             return usage_error("unknown target '%s' for --target (targets: %s)", v, targets);
-        const char **dst[] = {NULL, &b->function, &b->signature, &b->triple, &b->cpu, &b->target};
+        const char **dst[] = {NULL,     &b->function, &b->signature,  &b->triple,
+                              &b->cpu, &b->target,   &b->device_spec};
         if (k > 0)
             *dst[k] = v;
         return 1;
@@ -120,21 +126,26 @@ static int parse_build_arg(int argc, char **argv, int *i, fe_build_options *b)
 static int check_emit(const fe_options *opt, const fe_build_options *b)
 {
     unsigned e = b->emit;
-    unsigned graphs = e & (FE_EMIT_IR | FE_EMIT_IR_OPT | FE_EMIT_DOT);
+    unsigned graphs = e & (FE_EMIT_IR | FE_EMIT_IR_OPT | FE_EMIT_DOT | FE_EMIT_TPU);
     unsigned code = e & (FE_EMIT_OBJ | FE_EMIT_LLVM | FE_EMIT_ASM);
     if ((e & FE_EMIT_C) && e != FE_EMIT_C)
         return usage_error("--emit=c cannot be combined with other kinds");
     if ((graphs && (graphs & (graphs - 1))) || (code && (code & (code - 1))) || (graphs && code))
-        return usage_error("--emit: one of obj, llvm, asm, ir, ir-opt, dot at a time (obj may "
-                           "come with header)");
+        return usage_error("--emit: one of obj, llvm, asm, ir, ir-opt, dot, tpu at a time (obj "
+                           "may come with header)");
     if ((e & FE_EMIT_HEADER) && (graphs || (code && code != FE_EMIT_OBJ)))
         return usage_error("--emit=header goes with obj only");
     if ((e & FE_EMIT_OBJ) && (e & FE_EMIT_HEADER) && strcmp(opt->output, "-") == 0)
         return usage_error("--emit=obj,header needs -o FILE.o (the header is FILE.h)");
     if ((b->triple || b->cpu) && !code)
         return usage_error("--target-triple and --cpu apply to --emit=obj, llvm and asm");
-    if (b->target && !code && !(e & (FE_EMIT_IR_OPT | FE_EMIT_DOT)))
-        return usage_error("--target applies to --emit=ir-opt, dot, obj, llvm and asm");
+    if (b->target && !code && !(e & (FE_EMIT_IR_OPT | FE_EMIT_DOT | FE_EMIT_TPU)))
+        return usage_error("--target applies to --emit=ir-opt, dot, obj, llvm, asm and tpu");
+    if ((e & FE_EMIT_TPU) && b->target && !fe_target_prints(b->target))
+        return usage_error("--emit=tpu prints the program of --target=tpu-model; the target "
+                           "'%s' has none", b->target);
+    if (b->device_spec && !(e & (FE_EMIT_IR_OPT | FE_EMIT_DOT | FE_EMIT_TPU)))
+        return usage_error("--device-spec applies to --emit=ir-opt, dot and tpu");
     return 0;
 }
 

@@ -229,6 +229,14 @@ void pl_result_free(pl_result *c)
     memset(c, 0, sizeof *c);
 }
 
+bool pl_print_compiled(const pl_result *c, FILE *out)
+{
+    if (!c->exe || !c->target->print)
+        return false;
+    c->target->print(c->exe, out);
+    return true;
+}
+
 bool pl_emit(const tgt_target *t, const tgt_aot_function *fns, int n, const tgt_options *o,
              tgt_emit_kind kind, char **out, size_t *len, char *err, size_t errlen)
 {

@@ -57,6 +57,9 @@ bool pl_run(const pl_request *r, pl_result *out);
 /* Runs a compiled result, with ir_execute's contract (ir/exec.h). */
 bool pl_execute(const pl_result *c, rt_value *const *args, int n_args, rt_value **results);
 void pl_result_free(pl_result *c);
+/* Writes a compiled result's program for people (the target's print
+ * hook); false when its target has none. */
+bool pl_print_compiled(const pl_result *c, FILE *out);
 
 /* Compiles optimized graphs ahead of time with t's emit hook into one
  * module (*out, malloc'ed); false with a message in err. */

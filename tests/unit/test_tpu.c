@@ -46,6 +46,17 @@ static void test_spec_defaults_and_round_trip(void **state)
     free(text);
 }
 
+/* The documented spec file (backend/tpu/v5e.textproto) is the defaults. */
+static void test_spec_file_is_the_defaults(void **state)
+{
+    (void)state;
+    tpu_spec d, f;
+    char err[512];
+    tpu_spec_default(&d);
+    assert_true(tpu_spec_load(TEST_TPU_SPEC, &f, err, sizeof err));
+    assert_memory_equal(&d, &f, sizeof d);
+}
+
 static void test_spec_fields(void **state)
 {
     (void)state;
@@ -305,6 +316,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_spec_defaults_and_round_trip),
+        TU_TEST(test_spec_file_is_the_defaults),
         TU_TEST(test_spec_fields),
         TU_TEST(test_spec_errors_are_located),
         TU_TEST(test_spec_file_errors_name_the_file),

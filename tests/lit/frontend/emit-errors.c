@@ -42,7 +42,7 @@ ag_tensor with_var(ag_tensor x, ag_variable v)
 // Bad usage exits with 2:
 // RUN: %agc --emit=bogus %s > %t/usage 2>&1; echo "exit=$?" >> %t/usage
 // RUN: FileCheck --check-prefix=USAGE %s < %t/usage
-// USAGE: agc: error: unknown --emit kind in 'bogus' (kinds: c, obj, header, ir, ir-opt, llvm, asm, dot)
+// USAGE: agc: error: unknown --emit kind in 'bogus' (kinds: c, obj, header, ir, ir-opt, llvm, asm, dot, tpu)
 // USAGE: exit=2
 // RUN: %agc --emit=ir,llvm %s > %t/two 2>&1; echo "exit=$?" >> %t/two
 // RUN: FileCheck --check-prefix=TWO %s < %t/two

@@ -18,7 +18,7 @@
 // RUN: not %agc --emit=ir-opt --target=tpu %s 2>&1 | FileCheck --check-prefix=BAD %s
 // BAD: unknown target 'tpu' for --target (targets: reference, cpu, tpu-model)
 // RUN: not %agc --emit=ir --target=cpu %s 2>&1 | FileCheck --check-prefix=WHICH %s
-// WHICH: --target applies to --emit=ir-opt, dot, obj, llvm and asm
+// WHICH: --target applies to --emit=ir-opt, dot, obj, llvm, asm and tpu
 #include <ag.h>
 
 AG_FUNCTION AG_SIGNATURE("f32[16]")
