@@ -46,7 +46,7 @@ ag_tensor with_var(ag_tensor x, ag_variable v)
 // USAGE: exit=2
 // RUN: %agc --emit=ir,llvm %s > %t/two 2>&1; echo "exit=$?" >> %t/two
 // RUN: FileCheck --check-prefix=TWO %s < %t/two
-// TWO: agc: error: --emit: one of obj, llvm, asm, ir, ir-opt, dot at a time
+// TWO: agc: error: --emit: one of obj, llvm, asm, ir, ir-opt, dot, tpu at a time
 // TWO: exit=2
 // RUN: %agc --emit=ir --signature "f32[2]" %s > %t/sig 2>&1; echo "exit=$?" >> %t/sig
 // RUN: FileCheck --check-prefix=SIGFN %s < %t/sig
