@@ -74,7 +74,7 @@ static volatile int64_t sink; /* keeps hand-written results alive */
 
 #define DESC(fname, np, names, kinds, nout, trampoline)                                   \
     static const ag_function_desc fname##_desc = {#fname, __FILE__, __LINE__, np, names,  \
-                                                  kinds, NULL, NULL, nout, trampoline}
+                                                  kinds, NULL, NULL, nout, trampoline, 0}
 
 static const ag_arg_kind K_T[] = {AG_ARG_TENSOR};
 static const ag_arg_kind K_TI[] = {AG_ARG_TENSOR, AG_ARG_INT};

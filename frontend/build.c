@@ -286,7 +286,8 @@ static bool run_pipeline(build *B, int i, pl_stage stop, pl_result *out)
     const fe_func_info *f = B->fns[i];
     ag_loc loc = {B->opt->input, f->line};
     tgt_options o = build_options(B);
-    bool ok = fn_compile_spec(loc, f->name, B->specs[i], stop, build_target(B), &o, out);
+    bool ok = fn_compile_spec(loc, f->name, B->specs[i], stop, build_target(B), &o, B->b->bf16,
+                              out);
     if (!ok)
         report_runtime_error();
     return ok;
@@ -348,8 +349,7 @@ static ag_arg_kind param_kind(const fe_param_info *p)
 static bool emit_code(build *B, tgt_emit_kind kind, char **data, size_t *len)
 {
     tgt_aot_function *afs = fe_alloc((size_t)B->n_fns * sizeof *afs);
-    pl_result *graphs = fe_alloc((size_t)B->n_fns * sizeof *graphs);
-    memset(graphs, 0, (size_t)B->n_fns * sizeof *graphs);
+    pl_result *graphs = fe_alloc((size_t)B->n_fns * sizeof *graphs); /* zeroed */
     bool ok = true;
     for (int i = 0; i < B->n_fns && ok; i++) {
         ok = run_pipeline(B, i, PL_OPTIMIZED, &graphs[i]);

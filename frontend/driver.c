@@ -47,6 +47,8 @@ static const char usage[] =
     "                          tpu-model; plans in ir-opt and dot, code in obj, llvm,\n"
     "                          asm and tpu\n"
     "  --device-spec FILE      the TPU-model's device (default: AG_DEVICE_SPEC, else v5e)\n"
+    "  --bf16                  convert the graphs to bfloat16 (as AG_BFLOAT16 and\n"
+    "                          AG_BF16=1 do), for ir-opt, dot, obj, llvm, asm and tpu\n"
     "  --target-triple TRIPLE  compile for TRIPLE (x86_64-linux-gnu, aarch64-linux-gnu)\n"
     "  --cpu CPU               compile for CPU (default: this machine's, or generic)\n"
     "  -p BUILD_DIR            take the input's flags (-I, -D, -std=...) from\n"
@@ -144,6 +146,8 @@ static int check_emit(const fe_options *opt, const fe_build_options *b)
     if ((e & FE_EMIT_TPU) && b->target && !fe_target_prints(b->target))
         return usage_error("--emit=tpu prints the program of --target=tpu-model; the target "
                            "'%s' has none", b->target);
+    if (b->bf16 && !code && !(e & (FE_EMIT_IR_OPT | FE_EMIT_DOT | FE_EMIT_TPU)))
+        return usage_error("--bf16 applies to --emit=ir-opt, dot, obj, llvm, asm and tpu");
     if (b->device_spec && !(e & (FE_EMIT_IR_OPT | FE_EMIT_DOT | FE_EMIT_TPU)))
         return usage_error("--device-spec applies to --emit=ir-opt, dot and tpu");
     return 0;
@@ -169,6 +173,10 @@ static int parse_args(int argc, char **argv, fe_options *opt, fe_build_options *
         if (strcmp(a, "--version") == 0) {
             printf("agc %s (AutoGraph for C), built with libclang 19\n", AGC_VERSION_STRING);
             return 1;
+        }
+        if (strcmp(a, "--bf16") == 0) {
+            b->bf16 = true;
+            continue;
         }
         int built = parse_build_arg(argc, argv, &i, b);
         if (built == 2)

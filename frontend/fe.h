@@ -319,6 +319,7 @@ typedef struct fe_func {
     const char **ret_fields; /* FE_RET_STRUCT */
     int n_ret_fields;
     const char *signature, *alias; /* AG_SIGNATURE / AG_ALIAS, or NULL */
+    bool bfloat16;                 /* AG_BFLOAT16 */
     bool has_staged;               /* any staged construct */
     bool has_goto;                 /* a goto: liveness gives up on order */
     fe_vec computed_gotos;         /* fe_range*: each `goto *` and `&&label` */

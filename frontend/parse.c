@@ -1112,6 +1112,8 @@ static void function_attrs(parser *p, fe_func *fn, CXCursor c)
             fn->signature = a + 13;
         else if (strncmp(a, "ag.alias=", 9) == 0)
             fn->alias = a + 9;
+        else if (strcmp(a, "ag.bfloat16") == 0)
+            fn->bfloat16 = true;
         else if (strcmp(a, "ag.function") != 0)
             continue;
         fe_range *r = fe_alloc(sizeof *r);

@@ -147,7 +147,7 @@ static bool run_observed(exec *x, const ir_node *n)
 {
     bool ok = run_node(x, n);
     if (ok && x->hooks && x->hooks->ran)
-        x->hooks->ran(x->hooks->ctx, n);
+        x->hooks->ran(x->hooks->ctx, n, x->vals[n->id]);
     return ok;
 }
 

@@ -27,13 +27,14 @@ bool ir_execute(const ir_plan *p, rt_value *const *args, int n_args, rt_value **
  * What a target that interprets graphs its own way adds to the reference
  * executor (the TPU-model's simulator): `apply` may compute an op itself
  * (setting *handled; NULL after reporting an error), else the runtime's
- * kernel does; `ran` is told of every node that ran, in execution order
- * (a loop body's nodes once per trip; cond and while after their regions).
+ * kernel does; `ran` is told of every node that ran, in execution order,
+ * with its value (a loop body's nodes once per trip; cond and while, whose
+ * value is NULL, after their regions).
  */
 typedef struct ir_exec_hooks {
     rt_value *(*apply)(void *ctx, const ir_node *n, rt_value *const *in, int n_in,
                        bool *handled);
-    void (*ran)(void *ctx, const ir_node *n);
+    void (*ran)(void *ctx, const ir_node *n, const rt_value *value);
     void *ctx;
 } ir_exec_hooks;
 

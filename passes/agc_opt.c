@@ -13,6 +13,7 @@
 #include "pass.h"
 #include "target.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@ typedef struct options {
     bool print_clusters;
     bool print_memory_plan;
     bool emit_dot; /* Graphviz instead of text IR */
+    bool bf16_report; /* compare with the f32 function on sample inputs */
     const tgt_target *target; /* whose capabilities the passes plan for */
     pass_options pass;
 } options;
@@ -54,6 +56,13 @@ static void usage(FILE *out)
           "  --target=NAME        plan for target NAME (default: cpu; --list-targets)\n"
           "  --list-targets       list the targets and exit\n"
           "  --print-clusters     after the function, list the fusion plan's loops\n"
+          "  --bf16-filterlist=OPS  ops the bf16 pass keeps in f32 (comma-separated)\n"
+          "  --bf16-scope=all|tpu   convert the whole function or its TPU nodes only\n"
+          "  --bf16-io            also make the function's f32 inputs and outputs bf16\n"
+          "  --bf16-skip-safety-checks  convert a function that already computes in bf16\n"
+          "  --bf16-report        after the passes, compare with the function before\n"
+          "                       them on sample inputs (uniform in [-1, 1], fixed seed):\n"
+          "                       error per output and the op where it grows most\n"
           "  --print-memory-plan  after the function, print the memory plan\n"
           "  --emit-dot           print the function (after the passes) as a\n"
           "                       Graphviz dot graph instead of text IR\n"
@@ -98,6 +107,9 @@ static bool flag_option(const char *a, options *o)
         {"--print-clusters", offsetof(options, print_clusters), true},
         {"--print-memory-plan", offsetof(options, print_memory_plan), true},
         {"--emit-dot", offsetof(options, emit_dot), true},
+        {"--bf16-report", offsetof(options, bf16_report), true},
+        {"--bf16-io", offsetof(options, pass.bf16.io), true},
+        {"--bf16-skip-safety-checks", offsetof(options, pass.bf16.skip_safety_checks), true},
         {"--print-after-all", offsetof(options, pass.print_after_all), true},
         {"--verify-each", offsetof(options, pass.verify_each), true},
         {"--no-verify-each", offsetof(options, pass.verify_each), false},
@@ -132,6 +144,14 @@ static int value_option(const char *a, options *o)
                     tgt_names(names, sizeof names));
             return 3;
         }
+    } else if ((v = option_value(a, "--bf16-filterlist"))) {
+        snprintf(o->pass.bf16.filterlist, sizeof o->pass.bf16.filterlist, "%s", v);
+    } else if ((v = option_value(a, "--bf16-scope"))) {
+        if (strcmp(v, "all") != 0 && strcmp(v, "tpu") != 0) {
+            fprintf(stderr, "agc-opt: --bf16-scope=%s: the scopes are all and tpu\n", v);
+            return 3;
+        }
+        o->pass.bf16.scope = v[0] == 't' ? PASS_BF16_SCOPE_TPU : PASS_BF16_SCOPE_ALL;
     } else if ((v = option_value(a, "--print-after"))) {
         if (!known_passes(v))
             return 3;
@@ -260,7 +280,7 @@ static bool run_passes(ir_function *fn, const options *o, pass_analyses *am)
 {
     char err[1024];
     pass_set_options(&o->pass);
-    if (!pass_run_with(fn, o->passes, am)) {
+    if (!pass_run_with(fn, o->passes, am, NULL)) {
         fprintf(stderr, "%s\n", pass_last_error());
         return false;
     }
@@ -285,6 +305,64 @@ static void print_output(const ir_function *fn, const options *o, pass_analyses 
         pass_memory_plan_print(pass_analyses_memory(am), fn, stdout);
 }
 
+/* fn again, with the same ids (its text form parsed back). */
+static ir_function *copy_function(const ir_function *fn)
+{
+    char *text = NULL, err[512];
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ir_print(fn, f);
+    fclose(f);
+    ir_function *copy = ir_parse(text, fn->name, err, sizeof err);
+    free(text);
+    return copy;
+}
+
+/* Uniform values in [-1, 1] from a fixed seed; integers in [-4, 4]. */
+static rt_value *sample(const ir_type *t, uint32_t *seed)
+{
+    rt_value *v = rt_value_new(t->dtype, &t->shape);
+    for (int64_t i = 0; i < v->numel; i++) {
+        *seed = *seed * 1664525u + 1013904223u;
+        double u = (double)(*seed >> 8) / (double)(1u << 24) * 2 - 1;
+        rt_store_f64(v->dtype, v->data, i, rt_is_float(v->dtype) ? u : floor(u * 4.5));
+    }
+    return v;
+}
+
+/* --bf16-report: the optimized function against the one read. */
+static bool report_bf16(const ir_function *f32_fn, const ir_function *fn)
+{
+    const ir_graph *body = f32_fn->body;
+    rt_value **in = calloc((size_t)body->n_params + 1, sizeof *in);
+    uint32_t seed = 42;
+    bool ok = true;
+    for (int i = 0; i < body->n_params && ok; i++) {
+        const ir_type *t = &body->params[i]->type;
+        bool known = t->dtype != RT_LIST && t->shape.rank >= 0;
+        for (int d = 0; known && d < t->shape.rank; d++)
+            known = t->shape.dims[d] >= 0;
+        if (!known) {
+            char buf[128];
+            fprintf(stderr, "agc-opt: --bf16-report needs static parameter types; %%%d is %s\n",
+                    body->params[i]->id, ir_type_str(t, buf, sizeof buf));
+            ok = false;
+        } else {
+            in[i] = sample(t, &seed);
+        }
+    }
+    pass_bf16_report rep;
+    ok = ok && pass_bf16_report_run(f32_fn, fn, in, body->n_params, &rep);
+    if (ok)
+        pass_bf16_report_print(&rep, stdout);
+    else if (ag_last_error())
+        fprintf(stderr, "%s\n", ag_last_error());
+    for (int i = 0; i < body->n_params; i++)
+        rt_value_free(in[i]);
+    free(in);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     options o = {0};
@@ -305,6 +383,7 @@ int main(int argc, char **argv)
     }
     free(text);
     int status = 0;
+    ir_function *before = o.bf16_report ? copy_function(fn) : NULL;
     if (!o.target)
         o.target = tgt_find("cpu");
     pass_analyses *am = pass_analyses_new(fn, &o.target->caps);
@@ -315,8 +394,12 @@ int main(int argc, char **argv)
         status = 1;
     } else if (!o.verify_only) {
         print_output(fn, &o, am);
+        if (o.bf16_report && !report_bf16(before, fn))
+            status = 1;
     }
     pass_analyses_free(am);
+    if (before)
+        ir_function_free(before);
     ir_function_free(fn);
     if (fflush(stdout) != 0)
         status = 1;

@@ -22,6 +22,8 @@
 static const pass_info passes[] = {
     {"infer", pass_infer,
      "refine dtypes and shapes with the ops' own rules, through cond and while"},
+    {"bf16", pass_bf16,
+     "f32 values and ops become bf16 (filterlist and scope options); casts at the boundaries"},
     {"fold", pass_fold,
      "evaluate pure ops on constants; inline conds with a constant predicate; "
      "drop loops that never run"},
@@ -129,6 +131,9 @@ static char *get_override(void)
 /* ============================================================== sessions */
 
 static _Thread_local char last_error[2048];
+/* The options of the outermost pass_run_with that gave some, for every
+ * session it runs (NULL: the process-wide options). */
+static _Thread_local const pass_options *run_options;
 static _Thread_local int depth; /* sessions running on this thread */
 static atomic_int dump_seq;
 
@@ -252,7 +257,10 @@ static bool begin(session *s, ir_function *fn, pass_analyses *am, int *seq,
     memset(s, 0, sizeof *s);
     s->fn = fn;
     s->ok = true;
-    pass_get_options(&s->ctx.opt);
+    if (run_options)
+        s->ctx.opt = *run_options;
+    else
+        pass_get_options(&s->ctx.opt);
     s->own_am = am == NULL;
     s->ctx.am = am ? am : pass_analyses_new(fn, s->ctx.opt.caps);
     if (depth++ == 0) {
@@ -262,7 +270,7 @@ static bool begin(session *s, ir_function *fn, pass_analyses *am, int *seq,
     }
     char *spec = honor_override && depth == 1 ? get_override() : NULL;
     if (spec)
-        s->ok = pass_run_with(fn, spec, s->ctx.am);
+        s->ok = pass_run_with(fn, spec, s->ctx.am, NULL);
     free(spec);
     return spec == NULL;
 }
@@ -282,12 +290,21 @@ static bool end(session *s, int seq)
 
 /* ======================================================== the pipelines */
 
+/* The options' choice, or the environment's AG_BF16 (not empty, not 0). */
+static bool bf16_requested(const pass_options *o)
+{
+    const char *env = getenv("AG_BF16");
+    return o->bf16.enabled || (env && *env && strcmp(env, "0") != 0);
+}
+
 static bool run_default(ir_function *fn, pass_analyses *am)
 {
     session s;
     int seq = 0;
     if (begin(&s, fn, am, &seq, true)) {
         step(&s, pass_infer);
+        if (bf16_requested(&s.ctx.opt))
+            step(&s, pass_bf16);
         bool changed = true;
         for (int round = 0; changed && round < PASS_MAX_ROUNDS; round++) {
             changed = false;
@@ -451,9 +468,24 @@ static bool run_items(session *s, const item *v, int n)
     return changed;
 }
 
-bool pass_run_spec(ir_function *fn, const char *spec) { return pass_run_with(fn, spec, NULL); }
+bool pass_run_spec(ir_function *fn, const char *spec)
+{
+    return pass_run_with(fn, spec, NULL, NULL);
+}
 
-bool pass_run_with(ir_function *fn, const char *spec, pass_analyses *am)
+static bool run_with(ir_function *fn, const char *spec, pass_analyses *am);
+
+bool pass_run_with(ir_function *fn, const char *spec, pass_analyses *am, const pass_options *opt)
+{
+    if (!opt || run_options)
+        return run_with(fn, spec, am);
+    run_options = opt;
+    bool ok = run_with(fn, spec, am);
+    run_options = NULL;
+    return ok;
+}
+
+static bool run_with(ir_function *fn, const char *spec, pass_analyses *am)
 {
     if (!spec)
         return run_default(fn, am);

@@ -52,6 +52,20 @@ extern const pass_caps pass_caps_none;
 
 /* ----------------------------------------------------------- options */
 
+/* What the bf16 pass converts (bf16.c). */
+typedef enum pass_bf16_scope {
+    PASS_BF16_SCOPE_ALL, /* the whole function */
+    PASS_BF16_SCOPE_TPU, /* only the nodes placed on the TPU */
+} pass_bf16_scope;
+
+typedef struct pass_bf16_options {
+    bool enabled;            /* the default pipeline converts (AG_BF16, agc --bf16) */
+    char filterlist[256];    /* op names kept in f32, separated by commas */
+    pass_bf16_scope scope;
+    bool io;                 /* the function's f32 parameters and results become bf16 */
+    bool skip_safety_checks; /* convert a function that already computes in bf16 */
+} pass_bf16_options;
+
 /* How passes run. The manager reads a process-wide copy (pass_set_options)
  * at the start of every run, so agc-opt and tests set it once. */
 typedef struct pass_options {
@@ -62,6 +76,7 @@ typedef struct pass_options {
     bool fast_math;        /* simplify, cse may ignore NaN, inf, signed zeros */
     bool strict;           /* a pass's diagnostic fails the run (agc-opt) */
     FILE *trace;           /* where printing goes; NULL is stderr */
+    pass_bf16_options bf16;
 } pass_options;
 
 /* The defaults: verify_each when NDEBUG is not defined, all else off. */
@@ -117,6 +132,7 @@ typedef struct pass_ctx {
 typedef bool (*pass_fn)(ir_function *fn, pass_ctx *ctx);
 
 bool pass_infer(ir_function *fn, pass_ctx *ctx);
+bool pass_bf16(ir_function *fn, pass_ctx *ctx);
 bool pass_fold(ir_function *fn, pass_ctx *ctx);
 bool pass_simplify(ir_function *fn, pass_ctx *ctx);
 bool pass_matpow(ir_function *fn, pass_ctx *ctx);
@@ -143,7 +159,8 @@ void pass_list(FILE *out);
 /* ------------------------------------------------------------ running */
 
 /*
- * The default pipeline: infer; then fold, simplify, matpow, cse, licm,
+ * The default pipeline: infer; bf16 when options.bf16.enabled (or the
+ * environment's AG_BF16 is set and not "0"); then fold, simplify, matpow, cse, licm,
  * infer, dce repeated until nothing changes (at most PASS_MAX_ROUNDS times); then the
  * fusion and memory planning analyses. Called on every traced function.
  * Returns false only when a pass broke the IR (verify_each) or, with
@@ -159,8 +176,10 @@ bool pass_run_default(ir_function *fn);
 
 /* What the compile pipeline runs: `spec` (NULL: the default pipeline,
  * honoring the override and AG_DUMP_IR like pass_run_default) with am as
- * the function's analysis manager, which then holds the final plans. */
-bool pass_run_with(ir_function *fn, const char *spec, pass_analyses *am);
+ * the function's analysis manager (NULL: one of the run's own), which then
+ * holds the final plans, and opt as the options of this run (NULL: the
+ * process-wide ones). */
+bool pass_run_with(ir_function *fn, const char *spec, pass_analyses *am, const pass_options *opt);
 
 /*
  * Runs a pipeline written as text: pass names separated by commas;
@@ -248,6 +267,26 @@ pass_memory_plan *pass_memory_plan_new(const ir_function *fn, const pass_caps *c
 pass_memory_plan *pass_memory_plan_new_fused(const ir_function *fn, const pass_fusion_plan *fusion);
 void pass_memory_plan_free(pass_memory_plan *p);
 void pass_memory_plan_print(const pass_memory_plan *p, const ir_function *fn, FILE *out);
+
+/* ------------------------------------------------------- bf16 accuracy */
+
+/* What a bf16 conversion cost on some inputs (bf16_report.c). */
+enum { PASS_BF16_MAX_OUTPUTS = 16 };
+typedef struct pass_bf16_report {
+    int n_outputs;
+    double max_abs[PASS_BF16_MAX_OUTPUTS]; /* by output: largest |f32 - bf16| */
+    double max_rel[PASS_BF16_MAX_OUTPUTS]; /* and relative to |f32| */
+    const ir_node *worst;                  /* where the error grows most (in bf16_fn) */
+    double worst_growth;                   /* its relative error minus its operands' */
+} pass_bf16_report;
+
+/* Runs f32_fn and bf16_fn (its converted copy: converted nodes keep their
+ * ids) on the reference executor with the same inputs and compares them.
+ * False after reporting an error one of them raised. */
+bool pass_bf16_report_run(const ir_function *f32_fn, const ir_function *bf16_fn,
+                          rt_value *const *inputs, int n_inputs, pass_bf16_report *rep);
+/* "// output 0: max abs error ..." lines. */
+void pass_bf16_report_print(const pass_bf16_report *rep, FILE *out);
 
 /* ------------------------------------------------------------ drawing */
 

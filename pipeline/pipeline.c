@@ -188,6 +188,16 @@ static bool compile(const pl_request *r, pl_result *out)
     return out->exe != NULL;
 }
 
+/* The default pipeline, converting to bf16 when the function asks
+ * (AG_BFLOAT16) or the process does (AG_BF16, pass options). */
+static bool run_passes(const pl_request *r, pl_result *out)
+{
+    pass_options o;
+    pass_get_options(&o);
+    o.bf16.enabled |= (r->desc->flags & AG_FN_BFLOAT16) != 0 || r->bf16;
+    return pass_run_with(out->graph, NULL, out->am, &o);
+}
+
 bool pl_run(const pl_request *r, pl_result *out)
 {
     memset(out, 0, sizeof *out);
@@ -202,7 +212,7 @@ bool pl_run(const pl_request *r, pl_result *out)
     if (ok && req.stop >= PL_OPTIMIZED) {
         /* the analyses are planned for the target that will compile */
         out->am = pass_analyses_new(out->graph, &out->target->caps);
-        ok = pass_run_with(out->graph, NULL, out->am);
+        ok = run_passes(&req, out);
 #ifndef NDEBUG
         ok = ok && verify(r->desc, out->graph, "optimized");
 #endif

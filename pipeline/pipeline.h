@@ -35,6 +35,7 @@ typedef struct pl_request {
     pl_stage stop;
     const tgt_target *target; /* NULL: pl_selected_target() */
     bool strict;            /* a failed compile is an error, not a fallback */
+    bool bf16;              /* convert to bf16 (agc --bf16), as AG_BFLOAT16 does */
     tgt_options options;
 } pl_request;
 

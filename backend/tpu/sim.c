@@ -84,8 +84,9 @@ static void account(sim *S, const tpu_inst *x)
 }
 
 /* The ir_exec_hooks `ran` hook: n's value was just computed. */
-static void ran(void *ctx, const ir_node *n)
+static void ran(void *ctx, const ir_node *n, const rt_value *value)
 {
+    (void)value;
     sim *S = ctx;
     const tpu_inst *x = &S->p->inst[n->id];
     int64_t deps = operands_ready(S, n);

@@ -117,10 +117,12 @@ typedef struct ag_loc {
 #define AG_FUNCTION __attribute__((annotate("ag.function")))
 #define AG_SIGNATURE(spec) __attribute__((annotate("ag.signature=" spec)))
 #define AG_ALIAS(name) __attribute__((annotate("ag.alias=" name)))
+#define AG_BFLOAT16 __attribute__((annotate("ag.bfloat16")))
 #else
 #define AG_FUNCTION
 #define AG_SIGNATURE(spec)
 #define AG_ALIAS(name)
+#define AG_BFLOAT16
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -487,7 +489,13 @@ typedef struct ag_function_desc {
     const char *alias;     /* AG_ALIAS text, or NULL */
     int n_outputs;
     void (*trace)(const ag_arg *args, ag_tensor *outputs);
+    unsigned flags; /* AG_FN_*: what the annotations ask */
 } ag_function_desc;
+
+/* ag_function_desc.flags */
+enum {
+    AG_FN_BFLOAT16 = 1u << 0, /* AG_BFLOAT16: traced graphs are converted to bf16 */
+};
 
 typedef struct ag_concrete_function ag_concrete_function;
 

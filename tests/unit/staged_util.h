@@ -76,7 +76,7 @@ static inline char *tu_both_ways(ag_tensor (*call)(void), int line)
 
 #define AG_TEST_DESC(fname, nparams, names, kinds, sig, nout, trampoline) \
     static const ag_function_desc fname##__desc = {                      \
-        #fname, __FILE__, __LINE__, nparams, names, kinds, sig, NULL, nout, trampoline}
+        #fname, __FILE__, __LINE__, nparams, names, kinds, sig, NULL, nout, trampoline, 0}
 
 static const ag_arg_kind K_T[] = {AG_ARG_TENSOR};
 static const ag_arg_kind K_TT[] = {AG_ARG_TENSOR, AG_ARG_TENSOR};

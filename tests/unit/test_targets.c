@@ -241,7 +241,7 @@ static void test_analyses_computed_once_per_version(void **state)
     assert_int_equal(pass_analyses_runs(am, PASS_ANALYSIS_MEMORY), 1);
     assert_int_equal(p->n_clusters, 1);
     /* a pipeline whose passes change nothing keeps them */
-    assert_true(pass_run_with(fn, "cse,dce,fusion,memplan", am));
+    assert_true(pass_run_with(fn, "cse,dce,fusion,memplan", am, NULL));
     assert_int_equal(pass_analyses_runs(am, PASS_ANALYSIS_FUSION), 1);
     /* an edit invalidates them (the pass manager does after a change) */
     pass_analyses_invalidate(am);

@@ -47,6 +47,7 @@ pair swap(ag_tensor a, ag_tensor b, ag_tensor_array ta, ag_variable v, double sc
 // CHECK-NEXT:     .alias = "tpu_func",
 // CHECK-NEXT:     .n_outputs = 2,
 // CHECK-NEXT:     .trace = swap__trace,
+// CHECK-NEXT:     .flags = 0,
 // CHECK-NEXT: };
 // CHECK: __attribute__((constructor)) static void swap__register(void)
 // CHECK-NEXT: {

