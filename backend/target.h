@@ -104,6 +104,11 @@ typedef struct tgt_target {
     tgt_cost (*cost)(const ir_function *fn, pass_analyses *am);
     /* Optional: writes the compiled form for people (agc --emit=tpu). */
     void (*print)(const tgt_exe *x, FILE *out);
+    /* Optional: whether the target can compile for o (its CPU, say);
+     * false with the reason in err. The pipeline asks before tracing when
+     * the environment chose the options (AG_CPU), so that a bad name is
+     * an error rather than a quiet fallback to the reference target. */
+    bool (*check_options)(const tgt_options *o, char *err, size_t errlen);
 
     /* Optional (NULL: the target has no ahead-of-time form). Compiles fns
      * into one module and returns it in *out (malloc'ed, *len bytes);

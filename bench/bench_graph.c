@@ -20,6 +20,11 @@
  * C" is plain C written for the job, compiled into this binary with -O3.
  * Figures are medians over repeated runs (CLOCK_MONOTONIC); in (e) and (f)
  * the two sides run alternately, so that both see the same machine load.
+ *
+ * The header names the host CPU (LLVM's name, which the JIT compiles for)
+ * and its vector ISA. On an AVX-512 host (a) and (c)'s tanh chain also run
+ * compiled for an AVX2 CPU (AG_CPU=znver3), so that one run measures both
+ * kinds of code.
  */
 #define _GNU_SOURCE
 
@@ -30,6 +35,8 @@
 #include "kernels.h"
 
 #include <cblas.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
 #include <pthread.h>
 #include <math.h>
 #include <stdio.h>
@@ -54,6 +61,29 @@ static double time_median(void (*fn)(void *), void *arg, int runs)
     return bench_median(t, runs);
 }
 
+/* Medians of `runs` calls each of a(arg) and b(arg), run alternately so
+ * that both sides see the same load (other processes, OpenBLAS's threads
+ * waking up), after one warm-up call each. */
+static void time_pair(void (*a)(void *), void (*b)(void *), void *arg, int runs, double *ta,
+                      double *tb)
+{
+    double sa[64], sb[64];
+    if (runs > 64)
+        runs = 64;
+    a(arg);
+    b(arg);
+    for (int i = 0; i < runs; i++) {
+        double t0 = bench_now_s();
+        a(arg);
+        double t1 = bench_now_s();
+        b(arg);
+        sa[i] = t1 - t0;
+        sb[i] = bench_now_s() - t1;
+    }
+    *ta = bench_median(sa, runs);
+    *tb = bench_median(sb, runs);
+}
+
 static void print_time(const char *what, double s)
 {
     if (s < 1e-3)
@@ -71,6 +101,33 @@ static void goal(const char *what, bool met)
 }
 
 static volatile int64_t sink; /* keeps hand-written results alive */
+
+/* ---------------------------------------------------------------- CPU */
+
+/* The AVX2 CPU the AVX-512 rows are compiled for again (AG_CPU). */
+static const char AVX2_CPU[] = "znver3";
+
+static const char *vector_isa(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") ? "AVX-512"
+           : __builtin_cpu_supports("avx2")  ? "AVX2"
+           : __builtin_cpu_supports("avx")   ? "AVX"
+                                             : "SSE";
+}
+
+static bool avx512_host(void) { return strcmp(vector_isa(), "AVX-512") == 0; }
+
+static void print_host(void)
+{
+    char *cpu = LLVMGetHostCPUName();
+    printf("host CPU: %s (LLVM's name; the JIT compiles for it), vector ISA %s", cpu,
+           vector_isa());
+    if (avx512_host())
+        printf("; (a) and (c) also compiled for %s (AVX2)", AVX2_CPU);
+    printf("\n\n");
+    LLVMDisposeMessage(cpu);
+}
 
 #define DESC(fname, np, names, kinds, nout, trampoline)                                   \
     static const ag_function_desc fname##_desc = {#fname, __FILE__, __LINE__, np, names,  \
@@ -113,6 +170,11 @@ DESC(power, 2, N_XY, K_TI, 1, power_trace);
  * the 100 products into 8 by repeated squaring: what code generation
  * alone gives, like for like with the hand-written C. */
 DESC(power_unsquared, 2, N_XY, K_TI, 1, power_trace);
+static const char NO_MATPOW[] = "infer,fixpoint(fold,simplify,cse,licm,infer,dce),fusion,memplan";
+
+/* Both again, compiled for AVX2_CPU (on AVX-512 hosts). */
+DESC(power_avx2, 2, N_XY, K_TI, 1, power_trace);
+DESC(power_unsquared_avx2, 2, N_XY, K_TI, 1, power_trace);
 
 static ag_tensor power_with(const ag_function_desc *d, ag_tensor x, int y)
 {
@@ -174,12 +236,44 @@ static void run_power_unsquared(void *arg)
     ag_scope_pop();
 }
 
+static void run_power_desc(void *desc)
+{
+    ag_scope_push();
+    (void)power_with(desc, power_x, POWER);
+    ag_scope_pop();
+}
+
 static void run_power_hand(void *arg)
 {
     (void)arg;
     int32_t out[P * P];
     power_hand(power_x_data, out, POWER);
     sink += out[0];
+}
+
+/* (a) again with code for AVX2_CPU: the same results, and its times
+ * against the same hand-written C (th). */
+static void bench_power_avx2(const int32_t *hand, double th)
+{
+    setenv("AG_CPU", AVX2_CPU, 1); /* read when the functions are traced */
+    ag_tensor r = power_with(&power_avx2_desc, power_x, POWER);
+    bool same = memcmp(ag_data(r), hand, P * P * sizeof *hand) == 0;
+    ag_free(r);
+    setenv("AG_PASSES", NO_MATPOW, 1);
+    r = power_with(&power_unsquared_avx2_desc, power_x, POWER);
+    unsetenv("AG_PASSES");
+    unsetenv("AG_CPU");
+    same = same && memcmp(ag_data(r), hand, P * P * sizeof *hand) == 0;
+    ag_free(r);
+    double tc = time_median(run_power_desc, (void *)&power_avx2_desc, 51);
+    double tu = time_median(run_power_desc, (void *)&power_unsquared_avx2_desc, 51);
+    char what[64];
+    snprintf(what, sizeof what, "compiled for %s (AVX2)", AVX2_CPU);
+    print_time(what, tc);
+    snprintf(what, sizeof what, "%s without matpow", AVX2_CPU);
+    print_time(what, tu);
+    printf("  AVX2 code: compiled / hand C %.2fx; without matpow %.2fx hand C%s\n", tc / th,
+           tu / th, same ? "" : "  (RESULTS DIFFER)");
 }
 
 static void bench_power(void)
@@ -197,7 +291,7 @@ static void bench_power(void)
     ag_free(r);
     run_power_compiled(NULL); /* traced and compiled here */
     /* the default pipeline without matpow, for this function's trace only */
-    setenv("AG_PASSES", "infer,fixpoint(fold,simplify,cse,licm,infer,dce),fusion,memplan", 1);
+    setenv("AG_PASSES", NO_MATPOW, 1);
     r = power_with(&power_unsquared_desc, power_x, POWER);
     unsetenv("AG_PASSES");
     same = same && memcmp(ag_data(r), hand, sizeof hand) == 0;
@@ -216,6 +310,8 @@ static void bench_power(void)
            tu / th);
     goal("compiled >= 20x faster than eager", te / tc >= 20);
     goal("compiled <= 1.5x hand-written C", tc / th <= 1.5);
+    if (avx512_host())
+        bench_power_avx2(hand, th);
 }
 
 /* ==================================================== (b) collatz sum */
@@ -389,6 +485,9 @@ static void affine_trace(const ag_arg *a, ag_tensor *o)
 }
 DESC(affine, 4, N_XABC, K_TTTT, 1, affine_trace);
 
+/* The tanh chain again, compiled for AVX2_CPU (on AVX-512 hosts). */
+DESC(chain_avx2, 4, N_XABC, K_TTTT, 1, chain_trace);
+
 static ag_tensor chain_args[4];
 static const ag_function_desc *chain_fn;
 static float *triad_a, *triad_b, *triad_c;
@@ -408,7 +507,7 @@ static void run_chain_eager(void *arg)
 {
     (void)arg;
     ag_scope_push();
-    if (chain_fn == &chain_desc)
+    if (chain_fn != &affine_desc)
         (void)chain_staged(chain_args[0], chain_args[1], chain_args[2], chain_args[3]);
     else
         (void)affine_staged(chain_args[0], chain_args[1], chain_args[2], chain_args[3]);
@@ -460,6 +559,58 @@ static void run_triad_parallel(void *arg)
         pthread_join(tid[t], NULL);
 }
 
+/* Calls chain_fn (traced and compiled on its first call): whether its
+ * result is bit for bit the eager one. */
+static bool chain_same_as_eager(void)
+{
+    ag_scope_push();
+    ag_arg a[4];
+    for (int i = 0; i < 4; i++)
+        a[i] = targ(chain_args[i]);
+    ag_tensor o[1];
+    ag_function_call_at(AG_HERE, chain_fn, a, o);
+    ag_tensor e = chain_fn != &affine_desc
+                      ? chain_staged(chain_args[0], chain_args[1], chain_args[2], chain_args[3])
+                      : affine_staged(chain_args[0], chain_args[1], chain_args[2], chain_args[3]);
+    bool same = memcmp(ag_data(o[0]), ag_data(e), CHAIN_N * sizeof(float)) == 0;
+    ag_scope_pop();
+    return same;
+}
+
+static void run_chain_host(void *arg)
+{
+    chain_fn = &chain_desc;
+    run_chain_compiled(arg);
+}
+
+static void run_chain_avx2(void *arg)
+{
+    chain_fn = &chain_avx2_desc;
+    run_chain_compiled(arg);
+}
+
+/* The tanh chain with code for AVX2_CPU, against the eager time te; and
+ * alternately with the host's code, so that both see the same machine
+ * load (which moves this memory-bound row a lot). */
+static void bench_chain_avx2(double te, double triad_bw)
+{
+    chain_fn = &chain_avx2_desc;
+    setenv("AG_CPU", AVX2_CPU, 1); /* read when the function is traced */
+    bool same = chain_same_as_eager();
+    unsetenv("AG_CPU");
+    double tc = time_median(run_chain_compiled, NULL, 11);
+    double bw = 2.0 * CHAIN_N * sizeof(float) / tc;
+    printf("  tanh(x*a + b)*c + x compiled for %s (AVX2)%s\n", AVX2_CPU,
+           same ? "" : "  (RESULTS DIFFER)");
+    print_time("compiled (AG_FUNCTION call)", tc);
+    printf("  compiled vs eager: %.1fx faster; bandwidth %.2f GB/s = %.0f%% of triad\n",
+           te / tc, bw / 1e9, 100 * bw / triad_bw);
+    double th, ta;
+    time_pair(run_chain_host, run_chain_avx2, NULL, 11, &th, &ta);
+    printf("  run alternately: host's code %.2f ms, %s's %.2f ms (%.2fx)\n", th * 1e3,
+           AVX2_CPU, ta * 1e3, ta / th);
+}
+
 static void bench_chain(void)
 {
     printf("\n(c) tanh(x*a + b)*c + x on %d f32 (%.0f MB in, %.0f MB out)\n", CHAIN_N,
@@ -490,21 +641,10 @@ static void bench_chain(void)
     double tt = tt1 < ttn ? tt1 : ttn;
     double triad_bw = 3.0 * CHAIN_N * sizeof(float) / tt;
 
-    double chain_bw = 0, ratio = 0;
+    double chain_bw = 0, ratio = 0, chain_te = 0;
     for (int variant = 0; variant < 2; variant++) {
         chain_fn = variant == 0 ? &chain_desc : &affine_desc;
-        /* the compiled result is bit for bit the eager one */
-        ag_scope_push();
-        ag_arg a[4];
-        for (int i = 0; i < 4; i++)
-            a[i] = targ(chain_args[i]);
-        ag_tensor o[1];
-        ag_function_call_at(AG_HERE, chain_fn, a, o);
-        ag_tensor e = variant == 0
-                          ? chain_staged(chain_args[0], chain_args[1], chain_args[2], chain_args[3])
-                          : affine_staged(chain_args[0], chain_args[1], chain_args[2], chain_args[3]);
-        bool same = memcmp(ag_data(o[0]), ag_data(e), CHAIN_N * sizeof(float)) == 0;
-        ag_scope_pop();
+        bool same = chain_same_as_eager();
         double te = time_median(run_chain_eager, NULL, 7);
         double tc = time_median(run_chain_compiled, NULL, 11);
         double bw = 2.0 * CHAIN_N * sizeof(float) / tc;
@@ -517,8 +657,11 @@ static void bench_chain(void)
         if (variant == 0) {
             chain_bw = bw;
             ratio = te / tc;
+            chain_te = te;
         }
     }
+    if (avx512_host())
+        bench_chain_avx2(chain_te, triad_bw);
     printf("  STREAM triad (a = b + s*c, hand C -O3): 1 thread %.2f ms (%.2f GB/s), "
            "%d threads %.2f ms (%.2f GB/s); the better is the baseline\n",
            tt1 * 1e3, 3.0 * CHAIN_N * sizeof(float) / tt1 / 1e9, triad_threads, ttn * 1e3,
@@ -604,29 +747,6 @@ static void bench_latency(void)
 }
 
 /* ================================================================ shared */
-
-/* Medians of `runs` calls each of a(arg) and b(arg), run alternately so
- * that both sides see the same load (other processes, OpenBLAS's threads
- * waking up), after one warm-up call each. */
-static void time_pair(void (*a)(void *), void (*b)(void *), void *arg, int runs, double *ta,
-                      double *tb)
-{
-    double sa[64], sb[64];
-    if (runs > 64)
-        runs = 64;
-    a(arg);
-    b(arg);
-    for (int i = 0; i < runs; i++) {
-        double t0 = bench_now_s();
-        a(arg);
-        double t1 = bench_now_s();
-        b(arg);
-        sa[i] = t1 - t0;
-        sb[i] = bench_now_s() - t1;
-    }
-    *ta = bench_median(sa, runs);
-    *tb = bench_median(sb, runs);
-}
 
 /* Deterministic values in [-scale, scale): a multiplicative hash of i. */
 static void fill_uniform(float *v, size_t n, uint32_t seed, float scale)
@@ -872,6 +992,7 @@ int main(void)
     printf("note: built with AddressSanitizer; the figures measure the instrumentation\n\n");
 #endif
     ag_set_error_mode(AG_ERRORS_EXIT);
+    print_host();
     bench_power();
     bench_collatz();
     bench_chain();

@@ -71,6 +71,49 @@ const tgt_target *pl_selected_target(ag_loc loc, bool *strict)
     return tgt_find("cpu");
 }
 
+/* --------------------------------------------------------------- options */
+
+/* AG_CPU's values, kept for good: compiled code keeps the options it was
+ * compiled with (to lower again, for its module text), and the
+ * environment may change meanwhile. */
+static const char *intern_cpu(const char *name)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static struct interned {
+        struct interned *next;
+        char name[];
+    } *names;
+    pthread_mutex_lock(&lock);
+    struct interned *n = names;
+    while (n && strcmp(n->name, name) != 0)
+        n = n->next;
+    if (!n) {
+        n = rt_xmalloc(sizeof *n + strlen(name) + 1);
+        strcpy(n->name, name);
+        n->next = names;
+        names = n;
+    }
+    pthread_mutex_unlock(&lock);
+    return n->name;
+}
+
+/* The CPU AG_CPU names, for a request that names none (AG_CPU=znver3 runs
+ * code compiled for an AVX2 CPU on a newer host). False after reporting a
+ * name the target cannot compile for: asked now, before tracing, because
+ * a failed compile would quietly fall back to the reference target. */
+static bool take_env_cpu(pl_request *r, const tgt_target *t)
+{
+    const char *env = getenv("AG_CPU");
+    if (r->options.cpu || !env || !*env || r->stop < PL_COMPILED)
+        return true;
+    r->options.cpu = intern_cpu(env);
+    char err[512];
+    if (!t->check_options || t->check_options(&r->options, err, sizeof err))
+        return true;
+    rt_report((ag_loc){r->desc->file, r->desc->line}, "AG_CPU=%s: %s", env, err);
+    return false;
+}
+
 /* --------------------------------------------------------------- tracing */
 
 static void trace_args(ir_trace *t, const ag_function_desc *d, const pl_arg *keys, ag_arg *args)
@@ -208,7 +251,7 @@ bool pl_run(const pl_request *r, pl_result *out)
         return false;
     pl_request req = *r;
     req.strict = strict;
-    bool ok = (out->graph = trace(&req)) != NULL;
+    bool ok = take_env_cpu(&req, out->target) && (out->graph = trace(&req)) != NULL;
     if (ok && req.stop >= PL_OPTIMIZED) {
         /* the analyses are planned for the target that will compile */
         out->am = pass_analyses_new(out->graph, &out->target->caps);

@@ -42,6 +42,10 @@ bool cg_run(const cg_code *c, rt_value *const *args, int n_args, rt_value **resu
 
 void cg_free(cg_code *c);
 
+/* Whether code can be compiled for o (JIT or ahead of time): LLVM knows
+ * its triple and CPU. False with the reason in err (cg_target.c). */
+bool cg_check_options(const tgt_options *o, char *err, size_t errlen);
+
 /* The optimized LLVM IR of the code, as text (malloc'ed; free it). */
 char *cg_module_text(const cg_code *c);
 

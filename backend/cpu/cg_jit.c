@@ -145,6 +145,7 @@ static bool optimize(LLVMModuleRef mod, const tgt_options *o, char *err, size_t 
     LLVMTargetMachineRef tm = cg_target_machine(&host, false, err, errlen);
     if (!tm)
         return false;
+    cg_mark_functions(mod, tm);
     bool ok = cg_optimize(mod, tm, err, errlen);
     LLVMDisposeTargetMachine(tm);
     return ok;

@@ -23,6 +23,13 @@ void cg_target_init(void);
  * the JIT's code model. NULL with a message in err. */
 LLVMTargetMachineRef cg_target_machine(const tgt_options *t, bool pic, char *err, size_t errlen);
 
+/* Marks every function defined in mod with tm's CPU and features
+ * ("target-cpu", "target-features"), as clang does. The JIT needs it: its
+ * code generator's target machine is the host's, and reads these to
+ * compile each function for the CPU it was optimized for (AG_CPU=znver3
+ * code on an AVX-512 host really is AVX2 code). */
+void cg_mark_functions(LLVMModuleRef mod, LLVMTargetMachineRef tm);
+
 /* Verifies mod, sets its triple and data layout from tm, and runs LLVM's
  * O2 pipeline with the vectorizers on. */
 bool cg_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, char *err, size_t errlen);

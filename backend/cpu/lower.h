@@ -201,10 +201,11 @@ LLVMValueRef cg_emit_tanh_f32(cg_lower *L, LLVMValueRef x);
 bool cg_emit_cluster(cg_lower *L, cg_cluster *c);
 bool cg_emit_matmul(cg_lower *L, const ir_node *n);
 /* A counted loop i = 0 .. n-1 (nothing when n <= 0): begin leaves the
- * builder in the body with *iv set; end closes it from the current block. */
+ * builder in the body with *iv set; end closes it from the current block
+ * and sets latch, the back edge's branch (where loop metadata goes). */
 typedef struct cg_loop {
     LLVMBasicBlockRef header, exit;
-    LLVMValueRef iv, n;
+    LLVMValueRef iv, n, latch;
 } cg_loop;
 void cg_loop_begin(cg_lower *L, cg_loop *lp, LLVMValueRef n);
 void cg_loop_end(cg_lower *L, cg_loop *lp);

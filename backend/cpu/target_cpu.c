@@ -72,5 +72,6 @@ const tgt_target tgt_cpu = {
     .run = cpu_run,
     .free = cpu_free,
     .cost = cpu_cost,
+    .check_options = cg_check_options,
     .emit = cpu_emit,
 };

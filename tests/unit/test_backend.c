@@ -1622,6 +1622,49 @@ static void test_power_chain(void **state)
     ir_function_free(fn);
 }
 
+/* Code compiled for a CPU the options name (older than the host) says so
+ * in every function, so that the JIT's code generator, whose target
+ * machine is the host's, compiles for that CPU too; it computes the same.
+ * A CPU LLVM does not know is an error, not an LLVM abort. */
+static void test_compiled_for_the_named_cpu(void **state)
+{
+    (void)state;
+#if defined(__x86_64__)
+    const char *older = "x86-64-v2", *attr = "\"target-cpu\"=\"x86-64-v2\"";
+#else
+    const char *older = "generic", *attr = "\"target-cpu\"=\"generic\"";
+#endif
+    ir_function *fn = parse_ir(
+        "func @f(%0: i32[10,10], %1: f32[64]) -> (i32[10,10], f32[64]) {\n"
+        "  %2 = matmul(%0, %0) : i32[10,10]\n"
+        "  %3 = tanh(%1) : f32[64]\n"
+        "  %4 = mul(%3, %1) : f32[64]\n"
+        "  return %2, %4\n}\n", __LINE__);
+    int32_t x[100];
+    float y[64];
+    for (int i = 0; i < 100; i++)
+        x[i] = i * 7919 - 40000;
+    for (int i = 0; i < 64; i++)
+        y[i] = (float)i * 0.125f - 4;
+    rt_value *args[2] = {val(ag_from_data(AG_I32, AG_SHAPE(10, 10), x)),
+                         val(ag_from_data(AG_F32, AG_SHAPE(64), y))};
+    pass_analyses *am = pass_analyses_new(fn, &tgt_cpu.caps);
+    char err[512];
+    cg_code *code = cg_compile(fn, am, &(tgt_options){.cpu = older}, err, sizeof err);
+    assert_non_null(code);
+    char *text = cg_module_text(code);
+    assert_non_null(strstr(text, attr));
+    free(text);
+    outcome o = both_with(fn, code, args, 2, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    cg_free(code);
+    assert_null(cg_compile(fn, am, &(tgt_options){.cpu = "no-such-cpu"}, err, sizeof err));
+    assert_non_null(strstr(err, "LLVM knows no CPU named 'no-such-cpu'"));
+    pass_analyses_free(am);
+    ir_function_free(fn);
+}
+
 /* cond yielding scalars, tensors and a tensor array through both arms. */
 static void test_cond_results_of_every_kind(void **state)
 {
@@ -1846,6 +1889,7 @@ int main(void)
         TU_TEST(test_assert_fails_at_its_line),
         TU_TEST(test_variables_in_loop),
         TU_TEST(test_power_chain),
+        TU_TEST(test_compiled_for_the_named_cpu),
         TU_TEST(test_cond_results_of_every_kind),
         TU_TEST(test_while_state_kinds),
         TU_TEST(test_kept_operands_outlive_the_call),

@@ -180,6 +180,37 @@ static void test_unknown_target_lists_the_targets(void **state)
     assert_non_null(strstr(ag_last_error(), "test_targets.c:"));
 }
 
+/* AG_CPU compiles the traces that follow for that CPU (one the host can
+ * run); a name LLVM does not know is an error at the function, not a
+ * quiet fallback to the reference target, nor an LLVM abort. */
+static void test_ag_cpu_names_the_cpu(void **state)
+{
+    (void)state;
+#if defined(__x86_64__)
+    const char *older = "x86-64-v2";
+#else
+    const char *older = "generic";
+#endif
+    ag_tensor x = F32(AG_SHAPE(5), -1, 0, 0.5f, 2, 3);
+    setenv("AG_CPU", older, 1);
+    ag_tensor got = chain(x); /* a new shape: traced and compiled now */
+    unsetenv("AG_CPU");
+    ag_run_functions_eagerly(true);
+    ag_tensor want = chain(x);
+    ag_run_functions_eagerly(false);
+    assert_false(ag_is_error(got));
+    for (int64_t i = 0; i < 5; i++)
+        assert_true(ag_get_f64(got, i) == ag_get_f64(want, i));
+    setenv("AG_CPU", "no-such-cpu", 1);
+    ag_tensor r = chain(F32(AG_SHAPE(6), 1, 2, 3, 4, 5, 6));
+    unsetenv("AG_CPU");
+    assert_true(ag_is_error(r));
+    assert_non_null(strstr(ag_last_error(), "AG_CPU=no-such-cpu: LLVM knows no CPU named "
+                                            "'no-such-cpu'"));
+    assert_non_null(strstr(ag_last_error(), "test_targets.c:"));
+    ag_clear_error();
+}
+
 /* The seam: a target added at run time is chosen by name and used by the
  * function cache through the pipeline, with nothing else changed. */
 static void test_a_registered_target_runs_functions(void **state)
@@ -259,6 +290,7 @@ int main(void)
         TU_TEST(test_registry),
         TU_TEST(test_choosing_a_target),
         TU_TEST(test_unknown_target_lists_the_targets),
+        TU_TEST(test_ag_cpu_names_the_cpu),
         TU_TEST(test_a_registered_target_runs_functions),
         TU_TEST(test_unsupported_op_is_located),
         TU_TEST(test_analyses_computed_once_per_version),
