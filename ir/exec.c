@@ -19,6 +19,8 @@ ir_plan *ir_plan_new(const ir_function *fn)
     return p;
 }
 
+const ir_liveness *ir_plan_liveness(const ir_plan *p) { return &p->liveness; }
+
 void ir_plan_free(ir_plan *p)
 {
     if (!p)

@@ -17,6 +17,8 @@ typedef struct ir_plan ir_plan;
 
 ir_plan *ir_plan_new(const ir_function *fn);
 void ir_plan_free(ir_plan *p);
+/* Which nodes the plan runs. */
+const struct ir_liveness *ir_plan_liveness(const ir_plan *p);
 
 /* Runs the function on args (one value per parameter). On success stores
  * one new value per result (the caller frees them) and returns true; on an

@@ -95,6 +95,7 @@ void tpu_program_print(const tpu_program *p, FILE *out);
 /* What one simulated call did. */
 typedef struct tpu_profile {
     double seconds;                  /* simulated time of the call */
+    double device_seconds;           /* from the first device op to the last (no host link) */
     int64_t cycles;
     int64_t busy[TPU_N_UNITS];       /* cycles each unit worked */
     int64_t macs;                    /* useful MXU multiply-adds */
@@ -108,6 +109,11 @@ typedef struct tpu_profile {
  * contract) and, if prof is not NULL, the simulated profile. */
 bool tpu_run(const tpu_program *p, rt_value *const *args, int n_args, rt_value **results,
              tpu_profile *prof);
+/* The simulated time of one call without computing any value: every
+ * node as it would run, control flow taken once (a cond's first region,
+ * one trip of a loop). For costs and benchmarks of programs too large to
+ * run functionally. */
+void tpu_time(const tpu_program *p, tpu_profile *prof);
 const char *tpu_unit_name(tpu_unit u);
 void tpu_profile_print(const tpu_profile *prof, const char *name, FILE *out);
 

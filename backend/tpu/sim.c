@@ -29,6 +29,7 @@ typedef struct sim {
     int64_t *ready;              /* by node id: the cycle its value is ready */
     int64_t unit_free[TPU_N_UNITS];
     int64_t horizon;             /* the latest cycle anything finished */
+    int64_t device_start, device_end; /* the span of the device's own units */
     tpu_profile prof;
 } sim;
 
@@ -48,6 +49,11 @@ static int64_t issue(sim *S, tpu_unit u, int64_t deps_ready, int64_t cycles)
 {
     int64_t start = max64(deps_ready, S->unit_free[u]);
     int64_t end = start + cycles;
+    if (u != TPU_UNIT_H2D && u != TPU_UNIT_D2H && cycles > 0) {
+        S->device_start = S->device_end ? (start < S->device_start ? start : S->device_start)
+                                        : start;
+        S->device_end = max64(S->device_end, end);
+    }
     S->unit_free[u] = end;
     S->prof.busy[u] += cycles;
     S->horizon = max64(S->horizon, end);
@@ -232,6 +238,7 @@ static void finish_profile(sim *S)
     for (int u = 0; u < TPU_N_UNITS; u++)
         prof->cycles = max64(prof->cycles, S->unit_free[u]);
     prof->seconds = (double)prof->cycles / s->clock_hz;
+    prof->device_seconds = (double)(S->device_end - S->device_start) / s->clock_hz;
     double peak_macs = tpu_spec_macs_per_cycle(s) * (double)prof->cycles;
     prof->mxu_utilization = peak_macs > 0 ? (double)prof->macs / peak_macs : 0;
     double compute = (double)prof->macs / (tpu_spec_macs_per_cycle(s) * s->clock_hz);
@@ -239,29 +246,71 @@ static void finish_profile(sim *S)
     prof->roofline_seconds = compute > memory ? compute : memory;
 }
 
+static void transfer_in(sim *S)
+{
+    const tpu_program *p = S->p;
+    const ir_graph *body = p->fn->body;
+    for (int i = 0; i < body->n_params; i++) {
+        S->ready[body->params[i]->id] = issue(S, TPU_UNIT_H2D, 0, p->params[i].cycles);
+        S->prof.host_bytes += p->params[i].bytes;
+        S->prof.host_padding += p->params[i].padded_bytes;
+    }
+}
+
+static void transfer_out(sim *S)
+{
+    const tpu_program *p = S->p;
+    const ir_graph *body = p->fn->body;
+    for (int i = 0; i < body->n_results; i++) {
+        issue(S, TPU_UNIT_D2H, ready_of(S, body->results[i]), p->results[i].cycles);
+        S->prof.host_bytes += p->results[i].bytes;
+        S->prof.host_padding += p->results[i].padded_bytes;
+    }
+}
+
 bool tpu_run(const tpu_program *p, rt_value *const *args, int n_args, rt_value **results,
              tpu_profile *prof)
 {
     sim S = {.p = p};
     S.ready = rt_xcalloc((size_t)p->n_ids, sizeof *S.ready);
-    const ir_graph *body = p->fn->body;
-    for (int i = 0; i < body->n_params && i < n_args; i++) {
-        S.ready[body->params[i]->id] = issue(&S, TPU_UNIT_H2D, 0, p->params[i].cycles);
-        S.prof.host_bytes += p->params[i].bytes;
-        S.prof.host_padding += p->params[i].padded_bytes;
-    }
+    transfer_in(&S);
     ir_exec_hooks hooks = {.apply = apply, .ran = ran, .ctx = &S};
     bool ok = ir_execute_hooked(p->plan, &hooks, args, n_args, results);
-    for (int i = 0; ok && i < body->n_results; i++) {
-        issue(&S, TPU_UNIT_D2H, ready_of(&S, body->results[i]), p->results[i].cycles);
-        S.prof.host_bytes += p->results[i].bytes;
-        S.prof.host_padding += p->results[i].padded_bytes;
-    }
+    if (ok)
+        transfer_out(&S);
     finish_profile(&S);
     if (prof)
         *prof = S.prof;
     free(S.ready);
     return ok;
+}
+
+/* Every node of g that runs, in order; a region once (a cond's first
+ * region, one trip of a loop). */
+static void time_graph(sim *S, const ir_graph *g)
+{
+    const ir_liveness *live = ir_plan_liveness(S->p->plan);
+    for (const ir_node *n = g->first; n; n = n->next) {
+        if (!ir_is_live(live, n))
+            continue;
+        if (n->region[0])
+            time_graph(S, n->region[0]);
+        if (n->opcode == IR_WHILE)
+            time_graph(S, n->region[1]);
+        ran(S, n, NULL);
+    }
+}
+
+void tpu_time(const tpu_program *p, tpu_profile *prof)
+{
+    sim S = {.p = p};
+    S.ready = rt_xcalloc((size_t)p->n_ids, sizeof *S.ready);
+    transfer_in(&S);
+    time_graph(&S, p->fn->body);
+    transfer_out(&S);
+    finish_profile(&S);
+    *prof = S.prof;
+    free(S.ready);
 }
 
 const char *tpu_unit_name(tpu_unit u)
@@ -272,9 +321,10 @@ const char *tpu_unit_name(tpu_unit u)
 
 void tpu_profile_print(const tpu_profile *prof, const char *name, FILE *out)
 {
-    fprintf(out, "tpu-model profile of @%s: %.3f us (%lld cycles); roofline %.3f us\n",
+    fprintf(out, "tpu-model profile of @%s: %.3f us (%lld cycles), on the device %.3f us; "
+                 "roofline %.3f us\n",
             name ? name : "?", prof->seconds * 1e6, (long long)prof->cycles,
-            prof->roofline_seconds * 1e6);
+            prof->device_seconds * 1e6, prof->roofline_seconds * 1e6);
     for (int u = 0; u < TPU_N_UNITS; u++)
         fprintf(out, "  %-8s busy %10lld cycles  %5.1f%%\n", tpu_unit_name((tpu_unit)u),
                 (long long)prof->busy[u],

@@ -207,8 +207,7 @@ static void tpu_target_free(tgt_exe *x)
     free(x);
 }
 
-/* The program's instructions one after another (no overlap, loops once):
- * an upper bound of one trip, from the compiler's costs. */
+/* The simulated time of one call, control flow taken once (tpu_time). */
 static tgt_cost tpu_target_cost(const ir_function *fn, pass_analyses *am)
 {
     tgt_cost c = tgt_count_cost(fn, am);
@@ -219,14 +218,9 @@ static tgt_cost tpu_target_cost(const ir_function *fn, pass_analyses *am)
                          ? tpu_compile(fn, am, &spec, &d) : NULL;
     if (!p)
         return c; /* seconds 0: not compilable for the device */
-    int64_t cycles = 0;
-    for (int i = 0; i < p->n_ids; i++)
-        cycles += p->inst[i].cycles;
-    for (int i = 0; i < fn->body->n_params; i++)
-        cycles += p->params[i].cycles;
-    for (int i = 0; i < fn->body->n_results; i++)
-        cycles += p->results[i].cycles;
-    c.seconds = (double)cycles / spec.clock_hz;
+    tpu_profile prof;
+    tpu_time(p, &prof);
+    c.seconds = prof.seconds;
     tpu_program_free(p);
     return c;
 }
