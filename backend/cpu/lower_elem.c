@@ -116,10 +116,15 @@ static ag_dtype operand_dtype(const ir_node *n)
     return n->in[n->opcode == RT_OP_WHERE ? 1 : 0]->type.dtype;
 }
 
+bool cg_checks_negative(const ir_node *n)
+{
+    return (rt_ops[n->opcode].flags & RT_F_INT_EXPONENT) != 0;
+}
+
 LLVMValueRef cg_emit_elem_bad(cg_lower *L, const ir_node *n, LLVMValueRef v)
 {
     LLVMValueRef zero = LLVMConstInt(LLVMTypeOf(v), 0, 0);
-    if (n->opcode == RT_OP_POW)
+    if (cg_checks_negative(n))
         return LLVMBuildICmp(L->b, LLVMIntSLT, v, zero, "neg_exp");
     return LLVMBuildICmp(L->b, LLVMIntEQ, v, zero, "div_zero");
 }
