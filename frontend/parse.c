@@ -668,11 +668,27 @@ static fe_expr *expr_of(parser *p, CXCursor c, fe_range r)
 
 /* ----------------------------------------------------------- conditions */
 
-static const char *const bool_ops[] = {"ag_equal_at",       "ag_not_equal_at",
-                                       "ag_less_at",        "ag_less_equal_at",
-                                       "ag_greater_at",     "ag_greater_equal_at",
-                                       "ag_logical_and_at", "ag_logical_or_at",
-                                       "ag_logical_not_at", NULL};
+/*
+ * The public ops that give a bool tensor, ag_<name>_at, from the op table:
+ * the comparisons (EW_CMP) and the logic on bool (EW(BOOL)). Only the
+ * table's text is read (its elementwise column, see ops.def); agc links
+ * nothing of the runtime.
+ */
+#define BOOL_RESULT(form, domain, name) BOOL_RESULT_##form(domain, name)
+#define BOOL_RESULT_CMP(domain, name) "ag_" #name "_at",
+#define BOOL_RESULT_SAME(domain, name) BOOL_RESULT_SAME_##domain(name)
+#define BOOL_RESULT_SAME_BOOL(name) "ag_" #name "_at",
+#define BOOL_RESULT_SAME_NUM(name)
+#define BOOL_RESULT_SAME_FLOAT(name)
+#define BOOL_RESULT_SAME_ANY(name)
+#define BOOL_RESULT_OWN(domain, name)
+#define BOOL_RESULT_NONE(domain, name)
+#define X(id, name, arity, attrs, flags, elem, dtype_fn, shape_fn, kernel, api) \
+    BOOL_RESULT(elem, name)
+static const char *const bool_ops[] = {
+#include "../runtime/core/ops.def"
+    NULL};
+#undef X
 
 static bool gives_bool(CXCursor c)
 {

@@ -51,31 +51,16 @@ bool pass_fusible(const pass_caps *caps, const ir_node *n)
             return false;
     if (!pass_caps_native(caps, n->type.dtype))
         return false;
-    /* where(cond, a, b) computes in its branches' dtype */
+    /* the op must be defined on the dtype it computes in: its operands',
+     * or where(cond, a, b)'s branches' */
     ag_dtype dt = n->in[n->opcode == RT_OP_WHERE ? 1 : 0]->type.dtype;
-    switch ((rt_op)n->opcode) {
-    case RT_OP_EXP: case RT_OP_LOG: case RT_OP_SQRT: case RT_OP_RSQRT: case RT_OP_TANH:
-    case RT_OP_SIGMOID: case RT_OP_FLOOR: case RT_OP_CEIL:
-        return dt == AG_F32 || dt == AG_F64;
-    case RT_OP_LOGICAL_AND: case RT_OP_LOGICAL_OR: case RT_OP_LOGICAL_NOT:
-        return dt == AG_BOOL;
-    case RT_OP_WHERE: case RT_OP_CAST: case RT_OP_EQUAL: case RT_OP_NOT_EQUAL:
-        return true;
-    default:
-        return dt != AG_BOOL; /* arithmetic and ordering: numbers only */
-    }
+    return rt_domain_has(rt_ops[n->opcode].domain, dt);
 }
 
 bool pass_fails_on_data(const ir_node *n)
 {
-    switch ((rt_op)n->opcode) {
-    case RT_OP_DIV: case RT_OP_FLOORDIV: case RT_OP_MOD: case RT_OP_POW: {
-        ag_dtype dt = n->in[1]->type.dtype;
-        return dt == AG_I32 || dt == AG_I64;
-    }
-    default:
-        return false;
-    }
+    return n->opcode < RT_OP_COUNT && (rt_ops[n->opcode].flags & RT_F_FAILS_ON_DATA) &&
+           rt_is_int(n->in[1]->type.dtype);
 }
 
 /* ---------------------------------------------------------- shapes */

@@ -230,8 +230,9 @@ bool pass_fusion_same_shape(const pass_fusion_plan *p, const ir_node *a, const i
  * elementwise op the target fuses, on dtypes native to it that the op
  * defines. */
 bool pass_fusible(const pass_caps *caps, const ir_node *n);
-/* Whether n may fail on some element: integer div, floordiv, mod (by
- * zero) and pow (a negative exponent). */
+/* Whether n may fail on some element: an op with RT_F_INT_DIVISOR
+ * (integer div, floordiv, mod: by zero) or RT_F_INT_EXPONENT (integer
+ * pow: a negative exponent) on integer operands. */
 bool pass_fails_on_data(const ir_node *n);
 /* "// loop 0: %3 mul, %4 add, %5 tanh" lines. */
 void pass_fusion_plan_print(const pass_fusion_plan *p, const ir_function *fn, FILE *out);

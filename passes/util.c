@@ -298,12 +298,9 @@ static bool has_empty_operand(const ir_node *n)
 /* The kernel may fail on some values of these (statically fine) types. */
 static bool kernel_may_fail(const ir_node *n)
 {
-    bool int_args = n->n_in > 0 && rt_is_int(n->in[0]->type.dtype);
+    if (pass_fails_on_data(n))
+        return true;
     switch (n->opcode) {
-    case RT_OP_DIV:
-    case RT_OP_FLOORDIV:
-    case RT_OP_MOD:
-    case RT_OP_POW: return int_args;
     case RT_OP_GATHER:
     case RT_OP_RANGE:
     case RT_OP_RANDOM_UNIFORM:

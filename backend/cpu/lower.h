@@ -180,11 +180,15 @@ LLVMValueRef cg_const_elem(cg_lower *L, ag_dtype dt, const void *data, int64_t i
  * lower_elem.c). */
 LLVMValueRef cg_opaque_if_const(cg_lower *L, LLVMValueRef v);
 const char *cg_fp_constraint(const char *triple);
-/* cg_emit_elem implements every op pass_fusible accepts; the ops
- * pass_fails_on_data names need cg_emit_elem_bad's check first. */
+/* cg_emit_elem implements every op pass_fusible accepts (one it does not
+ * fails the compilation, naming the op); the ops pass_fails_on_data names
+ * need cg_emit_elem_bad's check first. */
 /* The operation of n on one element of each operand (register types).
  * Division by zero must have been excluded by the caller. */
 LLVMValueRef cg_emit_elem(cg_lower *L, const ir_node *n, LLVMValueRef *args);
+/* Whether n's data check rejects negative elements of in[1] (an exponent,
+ * RT_F_INT_EXPONENT) rather than zeros (a divisor, RT_F_INT_DIVISOR). */
+bool cg_checks_negative(const ir_node *n);
 /* The condition under which n's data check fails for divisor / exponent
  * element v (i1). */
 LLVMValueRef cg_emit_elem_bad(cg_lower *L, const ir_node *n, LLVMValueRef v);

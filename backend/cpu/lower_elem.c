@@ -116,10 +116,15 @@ static ag_dtype operand_dtype(const ir_node *n)
     return n->in[n->opcode == RT_OP_WHERE ? 1 : 0]->type.dtype;
 }
 
+bool cg_checks_negative(const ir_node *n)
+{
+    return (rt_ops[n->opcode].flags & RT_F_INT_EXPONENT) != 0;
+}
+
 LLVMValueRef cg_emit_elem_bad(cg_lower *L, const ir_node *n, LLVMValueRef v)
 {
     LLVMValueRef zero = LLVMConstInt(LLVMTypeOf(v), 0, 0);
-    if (n->opcode == RT_OP_POW)
+    if (cg_checks_negative(n))
         return LLVMBuildICmp(L->b, LLVMIntSLT, v, zero, "neg_exp");
     return LLVMBuildICmp(L->b, LLVMIntEQ, v, zero, "div_zero");
 }
@@ -399,6 +404,21 @@ static LLVMValueRef cast(cg_lower *L, LLVMValueRef v, ag_dtype from, ag_dtype to
 
 /* ------------------------------------------------------------- entry */
 
+/*
+ * An op the switches above do not handle (one added to ops.def without its
+ * case here) fails the compilation with a message naming it: the cpu
+ * target then runs the graph in the reference interpreter, or reports the
+ * error under AG_EXECUTOR=jit-strict. The builder carries on with an undef
+ * value of the right type, which the failed module never runs.
+ */
+static LLVMValueRef no_lowering(cg_lower *L, const ir_node *n, ag_dtype dt)
+{
+    cg_fail(L, "the cpu target cannot compile elementwise op '%s' on %s (%%%d): "
+               "backend/cpu/lower_elem.c has no case for it",
+            rt_ops[n->opcode].name, ag_dtype_name(dt), n->id);
+    return LLVMGetUndef(cg_reg_type(L, n->type.dtype));
+}
+
 LLVMValueRef cg_emit_elem(cg_lower *L, const ir_node *n, LLVMValueRef *args)
 {
     rt_op op = (rt_op)n->opcode;
@@ -412,5 +432,7 @@ LLVMValueRef cg_emit_elem(cg_lower *L, const ir_node *n, LLVMValueRef *args)
         r = float_op(L, op, args);
     else
         r = int_op(L, op, args, dt == AG_BOOL);
+    if (!r)
+        return no_lowering(L, n, dt);
     return cg_opaque_if_const(L, r); /* a float made from integer constants */
 }

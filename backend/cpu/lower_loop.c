@@ -294,7 +294,7 @@ static void data_check(nest *N, const ir_node *m, LLVMValueRef total)
         for (int d = 0; d < xi->shape.rank; d++)
             count = mul(L, count, leaf_dim(N, l, d));
         LLVMValueRef args[4] = {l->data, cg_i32(L, l->dt), count,
-                                cg_i32(L, m->opcode == RT_OP_POW)};
+                                cg_i32(L, cg_checks_negative(m))};
         LLVMValueRef found = cg_call(L, &L->h.int_check, args, 4, "");
         bad = LLVMBuildICmp(L->b, LLVMIntNE, found, cg_i32(L, 0), "");
     }

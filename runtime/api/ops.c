@@ -4,51 +4,68 @@
  */
 #include "../core/rt.h"
 
-#define DEFINE_BINARY(name, ID)                                  \
-    ag_tensor ag_##name##_at(ag_loc loc, ag_operand a, ag_operand b) \
-    {                                                            \
-        return rt_call_binary(loc, RT_OP_##ID, a, b);            \
+/* The functions of the table's API_BINARY and API_UNARY rows (ops.def);
+ * the other ops' follow, each with its own signature. */
+#define DEFINE_API_BINARY(id, name)                                      \
+    ag_tensor ag_##name##_at(ag_loc loc, ag_operand a, ag_operand b)     \
+    {                                                                    \
+        return rt_call_binary(loc, RT_OP_##id, a, b);                    \
     }
-#define DEFINE_UNARY(name, ID)                                   \
-    ag_tensor ag_##name##_at(ag_loc loc, ag_tensor x)            \
-    {                                                            \
-        return rt_call(loc, RT_OP_##ID, NULL, &x, 1);            \
+#define DEFINE_API_UNARY(id, name)                                       \
+    ag_tensor ag_##name##_at(ag_loc loc, ag_tensor x)                    \
+    {                                                                    \
+        return rt_call(loc, RT_OP_##id, NULL, &x, 1);                    \
     }
+#define DEFINE_API_OWN(id, name)
+#define DEFINE_API_OTHER(id, name)
 
-DEFINE_BINARY(add, ADD)
-DEFINE_BINARY(sub, SUB)
-DEFINE_BINARY(mul, MUL)
-DEFINE_BINARY(div, DIV)
-DEFINE_BINARY(floordiv, FLOORDIV)
-DEFINE_BINARY(mod, MOD)
-DEFINE_BINARY(pow, POW)
-DEFINE_BINARY(maximum, MAXIMUM)
-DEFINE_BINARY(minimum, MINIMUM)
-DEFINE_BINARY(equal, EQUAL)
-DEFINE_BINARY(not_equal, NOT_EQUAL)
-DEFINE_BINARY(less, LESS)
-DEFINE_BINARY(less_equal, LESS_EQUAL)
-DEFINE_BINARY(greater, GREATER)
-DEFINE_BINARY(greater_equal, GREATER_EQUAL)
-DEFINE_BINARY(logical_and, LOGICAL_AND)
-DEFINE_BINARY(logical_or, LOGICAL_OR)
+#define X(id, name, arity, attrs, flags, elem, dtype_fn, shape_fn, kernel, api) \
+    DEFINE_##api(id, name)
+#include "../core/ops.def"
+#undef X
 
-DEFINE_UNARY(neg, NEG)
-DEFINE_UNARY(abs, ABS)
-DEFINE_UNARY(exp, EXP)
-DEFINE_UNARY(log, LOG)
-DEFINE_UNARY(sqrt, SQRT)
-DEFINE_UNARY(rsqrt, RSQRT)
-DEFINE_UNARY(square, SQUARE)
-DEFINE_UNARY(tanh, TANH)
-DEFINE_UNARY(sigmoid, SIGMOID)
-DEFINE_UNARY(relu, RELU)
-DEFINE_UNARY(floor, FLOOR)
-DEFINE_UNARY(ceil, CEIL)
-DEFINE_UNARY(sign, SIGN)
-DEFINE_UNARY(logical_not, LOGICAL_NOT)
-DEFINE_UNARY(shape_of, SHAPE_OF)
-DEFINE_UNARY(size, SIZE)
+/*
+ * ag.h declares those functions from lists of its own, AG__BINARY_OPS and
+ * AG__UNARY_OPS, as it cannot include the table (see ops.def). The lists
+ * must be exactly the table's rows of each form: every name listed has a
+ * row of that form (api_binary_<name> or api_unary_<name> below exists),
+ * and the counts agree.
+ */
+#define BINARY_ROW_API_BINARY(name) api_binary_##name,
+#define BINARY_ROW_API_UNARY(name)
+#define BINARY_ROW_API_OWN(name)
+#define BINARY_ROW_API_OTHER(name)
+#define X(id, name, arity, attrs, flags, elem, dtype_fn, shape_fn, kernel, api) \
+    BINARY_ROW_##api(name)
+enum api_binary_rows {
+#include "../core/ops.def"
+    API_BINARY_ROWS
+};
+#undef X
+
+#define UNARY_ROW_API_BINARY(name)
+#define UNARY_ROW_API_UNARY(name) api_unary_##name,
+#define UNARY_ROW_API_OWN(name)
+#define UNARY_ROW_API_OTHER(name)
+#define X(id, name, arity, attrs, flags, elem, dtype_fn, shape_fn, kernel, api) \
+    UNARY_ROW_##api(name)
+enum api_unary_rows {
+#include "../core/ops.def"
+    API_UNARY_ROWS
+};
+#undef X
+
+#define PLUS_ONE(name) +1
+#define LISTED_BINARY(name)                                              \
+    _Static_assert(api_binary_##name >= 0, "ag.h's AG__BINARY_OPS lists " #name);
+#define LISTED_UNARY(name)                                               \
+    _Static_assert(api_unary_##name >= 0, "ag.h's AG__UNARY_OPS lists " #name);
+AG__BINARY_OPS(LISTED_BINARY)
+AG__UNARY_OPS(LISTED_UNARY)
+_Static_assert(0 AG__BINARY_OPS(PLUS_ONE) == API_BINARY_ROWS,
+               "ops.def has an API_BINARY row missing from ag.h's AG__BINARY_OPS");
+_Static_assert(0 AG__UNARY_OPS(PLUS_ONE) == API_UNARY_ROWS,
+               "ops.def has an API_UNARY row missing from ag.h's AG__UNARY_OPS");
 
 /* where's cond is a tensor; a and b may be C numbers of b's or a's dtype. */
 ag_tensor ag_where_at(ag_loc loc, ag_tensor cond, ag_operand a, ag_operand b)

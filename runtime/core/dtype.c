@@ -40,6 +40,17 @@ bool rt_is_float(ag_dtype dt) { return dt == AG_F32 || dt == AG_F64 || dt == AG_
 bool rt_is_int(ag_dtype dt) { return dt == AG_I32 || dt == AG_I64; }
 bool rt_is_numeric(ag_dtype dt) { return rt_is_float(dt) || rt_is_int(dt); }
 
+bool rt_domain_has(rt_domain d, ag_dtype dt)
+{
+    switch (d) {
+    case RT_DOM_NUM: return rt_is_numeric(dt);
+    case RT_DOM_FLOAT: return rt_is_float(dt);
+    case RT_DOM_BOOL: return dt == AG_BOOL;
+    case RT_DOM_ANY: return (unsigned)dt < AG_NUM_DTYPES; /* not RT_LIST */
+    default: return false;
+    }
+}
+
 /*
  * bfloat16 is the top half of an IEEE f32. Rounding adds 0x7FFF plus the
  * lowest kept bit, which rounds to nearest with ties to even; a carry out of

@@ -3,9 +3,19 @@
 
 #include <string.h>
 
+/* The elementwise column is a form and a domain (see ops.def): the form
+ * says whether the op is elementwise, the domain becomes rt_domain. */
+#define EW_FLAGS(form, domain) EW_FLAGS_##form
+#define EW_FLAGS_NONE 0
+#define EW_FLAGS_SAME RT_F_ELEMENTWISE
+#define EW_FLAGS_CMP RT_F_ELEMENTWISE
+#define EW_FLAGS_OWN RT_F_ELEMENTWISE
+#define EW_DOMAIN(form, domain) RT_DOM_##domain
+
 const rt_op_info rt_ops[RT_OP_COUNT] = {
-#define X(id, name, arity, attrs, flags, dtype_fn, shape_fn, kernel) \
-    [RT_OP_##id] = {name, arity, attrs, flags, dtype_fn, shape_fn, kernel},
+#define X(id, name, arity, attrs, flags, elem, dtype_fn, shape_fn, kernel, api) \
+    [RT_OP_##id] = {#name, arity, attrs, (flags) | EW_FLAGS(elem), EW_DOMAIN(elem),  \
+                    dtype_fn, shape_fn, kernel},
 #include "ops.def"
 #undef X
 };

@@ -7,7 +7,8 @@
  *     tensor array). Handles (ag_tensor) map to values through the handle
  *     table; executors and kernels work on values directly.
  *   - the op table (ops.def): one row per op with its arity, attributes,
- *     flags, dtype rule, shape rule and kernel.
+ *     flags, elementwise form and dtype domain, dtype rule, shape rule,
+ *     kernel and public form.
  *   - rt_apply: type-check, infer, allocate and run one op. Eager calls,
  *     the tracer and the reference executor all go through the same rules.
  */
@@ -218,16 +219,46 @@ typedef struct rt_attrs {
 
 /* ------------------------------------------------------------ op table */
 
-/* Op flags. */
+/* Op flags (ops.def's flags column). */
 enum {
     RT_F_PURE = 1 << 0,        /* no side effect; result depends on inputs */
-    RT_F_ELEMENTWISE = 1 << 1, /* out[i] depends on broadcast inputs at i */
+    /* out[i] depends on broadcast inputs at i. Set from the elementwise
+     * column (rows do not list it), so the two cannot disagree. */
+    RT_F_ELEMENTWISE = 1 << 1,
     RT_F_COMMUTATIVE = 1 << 2, /* f(a, b) == f(b, a) */
     RT_F_EFFECT = 1 << 3,      /* reads or writes state, or prints: ordered */
     RT_F_RANDOM = 1 << 4,      /* never fold or merge */
     RT_F_REDUCTION = 1 << 5,
-    RT_F_ALIAS = 1 << 6        /* result shares in[0]'s data (reshape) */
+    RT_F_ALIAS = 1 << 6,       /* result shares in[0]'s data (reshape) */
+    /* Fails on some data when its operands are integers (as TensorFlow
+     * does); the kernels, the passes and the cpu target all check this
+     * way, from these flags: */
+    RT_F_INT_DIVISOR = 1 << 7,  /* in[1] divides: a zero element fails */
+    RT_F_INT_EXPONENT = 1 << 8, /* in[1] is an exponent: a negative one fails */
+    /* Per-target support, for targets that run only some ops natively:
+     * the simulated TPU target runs the ops that have RT_F_TPU. */
+    RT_F_TPU = 1 << 9
 };
+
+/* The flags that make an op fail on some integer data (pass_fails_on_data). */
+#define RT_F_FAILS_ON_DATA (RT_F_INT_DIVISOR | RT_F_INT_EXPONENT)
+
+/*
+ * The dtypes an elementwise op computes on (ops.def's elementwise column):
+ * its operands', or for where its branches'. The dtype rule enforces the
+ * domain for users; passes and targets read it here instead of restating
+ * it per op. RT_DOM_NONE: not elementwise.
+ */
+typedef enum rt_domain {
+    RT_DOM_NONE,
+    RT_DOM_NUM,   /* numbers: f32, f64, bf16, i32, i64 */
+    RT_DOM_FLOAT, /* floats only: f32, f64, bf16 */
+    RT_DOM_BOOL,  /* bool only */
+    RT_DOM_ANY    /* every tensor dtype */
+} rt_domain;
+
+/* Whether dtype dt is in domain d. */
+bool rt_domain_has(rt_domain d, ag_dtype dt);
 
 /* A dtype rule: the result dtype from the inputs' (and attrs), or an error. */
 typedef bool (*rt_dtype_fn)(const rt_attrs *a, rt_value *const *in, int n,
@@ -243,7 +274,7 @@ typedef bool (*rt_kernel_fn)(const rt_attrs *a, rt_value *const *in, int n,
                              rt_value *out, rt_err *e);
 
 typedef enum rt_op {
-#define X(id, name, arity, attrs, flags, dtype_fn, shape_fn, kernel) RT_OP_##id,
+#define X(id, name, arity, attrs, flags, elem, dtype_fn, shape_fn, kernel, api) RT_OP_##id,
 #include "ops.def"
 #undef X
     RT_OP_COUNT
@@ -254,6 +285,7 @@ typedef struct rt_op_info {
     int arity; /* -1: variadic */
     unsigned attrs;
     unsigned flags;
+    rt_domain domain; /* RT_DOM_NONE unless RT_F_ELEMENTWISE */
     rt_dtype_fn dtype_rule;
     rt_shape_fn shape_rule;
     rt_kernel_fn kernel;

@@ -223,16 +223,20 @@ ag_tensor ag_random_uniform_at(ag_loc loc, ag_shape s, double lo, double hi,
 
 /* ------------------------------------------------------------------ ops */
 
-/* Binary elementwise ops, broadcasting like NumPy. */
+/* Binary elementwise ops, broadcasting like NumPy. (These lists are the
+ * op table's API_BINARY and API_UNARY rows; the library's build checks
+ * that they agree.) */
 #define AG__BINARY_OPS(X)                                                 \
     X(add) X(sub) X(mul) X(div) X(floordiv) X(mod) X(pow) X(maximum)      \
     X(minimum) X(equal) X(not_equal) X(less) X(less_equal) X(greater)     \
     X(greater_equal) X(logical_and) X(logical_or)
 
-/* Unary elementwise ops. */
+/* Unary ops: elementwise, then shape_of and size (declared here, with
+ * their macros under shape manipulation). */
 #define AG__UNARY_OPS(X)                                                  \
     X(neg) X(abs) X(exp) X(log) X(sqrt) X(rsqrt) X(square) X(tanh)        \
-    X(sigmoid) X(relu) X(floor) X(ceil) X(sign) X(logical_not)
+    X(sigmoid) X(relu) X(floor) X(ceil) X(sign) X(logical_not)            \
+    X(shape_of) X(size)
 
 #define AG__DECLARE_BINARY(name) \
     ag_tensor ag_##name##_at(ag_loc loc, ag_operand a, ag_operand b);
@@ -317,8 +321,6 @@ ag_tensor ag_slice_at(ag_loc loc, ag_tensor t, ag_shape begin, ag_shape size);
 ag_tensor ag_gather_at(ag_loc loc, ag_tensor t, ag_tensor indices, int axis);
 ag_tensor ag_expand_dims_at(ag_loc loc, ag_tensor t, int axis);
 ag_tensor ag_squeeze_at(ag_loc loc, ag_tensor t, int axis);
-ag_tensor ag_shape_of_at(ag_loc loc, ag_tensor t);
-ag_tensor ag_size_at(ag_loc loc, ag_tensor t);
 ag_tensor ag_one_hot_at(ag_loc loc, ag_tensor indices, int64_t depth);
 #define ag_reshape(t, s) ag_reshape_at(AG_HERE, (t), (s))
 /* ag_transpose(t, 1, 0): the permutation is listed after the tensor. */

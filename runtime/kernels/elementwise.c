@@ -2,15 +2,20 @@
  * elementwise.c - elementwise kernels: binary arithmetic, comparisons,
  * logic, where, unary math and cast.
  *
- * The file has three layers:
+ * The file has four layers:
  *   1. element functions: the scalar semantics of each op for each dtype
  *      (one small inline function, generated per C type by a macro so that
- *      the integer rules, say, are written once for i32 and i64);
+ *      the integer rules, say, are written once for i32 and i64). This is
+ *      the only part written per op;
  *   2. typed runs: tight loops that apply an element function to a
- *      contiguous run of the output, generated from the element functions;
+ *      contiguous run of the output;
  *   3. the broadcasting walk: one function that splits the output into
  *      maximal contiguous runs, with per-input strides (0 on broadcast
- *      dims), and calls a run for each. Every binary op and where use it.
+ *      dims), and calls a run for each. Every binary op and where use it;
+ *   4. the kernels, generated from ops.def for every row marked EW(D) or
+ *      EW_CMP(D): the bf16 element function (through f32), a run per dtype
+ *      of the domain D, the table of runs by dtype, and the kernel. where
+ *      and cast (EW_OWN) are written out.
  *
  * Dtype conventions: bf16 is stored as uint16_t, computed in f32, and each
  * result is rounded back with ag_f32_to_bf16; bool is uint8_t 0/1 (every
@@ -129,55 +134,25 @@ DEFINE_FLOAT_ARITH(f64, double, /* no suffix */)
 static inline float tanh_f32(float x) { return rt_tanh_f32(x); }
 static inline double tanh_f64(double x) { return tanh(x); }
 
-/* bf16: widen to f32, compute, round the result once. */
-#define DEFINE_BF16_BINARY(op)                                                \
-    static inline uint16_t op##_bf16(uint16_t a, uint16_t b)                  \
-    {                                                                         \
-        return ag_f32_to_bf16(op##_f32(bf(a), bf(b)));                        \
-    }
-#define DEFINE_BF16_UNARY(op)                                                 \
-    static inline uint16_t op##_bf16(uint16_t x) { return ag_f32_to_bf16(op##_f32(bf(x))); }
-
-DEFINE_BF16_BINARY(add)
-DEFINE_BF16_BINARY(sub)
-DEFINE_BF16_BINARY(mul)
-DEFINE_BF16_BINARY(div)
-DEFINE_BF16_BINARY(floordiv)
-DEFINE_BF16_BINARY(mod)
-DEFINE_BF16_BINARY(pow)
-DEFINE_BF16_BINARY(maximum)
-DEFINE_BF16_BINARY(minimum)
-DEFINE_BF16_UNARY(neg)
-DEFINE_BF16_UNARY(abs)
-DEFINE_BF16_UNARY(square)
-DEFINE_BF16_UNARY(sign)
-DEFINE_BF16_UNARY(relu)
-DEFINE_BF16_UNARY(exp)
-DEFINE_BF16_UNARY(log)
-DEFINE_BF16_UNARY(sqrt)
-DEFINE_BF16_UNARY(rsqrt)
-DEFINE_BF16_UNARY(tanh)
-DEFINE_BF16_UNARY(floor)
-DEFINE_BF16_UNARY(ceil)
-DEFINE_BF16_UNARY(sigmoid)
+/* bf16 has no element functions of its own: each is the f32 one on widened
+ * operands, the result rounded back once (a comparison's is not), made with
+ * the kernels below. */
 
 /* Comparisons give uint8_t 0/1. Floats compare by IEEE rules (NaN is
- * unequal to everything, itself included). LOAD widens bf16 to f32. */
-#define DEFINE_COMPARE(S, T, LOAD)                                                      \
-    static inline uint8_t equal_##S(T a, T b) { return LOAD(a) == LOAD(b); }            \
-    static inline uint8_t not_equal_##S(T a, T b) { return LOAD(a) != LOAD(b); }        \
-    static inline uint8_t less_##S(T a, T b) { return LOAD(a) < LOAD(b); }              \
-    static inline uint8_t less_equal_##S(T a, T b) { return LOAD(a) <= LOAD(b); }       \
-    static inline uint8_t greater_##S(T a, T b) { return LOAD(a) > LOAD(b); }           \
-    static inline uint8_t greater_equal_##S(T a, T b) { return LOAD(a) >= LOAD(b); }
+ * unequal to everything, itself included). */
+#define DEFINE_COMPARE(S, T)                                                  \
+    static inline uint8_t equal_##S(T a, T b) { return a == b; }              \
+    static inline uint8_t not_equal_##S(T a, T b) { return a != b; }          \
+    static inline uint8_t less_##S(T a, T b) { return a < b; }                \
+    static inline uint8_t less_equal_##S(T a, T b) { return a <= b; }         \
+    static inline uint8_t greater_##S(T a, T b) { return a > b; }             \
+    static inline uint8_t greater_equal_##S(T a, T b) { return a >= b; }
 
-#define AS_IS(x) (x)
-DEFINE_COMPARE(f32, float, AS_IS)
-DEFINE_COMPARE(f64, double, AS_IS)
-DEFINE_COMPARE(bf16, uint16_t, bf)
-DEFINE_COMPARE(i32, int32_t, AS_IS)
-DEFINE_COMPARE(i64, int64_t, AS_IS)
-DEFINE_COMPARE(bool, uint8_t, AS_IS)
+DEFINE_COMPARE(f32, float)
+DEFINE_COMPARE(f64, double)
+DEFINE_COMPARE(i32, int32_t)
+DEFINE_COMPARE(i64, int64_t)
+DEFINE_COMPARE(bool, uint8_t)
 
 static inline uint8_t logical_and_bool(uint8_t a, uint8_t b) { return a & b; }
 static inline uint8_t logical_or_bool(uint8_t a, uint8_t b) { return a | b; }
@@ -228,79 +203,6 @@ typedef void (*unary_fn)(void *out, const void *in, int64_t n);
             o[i] = ELEM(x[i]);                                                \
     }
 
-/* Runs of ops whose result has the operands' dtype. */
-#define ARITH_RUNS_FLOAT(op, DEF)                                             \
-    DEF(op##_run_f32, float, float, op##_f32)                                 \
-    DEF(op##_run_f64, double, double, op##_f64)                               \
-    DEF(op##_run_bf16, uint16_t, uint16_t, op##_bf16)
-#define ARITH_RUNS_INT(op, DEF)                                               \
-    DEF(op##_run_i32, int32_t, int32_t, op##_i32)                             \
-    DEF(op##_run_i64, int64_t, int64_t, op##_i64)
-#define ARITH_RUNS(op, DEF) ARITH_RUNS_FLOAT(op, DEF) ARITH_RUNS_INT(op, DEF)
-
-/* Runs of comparisons: any input dtype, bool result. */
-#define COMPARE_RUNS(op)                                                      \
-    DEFINE_BINARY_RUN(op##_run_f32, float, uint8_t, op##_f32)                 \
-    DEFINE_BINARY_RUN(op##_run_f64, double, uint8_t, op##_f64)                \
-    DEFINE_BINARY_RUN(op##_run_bf16, uint16_t, uint8_t, op##_bf16)            \
-    DEFINE_BINARY_RUN(op##_run_i32, int32_t, uint8_t, op##_i32)               \
-    DEFINE_BINARY_RUN(op##_run_i64, int64_t, uint8_t, op##_i64)               \
-    DEFINE_BINARY_RUN(op##_run_bool, uint8_t, uint8_t, op##_bool)
-
-/* Table entries: runs indexed by the operands' dtype (NULL: not defined,
- * which the dtype rules already exclude). */
-#define FLOAT_ENTRIES(op) \
-    [AG_F32] = op##_run_f32, [AG_F64] = op##_run_f64, [AG_BF16] = op##_run_bf16
-#define INT_ENTRIES(op) [AG_I32] = op##_run_i32, [AG_I64] = op##_run_i64
-#define BOOL_ENTRY(op) [AG_BOOL] = op##_run_bool
-
-ARITH_RUNS(add, DEFINE_BINARY_RUN)
-ARITH_RUNS(sub, DEFINE_BINARY_RUN)
-ARITH_RUNS(mul, DEFINE_BINARY_RUN)
-ARITH_RUNS(div, DEFINE_BINARY_RUN)
-ARITH_RUNS(floordiv, DEFINE_BINARY_RUN)
-ARITH_RUNS(mod, DEFINE_BINARY_RUN)
-ARITH_RUNS(pow, DEFINE_BINARY_RUN)
-ARITH_RUNS(maximum, DEFINE_BINARY_RUN)
-ARITH_RUNS(minimum, DEFINE_BINARY_RUN)
-COMPARE_RUNS(equal)
-COMPARE_RUNS(not_equal)
-COMPARE_RUNS(less)
-COMPARE_RUNS(less_equal)
-COMPARE_RUNS(greater)
-COMPARE_RUNS(greater_equal)
-DEFINE_BINARY_RUN(logical_and_run_bool, uint8_t, uint8_t, logical_and_bool)
-DEFINE_BINARY_RUN(logical_or_run_bool, uint8_t, uint8_t, logical_or_bool)
-
-static const run_fn add_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(add), INT_ENTRIES(add)};
-static const run_fn sub_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(sub), INT_ENTRIES(sub)};
-static const run_fn mul_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(mul), INT_ENTRIES(mul)};
-static const run_fn div_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(div), INT_ENTRIES(div)};
-static const run_fn floordiv_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(floordiv),
-                                                    INT_ENTRIES(floordiv)};
-static const run_fn mod_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(mod), INT_ENTRIES(mod)};
-static const run_fn pow_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(pow), INT_ENTRIES(pow)};
-static const run_fn maximum_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(maximum),
-                                                   INT_ENTRIES(maximum)};
-static const run_fn minimum_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(minimum),
-                                                   INT_ENTRIES(minimum)};
-static const run_fn equal_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(equal), INT_ENTRIES(equal),
-                                                 BOOL_ENTRY(equal)};
-static const run_fn not_equal_runs[AG_NUM_DTYPES] = {
-    FLOAT_ENTRIES(not_equal), INT_ENTRIES(not_equal), BOOL_ENTRY(not_equal)};
-/* Ordering bools (false < true) is well defined, though the dtype rule
- * admits only numeric operands for these. */
-static const run_fn less_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(less), INT_ENTRIES(less),
-                                                BOOL_ENTRY(less)};
-static const run_fn less_equal_runs[AG_NUM_DTYPES] = {
-    FLOAT_ENTRIES(less_equal), INT_ENTRIES(less_equal), BOOL_ENTRY(less_equal)};
-static const run_fn greater_runs[AG_NUM_DTYPES] = {
-    FLOAT_ENTRIES(greater), INT_ENTRIES(greater), BOOL_ENTRY(greater)};
-static const run_fn greater_equal_runs[AG_NUM_DTYPES] = {
-    FLOAT_ENTRIES(greater_equal), INT_ENTRIES(greater_equal), BOOL_ENTRY(greater_equal)};
-static const run_fn logical_and_runs[AG_NUM_DTYPES] = {BOOL_ENTRY(logical_and)};
-static const run_fn logical_or_runs[AG_NUM_DTYPES] = {BOOL_ENTRY(logical_or)};
-
 /* where(cond, a, b) only selects, so one run per element type. The
  * all-contiguous case gets its own loop; the others multiply by 0 or 1. */
 #define DEFINE_WHERE_RUN(fn, T)                                               \
@@ -326,66 +228,9 @@ DEFINE_WHERE_RUN(where_run_i32, int32_t)
 DEFINE_WHERE_RUN(where_run_i64, int64_t)
 DEFINE_WHERE_RUN(where_run_bool, uint8_t)
 
-static const run_fn where_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(where), INT_ENTRIES(where),
-                                                 BOOL_ENTRY(where)};
-
-/* Unary runs. */
-#define NUMERIC_UNARY(op) ARITH_RUNS(op, DEFINE_UNARY_RUN)
-#define FLOAT_UNARY(op) ARITH_RUNS_FLOAT(op, DEFINE_UNARY_RUN)
-
-NUMERIC_UNARY(neg)
-NUMERIC_UNARY(abs)
-NUMERIC_UNARY(square)
-NUMERIC_UNARY(sign)
-NUMERIC_UNARY(relu)
-FLOAT_UNARY(exp)
-FLOAT_UNARY(log)
-FLOAT_UNARY(sqrt)
-FLOAT_UNARY(rsqrt)
-DEFINE_UNARY_RUN(tanh_run_f64, double, double, tanh_f64)
-DEFINE_UNARY_RUN(tanh_run_bf16, uint16_t, uint16_t, tanh_bf16)
-
-/*
- * tanh on f32 is arithmetic, not a libm call, so its loop can vectorize;
- * written for GCC's -O2 vectorizer, which takes neither a loop that would
- * need a run-time alias check (hence restrict on both parameters: out is
- * always a fresh tensor) nor one of unknown count that would need a scalar
- * remainder (hence fixed blocks, and the remainder in its own loop).
- */
-enum { TANH_BLOCK = 16 };
-
-static void tanh_loop_f32(float *restrict o, const float *restrict x, int64_t n)
-{
-    int64_t i = 0;
-    for (; n - i >= TANH_BLOCK; i += TANH_BLOCK)
-        for (int j = 0; j < TANH_BLOCK; j++)
-            o[i + j] = tanh_f32(x[i + j]);
-    for (; i < n; i++)
-        o[i] = tanh_f32(x[i]);
-}
-
-static void tanh_run_f32(void *out, const void *in, int64_t n) { tanh_loop_f32(out, in, n); }
-
-FLOAT_UNARY(sigmoid)
-FLOAT_UNARY(floor)
-FLOAT_UNARY(ceil)
-DEFINE_UNARY_RUN(logical_not_run_bool, uint8_t, uint8_t, logical_not_bool)
-
-static const unary_fn neg_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(neg), INT_ENTRIES(neg)};
-static const unary_fn abs_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(abs), INT_ENTRIES(abs)};
-static const unary_fn square_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(square),
-                                                    INT_ENTRIES(square)};
-static const unary_fn sign_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(sign), INT_ENTRIES(sign)};
-static const unary_fn relu_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(relu), INT_ENTRIES(relu)};
-static const unary_fn exp_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(exp)};
-static const unary_fn log_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(log)};
-static const unary_fn sqrt_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(sqrt)};
-static const unary_fn rsqrt_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(rsqrt)};
-static const unary_fn tanh_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(tanh)};
-static const unary_fn sigmoid_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(sigmoid)};
-static const unary_fn floor_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(floor)};
-static const unary_fn ceil_runs[AG_NUM_DTYPES] = {FLOAT_ENTRIES(ceil)};
-static const unary_fn logical_not_runs[AG_NUM_DTYPES] = {BOOL_ENTRY(logical_not)};
+static const run_fn where_runs[AG_NUM_DTYPES] = {
+    [AG_F32] = where_run_f32, [AG_F64] = where_run_f64, [AG_BF16] = where_run_bf16,
+    [AG_I32] = where_run_i32, [AG_I64] = where_run_i64, [AG_BOOL] = where_run_bool};
 
 /* ================================================= the broadcasting walk */
 
@@ -573,55 +418,16 @@ static bool check_exponent(rt_value *const *in, const rt_value *out, rt_err *e)
     return false;
 }
 
-#define BINARY_KERNEL(op)                                                     \
-    RT_KERNEL(rt_k_##op)                                                      \
-    {                                                                         \
-        (void)a, (void)n;                                                     \
-        return binary(op##_runs, in, out, e);                                 \
-    }
-#define UNARY_KERNEL(op)                                                      \
-    RT_KERNEL(rt_k_##op)                                                      \
-    {                                                                         \
-        (void)a, (void)n;                                                     \
-        return unary(op##_runs, in, out, e);                                  \
-    }
-
-BINARY_KERNEL(add)
-BINARY_KERNEL(sub)
-BINARY_KERNEL(mul)
-BINARY_KERNEL(maximum)
-BINARY_KERNEL(minimum)
-BINARY_KERNEL(equal)
-BINARY_KERNEL(not_equal)
-BINARY_KERNEL(less)
-BINARY_KERNEL(less_equal)
-BINARY_KERNEL(greater)
-BINARY_KERNEL(greater_equal)
-BINARY_KERNEL(logical_and)
-BINARY_KERNEL(logical_or)
-
-RT_KERNEL(rt_k_div)
+/* The checks a row's flags ask for. flags is a constant in each kernel,
+ * so only the checks it names are compiled in. */
+static inline bool check_data(unsigned flags, rt_value *const *in, const rt_value *out,
+                              rt_err *e)
 {
-    (void)a, (void)n;
-    return check_divisor(in, out, e) && binary(div_runs, in, out, e);
-}
-
-RT_KERNEL(rt_k_floordiv)
-{
-    (void)a, (void)n;
-    return check_divisor(in, out, e) && binary(floordiv_runs, in, out, e);
-}
-
-RT_KERNEL(rt_k_mod)
-{
-    (void)a, (void)n;
-    return check_divisor(in, out, e) && binary(mod_runs, in, out, e);
-}
-
-RT_KERNEL(rt_k_pow)
-{
-    (void)a, (void)n;
-    return check_exponent(in, out, e) && binary(pow_runs, in, out, e);
+    if ((flags & RT_F_INT_DIVISOR) && !check_divisor(in, out, e))
+        return false;
+    if ((flags & RT_F_INT_EXPONENT) && !check_exponent(in, out, e))
+        return false;
+    return true;
 }
 
 /* where(cond, a, b): the run is chosen by the branches' dtype. */
@@ -635,20 +441,88 @@ RT_KERNEL(rt_k_where)
     return true;
 }
 
-UNARY_KERNEL(neg)
-UNARY_KERNEL(abs)
-UNARY_KERNEL(exp)
-UNARY_KERNEL(log)
-UNARY_KERNEL(sqrt)
-UNARY_KERNEL(rsqrt)
-UNARY_KERNEL(square)
-UNARY_KERNEL(tanh)
-UNARY_KERNEL(sigmoid)
-UNARY_KERNEL(relu)
-UNARY_KERNEL(floor)
-UNARY_KERNEL(ceil)
-UNARY_KERNEL(sign)
-UNARY_KERNEL(logical_not)
+/* ================================================= generated kernels */
+
+/*
+ * For every row of ops.def marked EW(D) or EW_CMP(D), with form SAME or
+ * CMP (the result has the operands' dtype, or is bool) and arity 1 or 2:
+ *   - <name>_bf16, the f32 element function on widened operands, its
+ *     result rounded back once (a comparison's is not), when D has bf16;
+ *   - <name>_run_<dtype> for each dtype of D, over <name>_<dtype>;
+ *   - <name>_runs, those runs by dtype (NULL elsewhere: the dtype rule
+ *     keeps other dtypes out);
+ *   - the row's kernel: its data checks, then the runs.
+ */
+
+/* F(suffix, C type, dtype, ...) for each dtype of a domain. */
+#define DTYPES_FLOAT(F, ...)                                                  \
+    F(f32, float, AG_F32, __VA_ARGS__)                                        \
+    F(f64, double, AG_F64, __VA_ARGS__)                                       \
+    F(bf16, uint16_t, AG_BF16, __VA_ARGS__)
+#define DTYPES_INT(F, ...)                                                    \
+    F(i32, int32_t, AG_I32, __VA_ARGS__)                                      \
+    F(i64, int64_t, AG_I64, __VA_ARGS__)
+#define DTYPES_BOOL(F, ...) F(bool, uint8_t, AG_BOOL, __VA_ARGS__)
+#define DTYPES_NUM(F, ...) DTYPES_FLOAT(F, __VA_ARGS__) DTYPES_INT(F, __VA_ARGS__)
+#define DTYPES_ANY(F, ...) DTYPES_NUM(F, __VA_ARGS__) DTYPES_BOOL(F, __VA_ARGS__)
+
+/* bf16 element functions, by form and arity. */
+#define BF16_SAME_1(op)                                                       \
+    static inline uint16_t op##_bf16(uint16_t x) { return ag_f32_to_bf16(op##_f32(bf(x))); }
+#define BF16_SAME_2(op)                                                       \
+    static inline uint16_t op##_bf16(uint16_t a, uint16_t b)                  \
+    {                                                                         \
+        return ag_f32_to_bf16(op##_f32(bf(a), bf(b)));                        \
+    }
+#define BF16_CMP_1(op) \
+    static inline uint8_t op##_bf16(uint16_t x) { return op##_f32(bf(x)); }
+#define BF16_CMP_2(op) \
+    static inline uint8_t op##_bf16(uint16_t a, uint16_t b) { return op##_f32(bf(a), bf(b)); }
+/* ... for the domains that hold bf16. */
+#define BF16_NUM(form, arity, op) BF16_##form##_##arity(op)
+#define BF16_FLOAT(form, arity, op) BF16_##form##_##arity(op)
+#define BF16_ANY(form, arity, op) BF16_##form##_##arity(op)
+#define BF16_BOOL(form, arity, op)
+
+/* The result's C type for operands of type T. */
+#define RESULT_SAME(T) T
+#define RESULT_CMP(T) uint8_t
+
+/* By arity: the run's shape, the type of a table of runs, the driver. */
+#define RUN_1 DEFINE_UNARY_RUN
+#define RUN_2 DEFINE_BINARY_RUN
+#define RUNS_TYPE_1 unary_fn
+#define RUNS_TYPE_2 run_fn
+#define APPLY_1 unary
+#define APPLY_2 binary
+
+#define DEFINE_RUN(S, T, DT, form, arity, op)                                 \
+    RUN_##arity(op##_run_##S, T, RESULT_##form(T), op##_##S)
+#define RUN_ENTRY(S, T, DT, form, arity, op) [DT] = op##_run_##S,
+
+#define GENERATE_KERNEL(form, domain, op, arity, flags, kernel)               \
+    BF16_##domain(form, arity, op)                                            \
+    DTYPES_##domain(DEFINE_RUN, form, arity, op)                              \
+    static const RUNS_TYPE_##arity op##_runs[AG_NUM_DTYPES] = {               \
+        DTYPES_##domain(RUN_ENTRY, form, arity, op)};                         \
+    RT_KERNEL(kernel)                                                         \
+    {                                                                         \
+        (void)a, (void)n;                                                     \
+        return check_data(flags, in, out, e) && APPLY_##arity(op##_runs, in, out, e); \
+    }
+
+#define GENERATE_SAME(...) GENERATE_KERNEL(SAME, __VA_ARGS__)
+#define GENERATE_CMP(...) GENERATE_KERNEL(CMP, __VA_ARGS__)
+#define GENERATE_OWN(...)  /* where above, cast below */
+#define GENERATE_NONE(...) /* not elementwise */
+/* elem is two arguments, the form and the domain (see ops.def). */
+#define GENERATE(form, domain, op, arity, flags, kernel)                      \
+    GENERATE_##form(domain, op, arity, flags, kernel)
+
+#define X(id, name, arity, attrs, flags, elem, dtype_fn, shape_fn, kernel, api) \
+    GENERATE(elem, name, arity, (flags), kernel)
+#include "../core/ops.def"
+#undef X
 
 /* ================================================================ cast */
 

@@ -227,7 +227,7 @@ static const void *data_a(ag_dtype dt)
 
 static const void *data_b(ag_dtype dt, rt_op op)
 {
-    bool exp = op == RT_OP_POW;
+    bool exp = (rt_ops[op].flags & RT_F_INT_EXPONENT) != 0;
     switch (dt) {
     case AG_F32: case AG_BF16: return F32_B;
     case AG_F64: return F64_B;
@@ -240,37 +240,41 @@ static const void *data_b(ag_dtype dt, rt_op op)
 static const ag_dtype NATIVE[] = {AG_F32, AG_F64, AG_I32, AG_I64, AG_BOOL};
 static const ag_dtype ALL_DTYPES[] = {AG_F32, AG_F64, AG_BF16, AG_I32, AG_I64, AG_BOOL};
 
-static bool is_float(ag_dtype dt) { return dt == AG_F32 || dt == AG_F64 || dt == AG_BF16; }
-
-/* Which dtypes an op admits (its dtype rule, restated). */
+/* Which dtypes an op admits: its domain in the op table (the dtype rule
+ * agrees: test_op_table_consistent). */
 static bool admits(rt_op op, ag_dtype dt)
 {
-    switch (op) {
-    case RT_OP_LOGICAL_AND: case RT_OP_LOGICAL_OR: case RT_OP_LOGICAL_NOT:
-        return dt == AG_BOOL;
-    case RT_OP_EQUAL: case RT_OP_NOT_EQUAL:
-        return true;
-    case RT_OP_EXP: case RT_OP_LOG: case RT_OP_SQRT: case RT_OP_RSQRT: case RT_OP_TANH:
-    case RT_OP_SIGMOID: case RT_OP_FLOOR: case RT_OP_CEIL:
-        return is_float(dt);
-    default:
-        return dt != AG_BOOL;
-    }
+    return rt_domain_has(rt_ops[op].domain, dt);
 }
 
-static bool gives_bool(rt_op op)
+/* The elementwise ops of the table with `arity` operands and no
+ * attributes: all but where and cast, which have tests of their own. */
+static bool plain_elementwise(int op, int arity)
 {
-    return op >= RT_OP_EQUAL && op <= RT_OP_LOGICAL_NOT;
+    const rt_op_info *o = &rt_ops[op];
+    return (o->flags & RT_F_ELEMENTWISE) && o->arity == arity && o->attrs == 0;
 }
 
-static const rt_op BINARY[] = {
-    RT_OP_ADD, RT_OP_SUB, RT_OP_MUL, RT_OP_DIV, RT_OP_FLOORDIV, RT_OP_MOD, RT_OP_POW,
-    RT_OP_MAXIMUM, RT_OP_MINIMUM, RT_OP_EQUAL, RT_OP_NOT_EQUAL, RT_OP_LESS,
-    RT_OP_LESS_EQUAL, RT_OP_GREATER, RT_OP_GREATER_EQUAL, RT_OP_LOGICAL_AND, RT_OP_LOGICAL_OR};
-static const rt_op UNARY[] = {
-    RT_OP_NEG, RT_OP_ABS, RT_OP_EXP, RT_OP_LOG, RT_OP_SQRT, RT_OP_RSQRT, RT_OP_SQUARE,
-    RT_OP_TANH, RT_OP_SIGMOID, RT_OP_RELU, RT_OP_FLOOR, RT_OP_CEIL, RT_OP_SIGN,
-    RT_OP_LOGICAL_NOT};
+/* The result dtype of op on operands of dtype dt (where's condition is
+ * bool; cast's target is a->dtype), by the op's dtype rule; false if the
+ * rule refuses dt. */
+static bool result_dtype(rt_op op, ag_dtype dt, const rt_attrs *a, ag_dtype *out)
+{
+    rt_value v[3] = {{.dtype = op == RT_OP_WHERE ? AG_BOOL : dt}, {.dtype = dt}, {.dtype = dt}};
+    rt_value *in[3] = {&v[0], &v[1], &v[2]};
+    rt_attrs none = {0};
+    rt_err e;
+    return rt_ops[op].dtype_rule(a ? a : &none, in, rt_ops[op].arity, out, &e);
+}
+
+/* The result dtype's name, for the IR text. */
+static const char *result_name(rt_op op, ag_dtype dt)
+{
+    ag_dtype r;
+    if (!result_dtype(op, dt, NULL, &r))
+        fail_msg("%s refuses %s, which its domain holds", rt_ops[op].name, ag_dtype_name(dt));
+    return ag_dtype_name(r);
+}
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -306,7 +310,7 @@ static void check_binary(rt_op op, ag_dtype dt, const char *shape, ag_shape s, b
 {
     char text[512];
     const char *name = rt_ops[op].name, *dn = ag_dtype_name(dt);
-    const char *rn = gives_bool(op) ? "bool" : dn;
+    const char *rn = result_name(op, dt);
     snprintf(text, sizeof text,
              "func @f(%%0: %s%s, %%1: %s%s) -> (%s%s) {\n"
              "  %%2 = %s(%%0, %%1) : %s%s loc(\"ops.c\":7)\n"
@@ -335,26 +339,26 @@ static void check_binary(rt_op op, ag_dtype dt, const char *shape, ag_shape s, b
 static void test_binary_ops_on_tensors(void **state)
 {
     (void)state;
-    for (int k = 0; k < COUNT(BINARY); k++)
-        for (int d = 0; d < COUNT(ALL_DTYPES); d++)
-            if (admits(BINARY[k], ALL_DTYPES[d]))
-                check_binary(BINARY[k], ALL_DTYPES[d], "[16]", AG_SHAPE(16), false);
+    for (int op = 0; op < RT_OP_COUNT; op++)
+        for (int d = 0; d < COUNT(ALL_DTYPES) && plain_elementwise(op, 2); d++)
+            if (admits(op, ALL_DTYPES[d]))
+                check_binary(op, ALL_DTYPES[d], "[16]", AG_SHAPE(16), false);
 }
 
 static void test_binary_ops_on_scalars(void **state)
 {
     (void)state;
-    for (int k = 0; k < COUNT(BINARY); k++)
-        for (int d = 0; d < COUNT(NATIVE); d++)
-            if (admits(BINARY[k], NATIVE[d]))
-                check_binary(BINARY[k], NATIVE[d], "[]", AG_SCALAR, true);
+    for (int op = 0; op < RT_OP_COUNT; op++)
+        for (int d = 0; d < COUNT(NATIVE) && plain_elementwise(op, 2); d++)
+            if (admits(op, NATIVE[d]))
+                check_binary(op, NATIVE[d], "[]", AG_SCALAR, true);
 }
 
 static void check_unary(rt_op op, ag_dtype dt, bool scalars)
 {
     char text[512];
     const char *name = rt_ops[op].name, *dn = ag_dtype_name(dt);
-    const char *rn = gives_bool(op) ? "bool" : dn, *shape = scalars ? "[]" : "[4,4]";
+    const char *rn = result_name(op, dt), *shape = scalars ? "[]" : "[4,4]";
     snprintf(text, sizeof text,
              "func @f(%%0: %s%s) -> (%s%s) {\n"
              "  %%1 = %s(%%0) : %s%s loc(\"ops.c\":9)\n"
@@ -376,13 +380,13 @@ static void check_unary(rt_op op, ag_dtype dt, bool scalars)
 static void test_unary_ops(void **state)
 {
     (void)state;
-    for (int k = 0; k < COUNT(UNARY); k++) {
-        for (int d = 0; d < COUNT(ALL_DTYPES); d++) {
-            if (!admits(UNARY[k], ALL_DTYPES[d]))
+    for (int op = 0; op < RT_OP_COUNT; op++) {
+        for (int d = 0; d < COUNT(ALL_DTYPES) && plain_elementwise(op, 1); d++) {
+            if (!admits(op, ALL_DTYPES[d]))
                 continue;
-            check_unary(UNARY[k], ALL_DTYPES[d], false);
+            check_unary(op, ALL_DTYPES[d], false);
             if (ALL_DTYPES[d] != AG_BF16)
-                check_unary(UNARY[k], ALL_DTYPES[d], true);
+                check_unary(op, ALL_DTYPES[d], true);
         }
     }
 }
@@ -503,6 +507,94 @@ static void test_where(void **state)
         assert_true(o.ok);
         outcome_free(&o);
         ir_function_free(fn);
+    }
+}
+
+/* ============================================================ op table */
+
+/* Every op of the table has a name that names it back, a kernel and its
+ * rules; the elementwise ones have a domain the dtype rule agrees with,
+ * and only binary elementwise ops fail on data (pass_fails_on_data reads
+ * in[1]). */
+static void test_op_table_consistent(void **state)
+{
+    (void)state;
+    for (int op = 0; op < RT_OP_COUNT; op++) {
+        const rt_op_info *o = &rt_ops[op];
+        rt_op back;
+        assert_non_null(o->name);
+        if (!rt_op_from_name(o->name, &back) || back != (rt_op)op)
+            fail_msg("op %d's name '%s' does not name it back", op, o->name);
+        if (!o->kernel || !o->dtype_rule || !o->shape_rule)
+            fail_msg("%s lacks a kernel or a rule", o->name);
+        bool ew = (o->flags & RT_F_ELEMENTWISE) != 0;
+        if (ew != (o->domain != RT_DOM_NONE))
+            fail_msg("%s: elementwise, or a domain, without the other", o->name);
+        if ((o->flags & RT_F_FAILS_ON_DATA) && !(ew && o->arity == 2))
+            fail_msg("%s fails on data but is not binary elementwise", o->name);
+        rt_attrs cast_to = {.dtype = AG_F32};
+        for (int d = 0; ew && d < COUNT(ALL_DTYPES); d++) {
+            ag_dtype r, dt = ALL_DTYPES[d];
+            if (result_dtype((rt_op)op, dt, &cast_to, &r) != admits((rt_op)op, dt))
+                fail_msg("%s: the dtype rule and the domain disagree on %s", o->name,
+                         ag_dtype_name(dt));
+        }
+    }
+}
+
+/* A graph of one elementwise op on operands of dtype dt and the given
+ * shape ("[16]" or "[]"): where's condition is bool, cast goes to f32. */
+static ir_function *one_op_graph(rt_op op, ag_dtype dt, const char *shape)
+{
+    const rt_op_info *o = &rt_ops[op];
+    if (o->attrs & ~(unsigned)RT_A_DTYPE)
+        fail_msg("%s: give one_op_graph the op's attributes", o->name);
+    rt_attrs cast_to = {.dtype = AG_F32};
+    ag_dtype r;
+    assert_true(result_dtype(op, dt, &cast_to, &r));
+    char params[256] = "", args[64] = "", text[640];
+    for (int i = 0; i < o->arity; i++) {
+        ag_dtype in = op == RT_OP_WHERE && i == 0 ? AG_BOOL : dt;
+        size_t np = strlen(params), na = strlen(args);
+        snprintf(params + np, sizeof params - np, "%s%%%d: %s%s", i ? ", " : "", i,
+                 ag_dtype_name(in), shape);
+        snprintf(args + na, sizeof args - na, "%s%%%d", i ? ", " : "", i);
+    }
+    snprintf(text, sizeof text,
+             "func @f(%s) -> (%s%s) {\n  %%%d = %s(%s)%s : %s%s\n  return %%%d\n}\n", params,
+             ag_dtype_name(r), shape, o->arity, o->name, args,
+             o->attrs ? " {dtype = f32}" : "", ag_dtype_name(r), shape, o->arity);
+    return parse_ir(text, __LINE__);
+}
+
+/* The backend emits every elementwise op of the table itself, on every
+ * dtype of its domain that the cpu target computes on, in a loop and on
+ * scalars: the compilation succeeds (an op lower_elem.c lacks fails it,
+ * naming the op) without calling the op's kernel. */
+static void test_every_elementwise_op_is_emitted(void **state)
+{
+    (void)state;
+    static const char *const shapes[] = {"[16]", "[]"};
+    for (int op = 0; op < RT_OP_COUNT; op++) {
+        for (int d = 0; d < COUNT(NATIVE) && (rt_ops[op].flags & RT_F_ELEMENTWISE); d++) {
+            if (!admits((rt_op)op, NATIVE[d]))
+                continue;
+            for (int k = 0; k < COUNT(shapes); k++) {
+                ir_function *fn = one_op_graph((rt_op)op, NATIVE[d], shapes[k]);
+                char err[512];
+                cg_code *c = tu_compile(fn, err, sizeof err);
+                if (!c)
+                    fail_msg("%s on %s%s: cg_compile failed: %s", rt_ops[op].name,
+                             ag_dtype_name(NATIVE[d]), shapes[k], err);
+                char *ir = cg_module_text(c);
+                if (strstr(ir, "call ptr @cg_rt_apply"))
+                    fail_msg("%s on %s%s calls its kernel", rt_ops[op].name,
+                             ag_dtype_name(NATIVE[d]), shapes[k]);
+                free(ir);
+                tu_code_free(c);
+                ir_function_free(fn);
+            }
+        }
     }
 }
 
@@ -1865,6 +1957,8 @@ int main(void)
         TU_TEST(test_cast_saturates),
         TU_TEST(test_constant_folding_matches),
         TU_TEST(test_where),
+        TU_TEST(test_op_table_consistent),
+        TU_TEST(test_every_elementwise_op_is_emitted),
         TU_TEST(test_integer_division_by_zero),
         TU_TEST(test_division_edge_cases),
         TU_TEST(test_unused_failures_never_run),
