@@ -40,20 +40,10 @@ static bool device_dtype(ag_dtype dt)
     return dt == AG_F32 || dt == AG_BF16 || dt == AG_I32 || dt == AG_I64 || dt == AG_BOOL;
 }
 
+/* The op table's TPU column (RT_F_TPU, ops.def): every op but host work. */
 static bool tpu_supports(int op, ag_dtype dt)
 {
-    if (op < 0 || op >= RT_OP_COUNT || !device_dtype(dt))
-        return false;
-    unsigned flags = rt_ops[op].flags;
-    if (flags & (RT_F_EFFECT | RT_F_RANDOM))
-        return false; /* host state: prints, asserts, variables, random numbers */
-    switch ((rt_op)op) {
-    case RT_OP_TA_NEW: case RT_OP_TA_WRITE: case RT_OP_TA_READ: case RT_OP_TA_STACK:
-    case RT_OP_TA_SIZE:
-        return false; /* lists of unknown length */
-    default:
-        return true;
-    }
+    return op >= 0 && op < RT_OP_COUNT && (rt_ops[op].flags & RT_F_TPU) && device_dtype(dt);
 }
 
 static bool tpu_fuses(int op)
