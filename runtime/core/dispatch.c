@@ -43,7 +43,11 @@ bool rt_infer(rt_op op, const rt_attrs *a, rt_value *const *in, int n,
         rt_err_set(e, "needs at least one operand");
         return false;
     }
-    return info->dtype_rule(a, in, n, dt, e) && info->shape_rule(a, in, n, shape, e);
+    /* Checked here, once for every op, rather than in each shape rule:
+     * broadcasting, reshape, concat, one_hot, eye, fill... can all make a
+     * shape whose size overflows, and no kernel could then size its data. */
+    return info->dtype_rule(a, in, n, dt, e) && info->shape_rule(a, in, n, shape, e) &&
+           rt_shape_size_ok(shape, *dt, e);
 }
 
 static bool any_symbolic(rt_value *const *in, int n)

@@ -34,8 +34,10 @@ rt_value *rt_value_new(ag_dtype dt, const ag_shape *s)
     v->dtype = dt;
     v->shape = *s;
     v->numel = rt_shape_numel(s);
-    if (dt == RT_LIST)
-        return v; /* the kernel attaches the list */
+    /* A list: the kernel attaches it. An unknown shape (a tensor-array
+     * read before the element shape is known): the kernel sizes it. */
+    if (dt == RT_LIST || v->numel < 0)
+        return v;
     v->storage = storage_new((size_t)v->numel * rt_dtype_size(dt));
     v->data = v->storage->data;
     return v;
