@@ -68,7 +68,12 @@ ag_tensor ag_from_data_at(ag_loc loc, ag_dtype dt, ag_shape s, const void *data)
 {
     if (!valid_dtype(loc, "ag_from_data", dt) || !valid_shape(loc, "ag_from_data", &s, dt))
         return rt_error_tensor();
-    rt_value *lit = rt_value_new(dt, &s);
+    rt_err e;
+    rt_value *lit = rt_value_try_new(dt, &s, &e);
+    if (!lit) {
+        rt_report(loc, "ag_from_data: %s", e.msg);
+        return rt_error_tensor();
+    }
     size_t bytes = rt_value_bytes(lit);
     if (!data && bytes > 0) {
         rt_value_free(lit);

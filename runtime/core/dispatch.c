@@ -89,7 +89,11 @@ rt_value *rt_apply_eager(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *cons
     }
     if (info->flags & RT_F_ALIAS)
         return rt_value_alias(in[0], &shape);
-    rt_value *out = rt_value_new(dt, &shape);
+    rt_value *out = rt_value_try_new(dt, &shape, &e);
+    if (!out) {
+        rt_report(loc, "ag_%s: %s", info->name, e.msg);
+        return NULL;
+    }
     if (!info->kernel(a, in, n, out, &e)) {
         rt_value_free(out);
         rt_report(loc, "ag_%s: %s", info->name, e.msg);

@@ -65,8 +65,8 @@ int64_t rt_shape_numel(const ag_shape *s);
 #define RT_MAX_TENSOR_BYTES (INT64_C(1) << 62)
 /* Whether a tensor of dtype dt (RT_LIST: one byte per element) and shape
  * s stays within RT_MAX_TENSOR_BYTES; false with a message if not. Every
- * op's result shape passes it (rt_infer), as does every shape given to a
- * constructor. */
+ * op's result shape passes it (rt_infer), as does every value made
+ * (rt_value_try_new). */
 typedef struct rt_err rt_err;
 bool rt_shape_size_ok(const ag_shape *s, ag_dtype dt, rt_err *e);
 bool rt_shape_known(const ag_shape *s);
@@ -90,7 +90,9 @@ typedef struct rt_storage {
 } rt_storage;
 
 /* Tensor data (blocks.c): a 64-byte aligned block of at least `bytes`,
- * its size in *cap; large blocks are recycled. Out of memory is fatal. */
+ * its size in *cap; large blocks are recycled. NULL when out of memory:
+ * tensor data is sized by the user, so running out is their error to
+ * handle, not a crash. */
 void *rt_data_alloc(size_t bytes, size_t *cap);
 void rt_data_free(void *p, size_t cap);
 
@@ -122,8 +124,13 @@ typedef struct rt_value {
     void *sym;           /* symbolic values */
 } rt_value;
 
-/* A new concrete value of that type. Its data is NOT initialized: a
- * kernel writes every element of its output. */
+/* A new concrete value of that type, or NULL with the reason in e: a
+ * shape too large (rt_shape_size_ok) or memory that is not there. Its
+ * data is NOT initialized: a kernel writes every element of its output.
+ * Every tensor whose size a user chooses is made here. */
+rt_value *rt_value_try_new(ag_dtype dt, const ag_shape *s, rt_err *e);
+/* rt_value_try_new for small internal values (scalars, lists): a failure
+ * aborts the process, as rt_xmalloc does. */
 rt_value *rt_value_new(ag_dtype dt, const ag_shape *s);
 /* A new value of a new shape sharing v's data (numel must match). */
 rt_value *rt_value_alias(const rt_value *v, const ag_shape *s);

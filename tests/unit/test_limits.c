@@ -1,13 +1,27 @@
 /*
  * test_limits.c - hostile sizes: shapes whose element count or byte size
- * overflows. Each must fail as an ordinary error, located at the caller's
- * line, never crash or abort.
+ * overflows, and tensors too large for memory. Each must fail as an
+ * ordinary error, located at the caller's line, never crash or abort.
  */
 #include "staged_util.h"
 
 #include "rt.h"
 
 #include <stdio.h>
+
+/* Sizes the tests ask for on purpose; under AddressSanitizer they must
+ * come back as NULL like from malloc, not end the process. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TU_ASAN 1
+#endif
+#endif
+#ifdef TU_ASAN
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+#endif
 
 /* Asserts that the last error contains needle and starts with this file's
  * name and `line`: it points at the user's call. */
@@ -106,12 +120,83 @@ static void test_traced_overflow(void **state)
     assert_non_null(strstr(ag_last_error(), where));
 }
 
+/* =========================================================== out of memory */
+
+/* 2^50 f32 elements: 4 PiB, more than any address space, so the request
+ * fails whatever the system's overcommit policy. */
+#define HUGE (INT64_C(1) << 50)
+
+static void test_out_of_memory_is_an_error(void **state)
+{
+    (void)state;
+    EXPECT_LOCATED(ag_zeros(AG_F32, AG_SHAPE(HUGE)),
+                   "ag_fill: out of memory allocating 4503599627370496 bytes");
+    EXPECT_LOCATED(ag_zeros(AG_F32, AG_SHAPE(INT64_C(1) << 40)), "out of memory");
+    EXPECT_LOCATED(ag_from_data(AG_F32, AG_SHAPE(HUGE), (const float[]){1}),
+                   "ag_from_data: out of memory allocating 4503599627370496 bytes");
+    EXPECT_LOCATED(ag_eye(INT64_C(1) << 26, AG_F64), "ag_eye: out of memory");
+    /* Ops whose results are too large for memory: [2^16,1,1], [1,2^16,1]
+     * and [1,1,2^16] broadcast to 2^48 elements; one_hot makes 2^50. */
+    ag_tensor c = ag_zeros(AG_BOOL, AG_SHAPE(1 << 16, 1, 1));
+    ag_tensor x = ag_zeros(AG_F32, AG_SHAPE(1, 1 << 16, 1));
+    ag_tensor y = ag_zeros(AG_F32, AG_SHAPE(1, 1, 1 << 16));
+    EXPECT_LOCATED(ag_where(c, x, y), "ag_where: out of memory allocating 1125899906842624 bytes");
+    EXPECT_LOCATED(ag_one_hot(ag_zeros(AG_I32, AG_SHAPE(1 << 20)), 1 << 30),
+                   "ag_one_hot: out of memory allocating 4503599627370496 bytes");
+    /* Nothing leaked, and the runtime still works. */
+    CHECK_VALUES(ag_add(ag_scalar_f32(1), 2), 3);
+}
+
+/* where(c, x, y) over [2^16,1,1], [1,2^16,1] and [1,1,2^16]: compiled
+ * code must fail as the eager kernel does, at the op's line. */
+enum { HUGE_WHERE_LINE = __LINE__ + 3 };
+static ag_tensor huge_where__staged(ag_tensor c, ag_tensor x, ag_tensor y)
+{
+    return ag_where(c, x, y);
+}
+static void huge_where__trace(const ag_arg *a, ag_tensor *o)
+{
+    o[0] = huge_where__staged(a[0].tensor, a[1].tensor, a[2].tensor);
+}
+static const char *const N_CXY[] = {"c", "x", "y"};
+static const ag_arg_kind K_TTT[] = {AG_ARG_TENSOR, AG_ARG_TENSOR, AG_ARG_TENSOR};
+/* One function per target: a target applies to functions traced after
+ * it is set, and the first call's trace would be reused. */
+AG_TEST_DESC(huge_where_ref, 3, N_CXY, K_TTT, NULL, 1, huge_where__trace);
+AG_TEST_DESC(huge_where_cpu, 3, N_CXY, K_TTT, NULL, 1, huge_where__trace);
+
+static void test_out_of_memory_in_graphs(void **state)
+{
+    (void)state;
+    static const char *const targets[] = {"reference", "cpu"};
+    const ag_function_desc *fns[] = {&huge_where_ref__desc, &huge_where_cpu__desc};
+    ag_arg args[3] = {targ(ag_zeros(AG_BOOL, AG_SHAPE(1 << 16, 1, 1))),
+                      targ(ag_zeros(AG_F32, AG_SHAPE(1, 1 << 16, 1))),
+                      targ(ag_zeros(AG_F32, AG_SHAPE(1, 1, 1 << 16)))};
+    char where[256];
+    snprintf(where, sizeof where, "%s:%d: ag_where: out of memory allocating "
+                                  "1125899906842624 bytes", __FILE__, HUGE_WHERE_LINE);
+    for (int t = 0; t < 2; t++) {
+        assert_true(ag_set_target(targets[t]));
+        ag_tensor out[1];
+        ag_clear_error();
+        assert_false(ag_function_call_at(AG_HERE, fns[t], args, out));
+        assert_true(ag_is_error(out[0]));
+        if (!ag_last_error() || !strstr(ag_last_error(), where))
+            fail_msg("target %s: error \"%s\" lacks \"%s\"", targets[t],
+                     ag_last_error() ? ag_last_error() : "(none)", where);
+    }
+    assert_true(ag_set_target(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_constructors_reject_overflow),
         TU_TEST(test_rules_reject_overflow),
         TU_TEST(test_traced_overflow),
+        TU_TEST(test_out_of_memory_is_an_error),
+        TU_TEST(test_out_of_memory_in_graphs),
     };
     TU_RUN(tests);
 }
