@@ -319,9 +319,17 @@ ag_tensor ag_shape_of_at(ag_loc loc, ag_tensor t);
 ag_tensor ag_size_at(ag_loc loc, ag_tensor t);
 ag_tensor ag_one_hot_at(ag_loc loc, ag_tensor indices, int64_t depth);
 #define ag_reshape(t, s) ag_reshape_at(AG_HERE, (t), (s))
-/* ag_transpose(t, 1, 0): the permutation is listed after the tensor. */
-#define ag_transpose(t, ...) \
-    ag_transpose_at(AG_HERE, (t), AG__NARGS(__VA_ARGS__), (const int[]){__VA_ARGS__})
+/* ag_transpose(t, 1, 0): the permutation is listed after the tensor;
+ * ag_transpose(t) reverses the axes, TensorFlow's default. (The tensor is
+ * part of __VA_ARGS__, so an empty permutation is counted as 0 entries
+ * and the array is never empty; ag_transpose_at reads only n of them.)
+ * ag_transpose_at with n == 0 means that default, too. */
+#define ag_transpose(...)                                                    \
+    ag_transpose_at(AG_HERE, (AG__FIRST(__VA_ARGS__, 0)),                    \
+                    AG__NARGS(__VA_ARGS__) - 1,                              \
+                    (const int[]){AG__REST(__VA_ARGS__, 0)})
+#define AG__FIRST(x, ...) x
+#define AG__REST(x, ...) __VA_ARGS__
 #define ag_concat(axis, n, ts) ag_concat_at(AG_HERE, (axis), (n), (ts))
 #define ag_stack(axis, n, ts) ag_stack_at(AG_HERE, (axis), (n), (ts))
 /* size -1 takes everything from begin to the end of that axis. */
