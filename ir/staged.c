@@ -65,13 +65,13 @@ static void eager_while(ag_loc loc, int n_vars, ag_tensor *const *vars, ag_cond_
             bool moved = rt_handle_keep(*vars[i]);
             bool same = vars[i]->id == kept[i].id && vars[i]->gen == kept[i].gen;
             if (!same && made[i] && !is_current(kept[i], n_vars, vars))
-                ag_free(kept[i]);
+                ag_free_at(loc, kept[i]);
             if (!same) {
                 made[i] = moved;
                 kept[i] = *vars[i];
             }
         }
-        ag_scope_pop();
+        ag_scope_pop_at(loc);
         if (!go || !ok)
             break;
     }

@@ -281,13 +281,12 @@ void ag_assign_sub_at(ag_loc loc, ag_variable v, ag_tensor value)
     assign_op(loc, RT_OP_ASSIGN_SUB, "ag_assign_sub", v, value);
 }
 
-void ag_variable_free(ag_variable v)
+void ag_variable_free_at(ag_loc loc, ag_variable v)
 {
     if (!v)
         return; /* like free(NULL); also what a failed ag_variable_new returned */
     if (!registry_remove(v)) {
-        rt_report((ag_loc){0}, "ag_variable_free: not a live variable (freed, or "
-                               "never created)");
+        rt_report(loc, "ag_variable_free: not a live variable (freed, or never created)");
         return;
     }
     variable_destroy(v);

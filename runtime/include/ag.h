@@ -414,7 +414,8 @@ ag_tensor ag_variable_read_at(ag_loc loc, ag_variable v);
 void ag_assign_at(ag_loc loc, ag_variable v, ag_tensor value);
 void ag_assign_add_at(ag_loc loc, ag_variable v, ag_tensor value);
 void ag_assign_sub_at(ag_loc loc, ag_variable v, ag_tensor value);
-void ag_variable_free(ag_variable v);
+void ag_variable_free_at(ag_loc loc, ag_variable v);
+#define ag_variable_free(v) ag_variable_free_at(AG_HERE, (v))
 #define ag_variable_new(init) ag_variable_new_at(AG_HERE, (init))
 #define ag_variable_read(v) ag_variable_read_at(AG_HERE, (v))
 #define ag_assign(v, value) ag_assign_at(AG_HERE, (v), (value))
@@ -543,10 +544,15 @@ bool ag_aot_call(ag_aot_function *fn, const ag_tensor *tensors, const int64_t *s
 
 /* ---------------------------------------------------------------- memory */
 
+/* Freeing twice, or popping a scope never pushed, is an error reported at
+ * the caller's line (recorded for ag_last_error in AG_ERRORS_RETURN mode).
+ * Freeing an error tensor, the zero handle or a NULL variable does nothing. */
 void ag_scope_push(void);
-void ag_scope_pop(void);
+void ag_scope_pop_at(ag_loc loc);
 ag_tensor ag_keep(ag_tensor t); /* moves t to the enclosing scope; returns t */
-void ag_free(ag_tensor t);
+void ag_free_at(ag_loc loc, ag_tensor t);
+#define ag_scope_pop() ag_scope_pop_at(AG_HERE)
+#define ag_free(t) ag_free_at(AG_HERE, (t))
 void ag_shutdown(void);
 int64_t ag_live_tensors(void); /* handles not yet freed, for leak checks */
 
