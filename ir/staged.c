@@ -109,7 +109,8 @@ static ir_node *condition_node(ir_trace *t, ag_tensor c, ag_loc loc)
     char buf[160];
     if (v->dtype == RT_LIST || v->shape.rank < 0 || rt_shape_numel(&v->shape) != 1) {
         rt_report(loc, "a staged condition must be a scalar, got %s; reduce it first "
-                       "(for example with ag_reduce_sum or ag_reduce_max)",
+                       "(ag_reduce_any or ag_reduce_all for bools, ag_reduce_sum or "
+                       "ag_reduce_max for numbers)",
                   v->dtype == RT_LIST ? "a tensor array"
                                       : rt_shape_str(&v->shape, buf, sizeof buf));
         return NULL;

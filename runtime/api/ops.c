@@ -98,6 +98,14 @@ ag_tensor ag_reduce_prod_at(ag_loc loc, ag_tensor t, int axis, bool keep)
 {
     return reduce(loc, RT_OP_REDUCE_PROD, t, axis, keep);
 }
+ag_tensor ag_reduce_any_at(ag_loc loc, ag_tensor t, int axis, bool keep)
+{
+    return reduce(loc, RT_OP_REDUCE_ANY, t, axis, keep);
+}
+ag_tensor ag_reduce_all_at(ag_loc loc, ag_tensor t, int axis, bool keep)
+{
+    return reduce(loc, RT_OP_REDUCE_ALL, t, axis, keep);
+}
 ag_tensor ag_argmax_at(ag_loc loc, ag_tensor t, int axis)
 {
     return reduce(loc, RT_OP_ARGMAX, t, axis, false);

@@ -238,7 +238,8 @@ static rt_value *single(ag_loc loc, const char *fn, ag_tensor t)
     rt_value *v = concrete(loc, fn, t);
     if (v && v->numel != 1) {
         rt_report(loc, "%s: needs a scalar, got a tensor of shape %s; reduce it first "
-                       "(for example with ag_reduce_sum)",
+                       "(ag_reduce_any or ag_reduce_all for bools, ag_reduce_sum for "
+                       "numbers)",
                   fn, rt_shape_str(&v->shape, buf, sizeof buf));
         return NULL;
     }

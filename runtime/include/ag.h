@@ -288,12 +288,18 @@ ag_tensor ag_reduce_mean_at(ag_loc loc, ag_tensor t, int axis, bool keepdims);
 ag_tensor ag_reduce_max_at(ag_loc loc, ag_tensor t, int axis, bool keepdims);
 ag_tensor ag_reduce_min_at(ag_loc loc, ag_tensor t, int axis, bool keepdims);
 ag_tensor ag_reduce_prod_at(ag_loc loc, ag_tensor t, int axis, bool keepdims);
+/* Of a bool tensor: whether any / every element is true (over an empty
+ * axis: false / true). They turn a bool tensor into a condition. */
+ag_tensor ag_reduce_any_at(ag_loc loc, ag_tensor t, int axis, bool keepdims);
+ag_tensor ag_reduce_all_at(ag_loc loc, ag_tensor t, int axis, bool keepdims);
 ag_tensor ag_argmax_at(ag_loc loc, ag_tensor t, int axis); /* gives i64 */
 #define ag_reduce_sum(t, axis, keep) ag_reduce_sum_at(AG_HERE, (t), (axis), (keep))
 #define ag_reduce_mean(t, axis, keep) ag_reduce_mean_at(AG_HERE, (t), (axis), (keep))
 #define ag_reduce_max(t, axis, keep) ag_reduce_max_at(AG_HERE, (t), (axis), (keep))
 #define ag_reduce_min(t, axis, keep) ag_reduce_min_at(AG_HERE, (t), (axis), (keep))
 #define ag_reduce_prod(t, axis, keep) ag_reduce_prod_at(AG_HERE, (t), (axis), (keep))
+#define ag_reduce_any(t, axis, keep) ag_reduce_any_at(AG_HERE, (t), (axis), (keep))
+#define ag_reduce_all(t, axis, keep) ag_reduce_all_at(AG_HERE, (t), (axis), (keep))
 #define ag_argmax(t, axis) ag_argmax_at(AG_HERE, (t), (axis))
 
 /* Linear algebra and neural-network ops. */
