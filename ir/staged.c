@@ -65,13 +65,13 @@ static void eager_while(ag_loc loc, int n_vars, ag_tensor *const *vars, ag_cond_
             bool moved = rt_handle_keep(*vars[i]);
             bool same = vars[i]->id == kept[i].id && vars[i]->gen == kept[i].gen;
             if (!same && made[i] && !is_current(kept[i], n_vars, vars))
-                ag_free(kept[i]);
+                ag_free_at(loc, kept[i]);
             if (!same) {
                 made[i] = moved;
                 kept[i] = *vars[i];
             }
         }
-        ag_scope_pop();
+        ag_scope_pop_at(loc);
         if (!go || !ok)
             break;
     }
@@ -109,7 +109,8 @@ static ir_node *condition_node(ir_trace *t, ag_tensor c, ag_loc loc)
     char buf[160];
     if (v->dtype == RT_LIST || v->shape.rank < 0 || rt_shape_numel(&v->shape) != 1) {
         rt_report(loc, "a staged condition must be a scalar, got %s; reduce it first "
-                       "(for example with ag_reduce_sum or ag_reduce_max)",
+                       "(ag_reduce_any or ag_reduce_all for bools, ag_reduce_sum or "
+                       "ag_reduce_max for numbers)",
                   v->dtype == RT_LIST ? "a tensor array"
                                       : rt_shape_str(&v->shape, buf, sizeof buf));
         return NULL;

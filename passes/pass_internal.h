@@ -140,6 +140,13 @@ void pass_liveness_free(pass_liveness *l);
 /* Whether a live use of x may go; with `commit`, counts it gone. */
 bool pass_can_drop(pass_liveness *l, const ir_node *x, bool commit);
 
+/* ---------------------------------------------------------------- infer */
+
+/* How many graphs (the function's body and regions) infer has walked on
+ * this thread: tests check that nested loops cost work linear in their
+ * depth, not exponential. */
+int64_t pass_infer_region_visits(void);
+
 /* ---------------------------------------------------------- diagnostics */
 
 /* Records "file:line:col: error: %id (op): message" (the verifier's form)

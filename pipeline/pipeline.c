@@ -157,7 +157,7 @@ static ir_function *trace(const pl_request *r)
     trace_args(t, d, r->args, args);
     d->trace(args, outs);
     ir_trace_set_outputs(t, d->n_outputs, outs, at);
-    ag_scope_pop();
+    ag_scope_pop_at(at);
     bool ok = ir_trace_end(t) && rt_error_count() == errors && verify(d, fn, "traced");
     free(args);
     free(outs);

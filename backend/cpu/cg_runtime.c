@@ -74,16 +74,37 @@ static void advise_huge_pages(void *data, size_t bytes)
 #endif
 }
 
-rt_value *cg_rt_new(int32_t dtype, int32_t rank, const int64_t *dims)
+/* The tensor, or NULL after reporting at n's location why not. */
+static rt_value *new_value(const ir_node *n, int32_t dtype, int32_t rank,
+                           const int64_t *dims)
 {
     ag_shape s = {.rank = rank};
+    rt_err e;
     if (rank > 0)
         memcpy(s.dims, dims, (size_t)rank * sizeof *dims);
-    rt_value *v = rt_value_new((ag_dtype)dtype, &s);
+    rt_value *v = rt_value_try_new((ag_dtype)dtype, &s, &e);
+    if (!v) {
+        rt_report(n->loc, "ag_%s: %s", ir_opcode_name(n->opcode), e.msg);
+        return NULL;
+    }
     size_t bytes = rt_value_bytes(v);
     if (bytes >= HUGE_MIN_BYTES)
         advise_huge_pages(v->data, bytes);
     return v;
+}
+
+rt_value *cg_rt_new(const ir_node *n, int32_t dtype, int32_t rank, const int64_t *dims)
+{
+    rt_value *v = new_value(n, dtype, rank, dims);
+    if (!v)
+        abort(); /* reported; the generated code has no failure path here */
+    return v;
+}
+
+rt_value *cg_rt_try_new(const ir_node *n, int32_t dtype, int32_t rank,
+                        const int64_t *dims)
+{
+    return new_value(n, dtype, rank, dims);
 }
 
 rt_value *cg_rt_scalar(int32_t dtype, const void *bits)
@@ -148,7 +169,7 @@ uint64_t cg_rt_ipow(uint64_t base, uint64_t exp) { return rt_wrapping_pow(base, 
 const cg_rt_symbol cg_rt_symbols[] = {
     SYM(cg_rt_apply),    SYM(cg_rt_apply_typed), SYM(cg_rt_fail),   SYM(cg_rt_free),
     SYM(cg_rt_alias),    SYM(cg_rt_new),      SYM(cg_rt_scalar),   SYM(cg_rt_box_init),
-    SYM(cg_rt_data),     SYM(cg_rt_dims),     SYM(cg_rt_truth),
+    SYM(cg_rt_try_new),  SYM(cg_rt_data),     SYM(cg_rt_dims),     SYM(cg_rt_truth),
     SYM(cg_rt_release),  SYM(cg_rt_ipow),     SYM(cg_rt_parallel_for), SYM(cg_rt_int_check),
 };
 const int cg_rt_n_symbols = (int)(sizeof cg_rt_symbols / sizeof cg_rt_symbols[0]);

@@ -7,9 +7,9 @@
  * rt_value's fields directly, it asks for the data pointer and dims here,
  * so the value layout can change without touching the code generator.
  *
- * Ownership: a value returned by cg_rt_apply, cg_rt_new, cg_rt_scalar or
- * cg_rt_alias belongs to the generated code, which frees it with
- * cg_rt_free (or cg_rt_release on its error path).
+ * Ownership: a value returned by cg_rt_apply, cg_rt_new, cg_rt_try_new,
+ * cg_rt_scalar or cg_rt_alias belongs to the generated code, which frees
+ * it with cg_rt_free (or cg_rt_release on its error path).
  */
 #ifndef CG_RUNTIME_H
 #define CG_RUNTIME_H
@@ -35,10 +35,15 @@ void cg_rt_fail(const ir_node *n, rt_value *const *in);
 
 void cg_rt_free(rt_value *v);
 rt_value *cg_rt_alias(const rt_value *v);
-/* A new tensor of that dtype and shape; its data is not initialized.
- * Large buffers are marked for transparent huge pages, so that writing
- * them the first time costs a few page faults instead of thousands. */
-rt_value *cg_rt_new(int32_t dtype, int32_t rank, const int64_t *dims);
+/* A new tensor of that dtype and shape for node n's result; its data is
+ * not initialized. Large buffers are marked for transparent huge pages,
+ * so that writing them the first time costs a few page faults instead of
+ * thousands. When the memory is not there, cg_rt_try_new reports at n's
+ * location and returns NULL (the code then fails like the eager kernel);
+ * cg_rt_new, for small buffers of static size, reports and aborts. */
+rt_value *cg_rt_new(const ir_node *n, int32_t dtype, int32_t rank, const int64_t *dims);
+rt_value *cg_rt_try_new(const ir_node *n, int32_t dtype, int32_t rank,
+                        const int64_t *dims);
 /* A new scalar of dtype holding the element at bits (heap boxing). */
 rt_value *cg_rt_scalar(int32_t dtype, const void *bits);
 /* Makes the storage at box (sizeof(rt_value) bytes, in the caller's

@@ -175,7 +175,8 @@ static void declare_helpers(cg_lower *L)
     declare(L, &h->fail, "cg_rt_fail", v, (LLVMTypeRef[]){p, p}, 2);
     declare(L, &h->free_, "cg_rt_free", v, (LLVMTypeRef[]){p}, 1);
     declare(L, &h->alias, "cg_rt_alias", p, (LLVMTypeRef[]){p}, 1);
-    declare(L, &h->new_, "cg_rt_new", p, (LLVMTypeRef[]){i32, i32, p}, 3);
+    declare(L, &h->new_, "cg_rt_new", p, (LLVMTypeRef[]){p, i32, i32, p}, 4);
+    declare(L, &h->try_new, "cg_rt_try_new", p, (LLVMTypeRef[]){p, i32, i32, p}, 4);
     declare(L, &h->scalar, "cg_rt_scalar", p, (LLVMTypeRef[]){i32, p}, 2);
     declare(L, &h->box_init, "cg_rt_box_init", v, (LLVMTypeRef[]){p, i32, i32, p, p}, 5);
     declare(L, &h->data, "cg_rt_data", p, (LLVMTypeRef[]){p}, 1);
@@ -349,6 +350,25 @@ static LLVMValueRef buf_alloc(cg_lower *L, const ir_node *n)
     return L->buf_ptr[b];
 }
 
+/* Outputs from this size up, or of a size known only at run time, are
+ * allocated with cg_rt_try_new and fail like the eager kernel when the
+ * memory is not there. A smaller static buffer cannot be what exhausts
+ * memory; cg_rt_new spares every function a failure path for it. */
+#define CHECKED_ALLOC_BYTES (INT64_C(1) << 20)
+
+static bool alloc_may_fail(cg_lower *L, const ir_node *n)
+{
+    const cg_shape *s = &cg_info_of(L, n)->shape;
+    if (!s->known)
+        return true;
+    ag_shape shape = {.rank = s->rank};
+    memcpy(shape.dims, s->dims, sizeof s->dims);
+    /* a known shape passed rt_shape_size_ok: the product fits */
+    int64_t numel = rt_shape_numel(&shape);
+    return numel < 0 ||
+           numel >= CHECKED_ALLOC_BYTES / (int64_t)rt_dtype_size(n->type.dtype);
+}
+
 void cg_alloc_output(cg_lower *L, const ir_node *n, LLVMValueRef dims)
 {
     cg_info *ni = cg_info_of(L, n);
@@ -358,8 +378,12 @@ void cg_alloc_output(cg_lower *L, const ir_node *n, LLVMValueRef dims)
             return;
         dims = cg_dims_global(L, ni->shape.rank, ni->shape.dims); /* the frame is full */
     }
-    LLVMValueRef args[3] = {cg_i32(L, n->type.dtype), cg_i32(L, ni->shape.rank), dims};
-    ni->box = cg_call(L, &L->h.new_, args, 3, "out");
+    LLVMValueRef args[4] = {cg_node_ref(L, n), cg_i32(L, n->type.dtype),
+                            cg_i32(L, ni->shape.rank), dims};
+    bool checked = alloc_may_fail(L, n);
+    ni->box = cg_call(L, checked ? &L->h.try_new : &L->h.new_, args, 4, "out");
+    if (checked)
+        fail_if_null(L, ni->box); /* out of memory, already reported */
     hold(L, ni->slot, ni->box);
     ni->data = data_of(L, ni->box);
 }

@@ -98,8 +98,8 @@ typedef struct cg_fn {
 } cg_fn;
 
 typedef struct cg_helpers {
-    cg_fn apply, apply_typed, fail, free_, alias, new_, scalar, box_init, data, dims, truth,
-        release, ipow, parallel_for, int_check;
+    cg_fn apply, apply_typed, fail, free_, alias, new_, try_new, scalar, box_init, data,
+        dims, truth, release, ipow, parallel_for, int_check;
 } cg_helpers;
 
 typedef struct cg_lower {

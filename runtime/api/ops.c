@@ -115,6 +115,14 @@ ag_tensor ag_reduce_prod_at(ag_loc loc, ag_tensor t, int axis, bool keep)
 {
     return reduce(loc, RT_OP_REDUCE_PROD, t, axis, keep);
 }
+ag_tensor ag_reduce_any_at(ag_loc loc, ag_tensor t, int axis, bool keep)
+{
+    return reduce(loc, RT_OP_REDUCE_ANY, t, axis, keep);
+}
+ag_tensor ag_reduce_all_at(ag_loc loc, ag_tensor t, int axis, bool keep)
+{
+    return reduce(loc, RT_OP_REDUCE_ALL, t, axis, keep);
+}
 ag_tensor ag_argmax_at(ag_loc loc, ag_tensor t, int axis)
 {
     return reduce(loc, RT_OP_ARGMAX, t, axis, false);
@@ -144,6 +152,29 @@ ag_tensor ag_reshape_at(ag_loc loc, ag_tensor t, ag_shape s)
     return rt_call(loc, RT_OP_RESHAPE, &a, &t, 1);
 }
 
+/* The default permutation, the axes of t reversed. It is resolved here,
+ * against t's rank, so that a trace records an ordinary permutation and
+ * the eager kernel, the IR and every target see the same one. False
+ * after reporting (an error tensor in AG_ERRORS_RETURN mode stays quiet). */
+static bool reversed_axes(ag_loc loc, ag_tensor t, ag_shape *perm)
+{
+    rt_value *v = rt_handle_get(loc, t);
+    if (!v)
+        return false;
+    if (v->dtype == RT_LIST)
+        return true; /* rt_call reports the tensor array */
+    if (v->shape.rank < 0) {
+        rt_report(loc, "ag_transpose: the tensor's rank is unknown while tracing, so "
+                       "the default permutation (the axes reversed) is too; list the "
+                       "permutation");
+        return false;
+    }
+    perm->rank = v->shape.rank;
+    for (int i = 0; i < perm->rank; i++)
+        perm->dims[i] = perm->rank - 1 - i;
+    return true;
+}
+
 ag_tensor ag_transpose_at(ag_loc loc, ag_tensor t, int n, const int *perm)
 {
     rt_attrs a = {.perm = {.rank = n}};
@@ -151,6 +182,8 @@ ag_tensor ag_transpose_at(ag_loc loc, ag_tensor t, int n, const int *perm)
         rt_report(loc, "ag_transpose: a permutation of %d axes is out of range", n);
         return rt_error_tensor();
     }
+    if (n == 0 && !reversed_axes(loc, t, &a.perm))
+        return rt_error_tensor();
     for (int i = 0; i < n; i++)
         a.perm.dims[i] = perm[i];
     return rt_call(loc, RT_OP_TRANSPOSE, &a, &t, 1);

@@ -227,10 +227,17 @@ ag_variable ag_variable_new_at(ag_loc loc, ag_tensor init)
             return NULL;
         x = computed;
     }
+    rt_err e;
+    rt_value *copy = rt_value_try_new(x->dtype, &x->shape, &e);
+    if (!copy) {
+        rt_report(loc, "ag_variable_new: %s", e.msg);
+        rt_value_free(computed);
+        return NULL;
+    }
+    memcpy(copy->data, x->data, rt_value_bytes(x));
     rt_variable *v = rt_xcalloc(1, sizeof *v);
     v->magic = RT_VARIABLE_MAGIC;
-    v->value = rt_value_new(x->dtype, &x->shape);
-    memcpy(v->value->data, x->data, rt_value_bytes(x));
+    v->value = copy;
     v->created_at = loc;
     registry_add(v);
     rt_value_free(computed);
@@ -274,13 +281,12 @@ void ag_assign_sub_at(ag_loc loc, ag_variable v, ag_tensor value)
     assign_op(loc, RT_OP_ASSIGN_SUB, "ag_assign_sub", v, value);
 }
 
-void ag_variable_free(ag_variable v)
+void ag_variable_free_at(ag_loc loc, ag_variable v)
 {
     if (!v)
         return; /* like free(NULL); also what a failed ag_variable_new returned */
     if (!registry_remove(v)) {
-        rt_report((ag_loc){0}, "ag_variable_free: not a live variable (freed, or "
-                               "never created)");
+        rt_report(loc, "ag_variable_free: not a live variable (freed, or never created)");
         return;
     }
     variable_destroy(v);

@@ -17,9 +17,12 @@ static bool valid_dtype(ag_loc loc, const char *fn, ag_dtype dt)
     return false;
 }
 
-static bool valid_shape(ag_loc loc, const char *fn, const ag_shape *s)
+/* A shape a concrete tensor of dtype dt can have: known dims, and a size
+ * that fits (ag_from_data makes its value before any op rule sees it). */
+static bool valid_shape(ag_loc loc, const char *fn, const ag_shape *s, ag_dtype dt)
 {
     char buf[160];
+    rt_err e;
     if (s->rank < 0 || s->rank > AG_MAX_RANK) {
         rt_report(loc, "%s: rank %d is out of range (0..%d)", fn, s->rank, AG_MAX_RANK);
         return false;
@@ -30,6 +33,10 @@ static bool valid_shape(ag_loc loc, const char *fn, const ag_shape *s)
                            "known dims", fn, rt_shape_str(s, buf, sizeof buf));
             return false;
         }
+    }
+    if (!rt_shape_size_ok(s, dt, &e)) {
+        rt_report(loc, "%s: %s", fn, e.msg);
+        return false;
     }
     return true;
 }
@@ -59,9 +66,14 @@ ag_tensor ag_scalar_i64_at(ag_loc loc, int64_t v)
 
 ag_tensor ag_from_data_at(ag_loc loc, ag_dtype dt, ag_shape s, const void *data)
 {
-    if (!valid_dtype(loc, "ag_from_data", dt) || !valid_shape(loc, "ag_from_data", &s))
+    if (!valid_dtype(loc, "ag_from_data", dt) || !valid_shape(loc, "ag_from_data", &s, dt))
         return rt_error_tensor();
-    rt_value *lit = rt_value_new(dt, &s);
+    rt_err e;
+    rt_value *lit = rt_value_try_new(dt, &s, &e);
+    if (!lit) {
+        rt_report(loc, "ag_from_data: %s", e.msg);
+        return rt_error_tensor();
+    }
     size_t bytes = rt_value_bytes(lit);
     if (!data && bytes > 0) {
         rt_value_free(lit);
@@ -78,7 +90,7 @@ ag_tensor ag_from_data_at(ag_loc loc, ag_dtype dt, ag_shape s, const void *data)
 
 ag_tensor ag_fill_at(ag_loc loc, ag_dtype dt, ag_shape s, double v)
 {
-    if (!valid_dtype(loc, "ag_fill", dt) || !valid_shape(loc, "ag_fill", &s))
+    if (!valid_dtype(loc, "ag_fill", dt) || !valid_shape(loc, "ag_fill", &s, dt))
         return rt_error_tensor();
     rt_attrs a = {.dtype = dt, .shape = s, .value = v};
     return rt_call(loc, RT_OP_FILL, &a, NULL, 0);
@@ -121,7 +133,7 @@ ag_tensor ag_random_uniform_at(ag_loc loc, ag_shape s, double lo, double hi,
                                ag_dtype dt, uint64_t seed)
 {
     if (!valid_dtype(loc, "ag_random_uniform", dt) ||
-        !valid_shape(loc, "ag_random_uniform", &s))
+        !valid_shape(loc, "ag_random_uniform", &s, dt))
         return rt_error_tensor();
     if (!(lo < hi)) {
         rt_report(loc, "ag_random_uniform: the range [%g, %g) is empty", lo, hi);
@@ -226,7 +238,8 @@ static rt_value *single(ag_loc loc, const char *fn, ag_tensor t)
     rt_value *v = concrete(loc, fn, t);
     if (v && v->numel != 1) {
         rt_report(loc, "%s: needs a scalar, got a tensor of shape %s; reduce it first "
-                       "(for example with ag_reduce_sum)",
+                       "(ag_reduce_any or ag_reduce_all for bools, ag_reduce_sum for "
+                       "numbers)",
                   fn, rt_shape_str(&v->shape, buf, sizeof buf));
         return NULL;
     }

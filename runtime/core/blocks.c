@@ -67,6 +67,8 @@ static bool keep(void *p, size_t cap)
 
 void *rt_data_alloc(size_t bytes, size_t *cap)
 {
+    if (bytes > SIZE_MAX - DATA_ALIGN)
+        return NULL; /* rounding up would wrap around */
     size_t rounded = (bytes + DATA_ALIGN - 1) / DATA_ALIGN * DATA_ALIGN;
     if (rounded == 0)
         rounded = DATA_ALIGN;
@@ -76,11 +78,8 @@ void *rt_data_alloc(size_t bytes, size_t *cap)
             return p;
     }
     void *p = aligned_alloc(DATA_ALIGN, rounded);
-    if (!p) {
-        fprintf(stderr, "agc runtime: out of memory allocating %zu bytes\n", bytes);
-        abort();
-    }
-    *cap = rounded;
+    if (p)
+        *cap = rounded;
     return p;
 }
 

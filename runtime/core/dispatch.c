@@ -43,7 +43,11 @@ bool rt_infer(rt_op op, const rt_attrs *a, rt_value *const *in, int n,
         rt_err_set(e, "needs at least one operand");
         return false;
     }
-    return info->dtype_rule(a, in, n, dt, e) && info->shape_rule(a, in, n, shape, e);
+    /* Checked here, once for every op, rather than in each shape rule:
+     * broadcasting, reshape, concat, one_hot, eye, fill... can all make a
+     * shape whose size overflows, and no kernel could then size its data. */
+    return info->dtype_rule(a, in, n, dt, e) && info->shape_rule(a, in, n, shape, e) &&
+           rt_shape_size_ok(shape, *dt, e);
 }
 
 static bool any_symbolic(rt_value *const *in, int n)
@@ -85,7 +89,11 @@ rt_value *rt_apply_eager(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *cons
     }
     if (info->flags & RT_F_ALIAS)
         return rt_value_alias(in[0], &shape);
-    rt_value *out = rt_value_new(dt, &shape);
+    rt_value *out = rt_value_try_new(dt, &shape, &e);
+    if (!out) {
+        rt_report(loc, "ag_%s: %s", info->name, e.msg);
+        return NULL;
+    }
     if (!info->kernel(a, in, n, out, &e)) {
         rt_value_free(out);
         rt_report(loc, "ag_%s: %s", info->name, e.msg);

@@ -33,7 +33,11 @@ struct rt_scope {
 };
 
 static slot *chunks[MAX_CHUNKS];
-static uint32_t next_id = 1; /* id 0 is never allocated */
+/* One past the largest id handed out (id 0 never is). Written under the
+ * lock but read without it by lookups, so it is atomic: a lookup that
+ * sees an id below it also sees the chunk made for that id, which
+ * take_id publishes before it bumps the counter (release / acquire). */
+static _Atomic uint32_t next_id = 1;
 static uint32_t *free_ids;
 static size_t free_count, free_cap;
 static int64_t live_count;
@@ -47,17 +51,19 @@ static slot *slot_of(uint32_t id)
     return c ? &c[id & (CHUNK_SIZE - 1)] : NULL;
 }
 
+/* A free id with its slot's chunk in place; the caller holds the lock. */
 static uint32_t take_id(void)
 {
     if (free_count > 0)
         return free_ids[--free_count];
-    uint32_t id = next_id++;
+    uint32_t id = atomic_load_explicit(&next_id, memory_order_relaxed);
     if ((id >> CHUNK_BITS) >= MAX_CHUNKS) {
         fprintf(stderr, "agc runtime: too many live tensors\n");
         abort();
     }
     if (!chunks[id >> CHUNK_BITS])
         chunks[id >> CHUNK_BITS] = rt_xcalloc(CHUNK_SIZE, sizeof(slot));
+    atomic_store_explicit(&next_id, id + 1, memory_order_release);
     return id;
 }
 
@@ -92,7 +98,7 @@ ag_tensor rt_handle_new(rt_value *v)
 /* The slot of a live handle, or NULL. */
 static slot *live_slot(ag_tensor t)
 {
-    if (t.id == 0 || t.id >= next_id)
+    if (t.id == 0 || t.id >= atomic_load_explicit(&next_id, memory_order_acquire))
         return NULL;
     slot *sl = slot_of(t.id);
     return sl && sl->value && sl->gen == t.gen ? sl : NULL;
@@ -138,17 +144,18 @@ static void release_locked(slot *sl, uint32_t id)
     free_ids[free_count++] = id;
 }
 
-void ag_free(ag_tensor t)
+void ag_free_at(ag_loc loc, ag_tensor t)
 {
     if (t.id == 0)
-        return; /* freeing an error tensor is harmless */
+        return; /* an error tensor or the zero handle: harmless, like free(NULL) */
     pthread_mutex_lock(&table_lock);
     slot *sl = live_slot(t);
     if (sl)
         release_locked(sl, t.id);
     pthread_mutex_unlock(&table_lock);
     if (!sl)
-        rt_report((ag_loc){0}, "ag_free: tensor already freed");
+        rt_report(loc, "ag_free: tensor already freed (by ag_free, ag_scope_pop or "
+                       "ag_shutdown)");
 }
 
 void ag_scope_push(void)
@@ -158,13 +165,9 @@ void ag_scope_push(void)
     current_scope = s;
 }
 
-void ag_scope_pop(void)
+/* Frees the innermost scope and every tensor still in it. */
+static void pop_scope(rt_scope *s)
 {
-    rt_scope *s = current_scope;
-    if (!s) {
-        rt_report((ag_loc){0}, "ag_scope_pop without a matching ag_scope_push");
-        return;
-    }
     pthread_mutex_lock(&table_lock);
     for (size_t i = 0; i < s->count; i++) {
         slot *sl = live_slot(s->handles[i]);
@@ -175,6 +178,15 @@ void ag_scope_pop(void)
     current_scope = s->parent;
     free(s->handles);
     free(s);
+}
+
+void ag_scope_pop_at(ag_loc loc)
+{
+    if (!current_scope) {
+        rt_report(loc, "ag_scope_pop without a matching ag_scope_push");
+        return;
+    }
+    pop_scope(current_scope);
 }
 
 bool rt_handle_keep(ag_tensor t)
@@ -208,9 +220,10 @@ int64_t ag_live_tensors(void)
 void rt_handles_shutdown(void)
 {
     while (current_scope)
-        ag_scope_pop();
+        pop_scope(current_scope);
     pthread_mutex_lock(&table_lock);
-    for (uint32_t id = 1; id < next_id; id++) {
+    uint32_t end = atomic_load_explicit(&next_id, memory_order_relaxed);
+    for (uint32_t id = 1; id < end; id++) {
         slot *sl = slot_of(id);
         if (sl && sl->value) {
             rt_value_free(sl->value);
@@ -224,7 +237,7 @@ void rt_handles_shutdown(void)
     free(free_ids);
     free_ids = NULL;
     free_count = free_cap = 0;
-    next_id = 1;
+    atomic_store_explicit(&next_id, 1, memory_order_release);
     live_count = 0;
     pthread_mutex_unlock(&table_lock);
 }

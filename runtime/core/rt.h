@@ -57,7 +57,19 @@ void rt_store_i64(ag_dtype dt, void *data, int64_t i, int64_t v);
 
 /* ---------------------------------------------------------------- shapes */
 
-int64_t rt_shape_numel(const ag_shape *s); /* -1 if any dim is unknown */
+/* The element count; -1 if the rank or a dim is unknown, or if the count
+ * does not fit int64_t (rt_shape_size_ok keeps such shapes from values). */
+int64_t rt_shape_numel(const ag_shape *s);
+/* The most bytes one tensor may hold: far beyond any memory, and small
+ * enough that a byte count, an offset times an element size or a size
+ * rounded up to a cache line never overflows int64_t or size_t. */
+#define RT_MAX_TENSOR_BYTES (INT64_C(1) << 62)
+/* Whether a tensor of dtype dt (RT_LIST: one byte per element) and shape
+ * s stays within RT_MAX_TENSOR_BYTES; false with a message if not. Every
+ * op's result shape passes it (rt_infer), as does every value made
+ * (rt_value_try_new). */
+typedef struct rt_err rt_err;
+bool rt_shape_size_ok(const ag_shape *s, ag_dtype dt, rt_err *e);
 bool rt_shape_known(const ag_shape *s);
 /* Formats "[2,3]" (unknown dims as "?") into buf; returns buf. */
 char *rt_shape_str(const ag_shape *s, char *buf, size_t n);
@@ -79,7 +91,9 @@ typedef struct rt_storage {
 } rt_storage;
 
 /* Tensor data (blocks.c): a 64-byte aligned block of at least `bytes`,
- * its size in *cap; large blocks are recycled. Out of memory is fatal. */
+ * its size in *cap; large blocks are recycled. NULL when out of memory:
+ * tensor data is sized by the user, so running out is their error to
+ * handle, not a crash. */
 void *rt_data_alloc(size_t bytes, size_t *cap);
 void rt_data_free(void *p, size_t cap);
 
@@ -111,8 +125,13 @@ typedef struct rt_value {
     void *sym;           /* symbolic values */
 } rt_value;
 
-/* A new concrete value of that type. Its data is NOT initialized: a
- * kernel writes every element of its output. */
+/* A new concrete value of that type, or NULL with the reason in e: a
+ * shape too large (rt_shape_size_ok) or memory that is not there. Its
+ * data is NOT initialized: a kernel writes every element of its output.
+ * Every tensor whose size a user chooses is made here. */
+rt_value *rt_value_try_new(ag_dtype dt, const ag_shape *s, rt_err *e);
+/* rt_value_try_new for small internal values (scalars, lists): a failure
+ * aborts the process, as rt_xmalloc does. */
 rt_value *rt_value_new(ag_dtype dt, const ag_shape *s);
 /* A new value of a new shape sharing v's data (numel must match). */
 rt_value *rt_value_alias(const rt_value *v, const ag_shape *s);
@@ -127,9 +146,9 @@ size_t rt_value_bytes(const rt_value *v);
 /* ---------------------------------------------------------------- errors */
 
 /* Kernels and shape rules report failures into an rt_err, never directly. */
-typedef struct rt_err {
+struct rt_err {
     char msg[512];
-} rt_err;
+};
 
 void rt_err_set(rt_err *e, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

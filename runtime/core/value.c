@@ -7,13 +7,19 @@
  */
 #include "rt.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Storage of `bytes`, or NULL when the memory is not there. */
 static rt_storage *storage_new(size_t bytes)
 {
     rt_storage *s = rt_xmalloc(sizeof *s);
     s->data = rt_data_alloc(bytes, &s->capacity);
+    if (!s->data) {
+        free(s);
+        return NULL;
+    }
     s->bytes = bytes;
     atomic_init(&s->refs, 1);
     return s;
@@ -27,17 +33,43 @@ static void storage_release(rt_storage *s)
     }
 }
 
-rt_value *rt_value_new(ag_dtype dt, const ag_shape *s)
+rt_value *rt_value_try_new(ag_dtype dt, const ag_shape *s, rt_err *e)
 {
+    if (!rt_shape_size_ok(s, dt, e))
+        return NULL;
     rt_value *v = rt_xcalloc(1, sizeof *v);
     v->kind = RT_CONCRETE;
     v->dtype = dt;
     v->shape = *s;
     v->numel = rt_shape_numel(s);
-    if (dt == RT_LIST)
-        return v; /* the kernel attaches the list */
-    v->storage = storage_new((size_t)v->numel * rt_dtype_size(dt));
+    /* A list: the kernel attaches it. An unknown shape (a tensor-array
+     * read before the element shape is known): the kernel sizes it. */
+    if (dt == RT_LIST || v->numel < 0)
+        return v;
+    /* Cannot overflow: the size check bounds it by RT_MAX_TENSOR_BYTES. */
+    size_t bytes = (size_t)v->numel * rt_dtype_size(dt);
+    v->storage = storage_new(bytes);
+    if (!v->storage) {
+        char buf[192];
+        rt_err_set(e, "out of memory allocating %zu bytes for a %s%s tensor", bytes,
+                   ag_dtype_name(dt), rt_shape_str(s, buf, sizeof buf));
+        free(v);
+        return NULL;
+    }
     v->data = v->storage->data;
+    return v;
+}
+
+rt_value *rt_value_new(ag_dtype dt, const ag_shape *s)
+{
+    rt_err e;
+    rt_value *v = rt_value_try_new(dt, s, &e);
+    if (!v) {
+        /* Only small internal values come here; a user's tensors take
+         * rt_value_try_new's failing path. */
+        fprintf(stderr, "agc runtime: %s\n", e.msg);
+        abort();
+    }
     return v;
 }
 

@@ -294,12 +294,18 @@ ag_tensor ag_reduce_mean_at(ag_loc loc, ag_tensor t, int axis, bool keepdims);
 ag_tensor ag_reduce_max_at(ag_loc loc, ag_tensor t, int axis, bool keepdims);
 ag_tensor ag_reduce_min_at(ag_loc loc, ag_tensor t, int axis, bool keepdims);
 ag_tensor ag_reduce_prod_at(ag_loc loc, ag_tensor t, int axis, bool keepdims);
+/* Of a bool tensor: whether any / every element is true (over an empty
+ * axis: false / true). They turn a bool tensor into a condition. */
+ag_tensor ag_reduce_any_at(ag_loc loc, ag_tensor t, int axis, bool keepdims);
+ag_tensor ag_reduce_all_at(ag_loc loc, ag_tensor t, int axis, bool keepdims);
 ag_tensor ag_argmax_at(ag_loc loc, ag_tensor t, int axis); /* gives i64 */
 #define ag_reduce_sum(t, axis, keep) ag_reduce_sum_at(AG_HERE, (t), (axis), (keep))
 #define ag_reduce_mean(t, axis, keep) ag_reduce_mean_at(AG_HERE, (t), (axis), (keep))
 #define ag_reduce_max(t, axis, keep) ag_reduce_max_at(AG_HERE, (t), (axis), (keep))
 #define ag_reduce_min(t, axis, keep) ag_reduce_min_at(AG_HERE, (t), (axis), (keep))
 #define ag_reduce_prod(t, axis, keep) ag_reduce_prod_at(AG_HERE, (t), (axis), (keep))
+#define ag_reduce_any(t, axis, keep) ag_reduce_any_at(AG_HERE, (t), (axis), (keep))
+#define ag_reduce_all(t, axis, keep) ag_reduce_all_at(AG_HERE, (t), (axis), (keep))
 #define ag_argmax(t, axis) ag_argmax_at(AG_HERE, (t), (axis))
 
 /* Linear algebra and neural-network ops. */
@@ -323,9 +329,17 @@ ag_tensor ag_expand_dims_at(ag_loc loc, ag_tensor t, int axis);
 ag_tensor ag_squeeze_at(ag_loc loc, ag_tensor t, int axis);
 ag_tensor ag_one_hot_at(ag_loc loc, ag_tensor indices, int64_t depth);
 #define ag_reshape(t, s) ag_reshape_at(AG_HERE, (t), (s))
-/* ag_transpose(t, 1, 0): the permutation is listed after the tensor. */
-#define ag_transpose(t, ...) \
-    ag_transpose_at(AG_HERE, (t), AG__NARGS(__VA_ARGS__), (const int[]){__VA_ARGS__})
+/* ag_transpose(t, 1, 0): the permutation is listed after the tensor;
+ * ag_transpose(t) reverses the axes, TensorFlow's default. (The tensor is
+ * part of __VA_ARGS__, so an empty permutation is counted as 0 entries
+ * and the array is never empty; ag_transpose_at reads only n of them.)
+ * ag_transpose_at with n == 0 means that default, too. */
+#define ag_transpose(...)                                                    \
+    ag_transpose_at(AG_HERE, (AG__FIRST(__VA_ARGS__, 0)),                    \
+                    AG__NARGS(__VA_ARGS__) - 1,                              \
+                    (const int[]){AG__REST(__VA_ARGS__, 0)})
+#define AG__FIRST(x, ...) x
+#define AG__REST(x, ...) __VA_ARGS__
 #define ag_concat(axis, n, ts) ag_concat_at(AG_HERE, (axis), (n), (ts))
 #define ag_stack(axis, n, ts) ag_stack_at(AG_HERE, (axis), (n), (ts))
 /* size -1 takes everything from begin to the end of that axis. */
@@ -410,7 +424,8 @@ ag_tensor ag_variable_read_at(ag_loc loc, ag_variable v);
 void ag_assign_at(ag_loc loc, ag_variable v, ag_tensor value);
 void ag_assign_add_at(ag_loc loc, ag_variable v, ag_tensor value);
 void ag_assign_sub_at(ag_loc loc, ag_variable v, ag_tensor value);
-void ag_variable_free(ag_variable v);
+void ag_variable_free_at(ag_loc loc, ag_variable v);
+#define ag_variable_free(v) ag_variable_free_at(AG_HERE, (v))
 #define ag_variable_new(init) ag_variable_new_at(AG_HERE, (init))
 #define ag_variable_read(v) ag_variable_read_at(AG_HERE, (v))
 #define ag_assign(v, value) ag_assign_at(AG_HERE, (v), (value))
@@ -545,10 +560,15 @@ bool ag_aot_call(ag_aot_function *fn, const ag_tensor *tensors, const int64_t *s
 
 /* ---------------------------------------------------------------- memory */
 
+/* Freeing twice, or popping a scope never pushed, is an error reported at
+ * the caller's line (recorded for ag_last_error in AG_ERRORS_RETURN mode).
+ * Freeing an error tensor, the zero handle or a NULL variable does nothing. */
 void ag_scope_push(void);
-void ag_scope_pop(void);
+void ag_scope_pop_at(ag_loc loc);
 ag_tensor ag_keep(ag_tensor t); /* moves t to the enclosing scope; returns t */
-void ag_free(ag_tensor t);
+void ag_free_at(ag_loc loc, ag_tensor t);
+#define ag_scope_pop() ag_scope_pop_at(AG_HERE)
+#define ag_free(t) ag_free_at(AG_HERE, (t))
 void ag_shutdown(void);
 int64_t ag_live_tensors(void); /* handles not yet freed, for leak checks */
 

@@ -1,5 +1,6 @@
 /*
- * reduce.c - reductions (sum, mean, max, min, prod), argmax and softmax.
+ * reduce.c - reductions (sum, mean, max, min, prod, any, all), argmax and
+ * softmax.
  *
  * Every kernel views its contiguous input as [outer, red, inner]: `red` is
  * the length of the reduced axis, `outer` the product of the dims before it
@@ -18,8 +19,8 @@
  *    Integer mean truncates toward zero like TF's integer mean; the i32
  *    mean sums in 64 bits so it is exact, the i64 mean's sum wraps as TF's.
  *  - Over an empty axis: sum 0, prod 1, max -inf / min +inf for floats and
- *    the dtype's lowest / highest value for integers (TF's identities), and
- *    float mean NaN (0/0, as TF). An integer mean over an empty axis has no
+ *    the dtype's lowest / highest value for integers, any false and all
+ *    true (TF's identities), and float mean NaN (0/0, as TF). An integer mean over an empty axis has no
  *    value, so it is a kernel error.
  *  - reduce_max / reduce_min propagate NaN: any NaN in a slice gives NaN.
  *    (TF's CPU kernels are not consistent about this; NumPy's max is.)
@@ -207,6 +208,11 @@ static inline double min_d(double x, double y)
     double m = y < x ? y : x;
     return y != y ? y : m;
 }
+/* Bools are stored as 0 or 1 (ag_from_data and every kernel normalize
+ * them), so any is a bitwise or and all a bitwise and. */
+static inline uint8_t or_u8(uint8_t x, uint8_t y) { return x | y; }
+static inline uint8_t and_u8(uint8_t x, uint8_t y) { return x & y; }
+static inline uint8_t u8_id(uint8_t v) { return v; }
 static inline int32_t max_i32(int32_t x, int32_t y) { return y > x ? y : x; }
 static inline int32_t min_i32(int32_t x, int32_t y) { return y < x ? y : x; }
 static inline int64_t max_i64(int64_t x, int64_t y) { return y > x ? y : x; }
@@ -305,7 +311,11 @@ DEFINE_REDUCER(min_bf16_r, uint16_t, float, INFINITY, bf_to_f, min_f, F_BF16)
 DEFINE_REDUCER(min_i32_r, int32_t, int32_t, INT32_MAX, i32_id, min_i32, F_SAME)
 DEFINE_REDUCER(min_i64_r, int64_t, int64_t, INT64_MAX, i64_id, min_i64, F_SAME)
 
-/* One reducer per dtype, indexed by ag_dtype (bool is refused by the rule). */
+DEFINE_REDUCER(any_bool, uint8_t, uint8_t, 0, u8_id, or_u8, F_SAME)
+DEFINE_REDUCER(all_bool, uint8_t, uint8_t, 1, u8_id, and_u8, F_SAME)
+
+/* One reducer per dtype, indexed by ag_dtype. The numeric rules refuse
+ * bool; any and all take bool alone. */
 static const reducer_fn sum_fns[AG_NUM_DTYPES] = {
     [AG_F32] = sum_f32, [AG_F64] = sum_f64, [AG_BF16] = sum_bf16,
     [AG_I32] = sum_i32, [AG_I64] = sum_i64};
@@ -321,6 +331,8 @@ static const reducer_fn max_fns[AG_NUM_DTYPES] = {
 static const reducer_fn min_fns[AG_NUM_DTYPES] = {
     [AG_F32] = min_f32_r, [AG_F64] = min_f64_r, [AG_BF16] = min_bf16_r,
     [AG_I32] = min_i32_r, [AG_I64] = min_i64_r};
+static const reducer_fn any_fns[AG_NUM_DTYPES] = {[AG_BOOL] = any_bool};
+static const reducer_fn all_fns[AG_NUM_DTYPES] = {[AG_BOOL] = all_bool};
 
 /* Runs the reducer for x's dtype from table over the axis in a. */
 static bool run_reducer(const reducer_fn *table, const rt_attrs *a, const rt_value *x,
@@ -362,6 +374,18 @@ RT_KERNEL(rt_k_reduce_min)
 {
     (void)n;
     return run_reducer(min_fns, a, in[0], out, e);
+}
+
+RT_KERNEL(rt_k_reduce_any)
+{
+    (void)n;
+    return run_reducer(any_fns, a, in[0], out, e);
+}
+
+RT_KERNEL(rt_k_reduce_all)
+{
+    (void)n;
+    return run_reducer(all_fns, a, in[0], out, e);
 }
 
 RT_KERNEL(rt_k_reduce_mean)

@@ -428,10 +428,16 @@ RT_SHAPE_RULE(rt_sh_concat)
             }
             out->dims[d] = dims_merge(out->dims[d], si->dims[d]);
         }
-        if (out->dims[axis] < 0 || si->dims[axis] < 0)
+        if (out->dims[axis] < 0 || si->dims[axis] < 0) {
             out->dims[axis] = -1;
-        else
+        } else if (si->dims[axis] > RT_MAX_TENSOR_BYTES - out->dims[axis]) {
+            /* Before the sum overflows: rt_infer's size check comes later. */
+            rt_err_set(e, "the concat axis %d would have more than %lld elements", axis,
+                       (long long)RT_MAX_TENSOR_BYTES);
+            return false;
+        } else {
             out->dims[axis] += si->dims[axis];
+        }
     }
     return true;
 }

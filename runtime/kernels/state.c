@@ -69,16 +69,20 @@ static int64_t index_value(const rt_value *idx)
  * from the shape rule, which for tensor-array reads may not know the
  * element shape (a list value made before its first write, or unknown
  * dims in a traced graph); the kernel knows it and fixes the output.
+ * False, with the reason in e, when that tensor cannot be made.
  */
-static void reshape_output(rt_value *out, const ag_shape *s)
+static bool reshape_output(rt_value *out, const ag_shape *s, rt_err *e)
 {
     if (ag_shape_equal(out->shape, *s) && out->data)
-        return;
-    rt_value *fresh = rt_value_new(out->dtype, s);
+        return true;
+    rt_value *fresh = rt_value_try_new(out->dtype, s, e);
+    if (!fresh)
+        return false; /* a stack of many large elements may not fit */
     rt_value old = *out;
     *out = *fresh;
     *fresh = old;
     rt_value_free(fresh);
+    return true;
 }
 
 /* ================================================================ print */
@@ -488,7 +492,8 @@ RT_KERNEL(rt_k_ta_read)
                    (long long)idx);
         return false;
     }
-    reshape_output(out, &elem->shape);
+    if (!reshape_output(out, &elem->shape, e))
+        return false;
     memcpy(out->data, elem->data, rt_value_bytes(elem));
     return true;
 }
@@ -537,7 +542,8 @@ RT_KERNEL(rt_k_ta_stack)
         memcpy(result.dims + 1, elem.dims, (size_t)elem.rank * sizeof elem.dims[0]);
     }
     result.dims[0] = l->size;
-    reshape_output(out, &result);
+    if (!reshape_output(out, &result, e))
+        return false;
     char *dst = out->data;
     for (int64_t i = 0; i < l->size; i++) {
         size_t bytes = rt_value_bytes(l->elems[i]);

@@ -3,6 +3,8 @@
 
 #include "rt.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 static void test_bf16_rounding(void **state)
@@ -142,6 +144,85 @@ static void test_weak_operand_conversion(void **state)
     assert_null(ag_last_error());
 }
 
+/* Asserts the last error starts with "<this file>:<line>: " and holds needle. */
+static void check_located(const char *needle, int line)
+{
+    char where[512];
+    const char *m = ag_last_error();
+    snprintf(where, sizeof where, "%s:%d: ", __FILE__, line);
+    if (!m || strncmp(m, where, strlen(where)) != 0 || !strstr(m, needle))
+        fail_msg("line %d: error \"%s\" is not \"%s...%s...\"", line, m ? m : "(none)",
+                 where, needle);
+}
+
+/* Freeing twice, popping a scope never pushed and freeing a variable
+ * twice are errors at the caller's line, recorded in AG_ERRORS_RETURN
+ * mode; freeing nothing (an error tensor, the zero handle) is not. */
+static void test_free_errors_are_located(void **state)
+{
+    (void)state;
+    ag_tensor t = ag_scalar_f32(1);
+    ag_free(t);
+    ag_clear_error();
+    int free_line = __LINE__ + 1;
+    ag_free(t);
+    check_located("ag_free: tensor already freed", free_line);
+    ag_clear_error();
+    ag_tensor zero = {0, 0};
+    ag_free(rt_error_tensor());
+    ag_free(zero);
+    assert_null(ag_last_error());
+
+    ag_variable v = ag_variable_new(ag_scalar_f32(1));
+    ag_variable_free(v);
+    ag_clear_error();
+    int var_line = __LINE__ + 1;
+    ag_variable_free(v);
+    check_located("ag_variable_free: not a live variable", var_line);
+
+    ag_scope_pop(); /* the scope tu_setup pushed */
+    ag_clear_error();
+    int pop_line = __LINE__ + 1;
+    ag_scope_pop();
+    check_located("ag_scope_pop without a matching ag_scope_push", pop_line);
+    ag_scope_push(); /* for tu_teardown */
+}
+
+/* Threads that make tensors (allocating ids and chunks) while others look
+ * theirs up: the lookups read the table without the lock, which must not
+ * race with the writers. Built with ThreadSanitizer (cmake
+ * -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread)
+ * this reports the race on the table's next id if it comes back; in other
+ * builds it checks the values. */
+enum { RACE_THREADS = 4, RACE_TENSORS = 3 * 4096 };
+
+static void *make_and_read(void *arg)
+{
+    float base = (float)(intptr_t)arg;
+    ag_scope_push();
+    ag_tensor first = ag_scalar_f32(base);
+    for (int i = 0; i < RACE_TENSORS; i++) {
+        ag_tensor t = ag_scalar_f32(base + (float)i);
+        if (ag_item_f64(t) != base + (float)i || ag_item_f64(first) != base)
+            return (void *)1;
+    }
+    ag_scope_pop();
+    return NULL;
+}
+
+static void test_handles_across_threads(void **state)
+{
+    (void)state;
+    pthread_t th[RACE_THREADS];
+    for (intptr_t i = 0; i < RACE_THREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, make_and_read, (void *)(i * 100000)), 0);
+    for (int i = 0; i < RACE_THREADS; i++) {
+        void *bad;
+        pthread_join(th[i], &bad);
+        assert_null(bad);
+    }
+}
+
 /* Large tensor blocks are recycled (their pages stay mapped); a block is
  * never handed out twice, and every block is 64-byte aligned. */
 static void test_large_blocks_are_recycled(void **state)
@@ -187,6 +268,8 @@ int main(void)
         TU_TEST(test_error_location_and_clear),
         TU_TEST(test_weak_operand_conversion),
         TU_TEST(test_large_blocks_are_recycled),
+        TU_TEST(test_free_errors_are_located),
+        TU_TEST(test_handles_across_threads),
     };
     TU_RUN(tests);
 }

@@ -15,6 +15,7 @@
 #include "staged_util.h"
 
 #include "pass.h"
+#include "pass_internal.h"
 #include "target.h"
 
 /* Plans are made for a target: the cpu's, as the function cache would. */
@@ -1111,6 +1112,116 @@ static void test_infer_diagnostic(void **state)
     restore_options();
 }
 
+/* ------------------------------------------- infer on deeply nested loops */
+
+/* Writes `depth` staged whiles nested in each other's bodies, each with a
+ * counter and a vector x declared f32[?]. Each body runs the next loop on
+ * x, then `x = tanh(inner x)` (the shape stays: infer finds f32[4] at
+ * every level) or, with `grow`, `x = concat(inner x, [0])` (the shape
+ * changes: every level's fixpoint must widen x to f32[?]). */
+typedef struct nest_writer {
+    FILE *f;
+    int id;
+    int depth;
+    bool grow;
+} nest_writer;
+
+/* Emits the loop at `level` over (%counter, %x); returns the id of its x. */
+static int write_loop(nest_writer *w, int level, int counter, int x)
+{
+    int indent = 2 + 4 * level;
+    int loop = w->id++;
+    fprintf(w->f, "%*s%%%d = while(%%%d, %%%d) : (i32[], f32[?]) {\n", indent, "", loop,
+            counter, x);
+    int c0 = w->id++, c1 = w->id++, k = w->id++, less = w->id++;
+    fprintf(w->f, "%*s^cond(%%%d: i32[], %%%d: f32[?]):\n", indent, "", c0, c1);
+    fprintf(w->f, "%*s  %%%d = const() {value = [2]} : i32[]\n", indent, "", k);
+    fprintf(w->f, "%*s  %%%d = less(%%%d, %%%d) : bool[]\n", indent, "", less, c0, k);
+    fprintf(w->f, "%*s  yield %%%d\n", indent, "", less);
+    int p0 = w->id++, p1 = w->id++;
+    fprintf(w->f, "%*s^body(%%%d: i32[], %%%d: f32[?]):\n", indent, "", p0, p1);
+    int inner_x = p1;
+    if (level + 1 < w->depth) {
+        int zero = w->id++;
+        fprintf(w->f, "%*s  %%%d = const() {value = [0]} : i32[]\n", indent, "", zero);
+        inner_x = write_loop(w, level + 1, zero, p1);
+    }
+    int one = w->id++, next = w->id++;
+    fprintf(w->f, "%*s  %%%d = const() {value = [1]} : i32[]\n", indent, "", one);
+    fprintf(w->f, "%*s  %%%d = add(%%%d, %%%d) : i32[]\n", indent, "", next, p0, one);
+    int nx = w->id++;
+    if (w->grow) {
+        int pad = w->id++;
+        fprintf(w->f, "%*s  %%%d = const() {value = [0]} : f32[1]\n", indent, "", pad);
+        fprintf(w->f, "%*s  %%%d = concat(%%%d, %%%d) {axis = 0} : f32[?]\n", indent, "",
+                nx, inner_x, pad);
+    } else {
+        fprintf(w->f, "%*s  %%%d = tanh(%%%d) : f32[?]\n", indent, "", nx, inner_x);
+    }
+    fprintf(w->f, "%*s  yield %%%d, %%%d\n", indent, "", next, nx);
+    fprintf(w->f, "%*s}\n", indent, "");
+    int got = w->id++;
+    fprintf(w->f, "%*s%%%d = get(%%%d) {index = 1} : f32[?]\n", indent, "", got, loop);
+    return got;
+}
+
+static char *nested_loops_ir(int depth, bool grow)
+{
+    char *text = NULL;
+    size_t len = 0;
+    nest_writer w = {open_memstream(&text, &len), 1, depth, grow};
+    fprintf(w.f, "func @deep(%%0: f32[4]) -> (f32[?]) {\n");
+    int zero = w.id++;
+    fprintf(w.f, "  %%%d = const() {value = [0]} : i32[]\n", zero);
+    int x = write_loop(&w, 0, zero, 0);
+    fprintf(w.f, "  return %%%d\n}\n", x);
+    fclose(w.f);
+    return text;
+}
+
+/* How many graphs infer walks for one run on loops nested `depth` deep. */
+static int64_t infer_visits(int depth, bool grow, char **after)
+{
+    char *text = nested_loops_ir(depth, grow);
+    ir_function *fn = parse(text);
+    int64_t before = pass_infer_region_visits();
+    assert_true(pass_run_spec(fn, "infer"));
+    int64_t visits = pass_infer_region_visits() - before;
+    *after = print_to_string(fn);
+    ir_function_free(fn);
+    free(text);
+    return visits;
+}
+
+/* A loop's fixpoint infers its body once per round, and the body holds
+ * the next loop: re-inferring every inner loop to its fixpoint in every
+ * round of every outer one doubled the work per level (depth 24 took
+ * 13 s). The work must grow linearly with the depth, and the types be
+ * the same as without nesting. */
+static void test_infer_nested_loops_linear(void **state)
+{
+    (void)state;
+    enum { DEPTH = 24 };
+    char *after;
+    /* shapes kept: x is f32[4] at every level */
+    int64_t visits = infer_visits(DEPTH, false, &after);
+    /* each loop's two regions walked a few times at most (trial round,
+     * final round with diagnostics, a widening round), and the body */
+    if (visits > 1 + 8 * DEPTH)
+        fail_msg("infer walked %lld graphs for %d nested loops", (long long)visits, DEPTH);
+    assert_null(strstr(after, "f32[?]"));
+    assert_non_null(strstr(after, "func @deep(%0: f32[4]) -> (f32[4])"));
+    free(after);
+    /* shapes grown: every level widens x */
+    visits = infer_visits(DEPTH, true, &after);
+    if (visits > 1 + 8 * DEPTH)
+        fail_msg("infer walked %lld graphs for %d growing nested loops", (long long)visits,
+                 DEPTH);
+    assert_null(strstr(after, "f32[4]) -> (f32[4])"));
+    assert_null(strstr(after, ": f32[5]"));
+    free(after);
+}
+
 static int count_files(const char *dir, const char *suffix)
 {
     DIR *d = opendir(dir);
@@ -1893,6 +2004,7 @@ int main(void)
         TU_TEST(test_print_after),
         TU_TEST(test_verify_each_catches_broken_ir),
         TU_TEST(test_infer_diagnostic),
+        TU_TEST(test_infer_nested_loops_linear),
         TU_TEST(test_dump_ir),
         TU_TEST(test_every_pass_keeps_samples_valid),
         TU_TEST(test_default_is_idempotent),

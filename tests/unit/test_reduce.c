@@ -175,6 +175,69 @@ static void test_empty_reductions(void **state)
     CHECK_VALUES(ag_reduce_prod(ag_zeros(AG_F64, AG_SHAPE(0)), 0, false), 1);
 }
 
+/* ---------------------------------------------------------- any, all */
+
+static void test_any_all_axes(void **state)
+{
+    (void)state;
+    ag_tensor b = BOOLS(AG_SHAPE(2, 3), 0, 0, 0, 1, 0, 1);
+    ag_tensor r = ag_reduce_any(b, AG_ALL_AXES, false);
+    CHECK_TYPE(r, AG_BOOL, AG_SCALAR);
+    CHECK_VALUES(r, 1);
+    CHECK_VALUES(ag_reduce_all(b, AG_ALL_AXES, false), 0);
+    CHECK_TYPE(ag_reduce_all(b, AG_ALL_AXES, true), AG_BOOL, AG_SHAPE(1, 1));
+    r = ag_reduce_any(b, 1, false); /* inner == 1: the interleaved path */
+    CHECK_TYPE(r, AG_BOOL, AG_SHAPE(2));
+    CHECK_VALUES(r, 0, 1);
+    CHECK_VALUES(ag_reduce_all(b, -1, false), 0, 0);
+    r = ag_reduce_any(b, 0, true); /* inner > 1: a row of accumulators */
+    CHECK_TYPE(r, AG_BOOL, AG_SHAPE(1, 3));
+    CHECK_VALUES(r, 1, 0, 1);
+    CHECK_VALUES(ag_reduce_all(BOOLS(AG_SHAPE(2, 2), 1, 0, 1, 1), 0, false), 1, 0);
+    /* long rows: every position of the four accumulators decides */
+    for (int at = 0; at < 11; at++) {
+        uint8_t one[11] = {0}, all_but[11];
+        memset(all_but, 1, sizeof all_but);
+        one[at] = 1;
+        all_but[at] = 0;
+        CHECK_VALUES(ag_reduce_any(ag_from_data(AG_BOOL, AG_SHAPE(11), one), 0, false), 1);
+        CHECK_VALUES(ag_reduce_all(ag_from_data(AG_BOOL, AG_SHAPE(11), all_but), 0, false), 0);
+    }
+    /* a scalar, and non-0/1 bytes given to ag_from_data (normalized) */
+    CHECK_VALUES(ag_reduce_all(ag_scalar_bool(true), AG_ALL_AXES, false), 1);
+    CHECK_VALUES(ag_reduce_any(BOOLS(AG_SHAPE(2), 2, 0), 0, false), 1);
+    CHECK_VALUES(ag_reduce_all(BOOLS(AG_SHAPE(2), 2, 4), 0, false), 1);
+}
+
+static void test_any_all_empty_and_errors(void **state)
+{
+    (void)state;
+    /* TF's identities: nothing is true (any), nothing is false (all) */
+    ag_tensor e = ag_zeros(AG_BOOL, AG_SHAPE(2, 0));
+    CHECK_VALUES(ag_reduce_any(e, 1, false), 0, 0);
+    CHECK_VALUES(ag_reduce_all(e, 1, false), 1, 1);
+    CHECK_VALUES(ag_reduce_any(e, AG_ALL_AXES, false), 0);
+    CHECK_VALUES(ag_reduce_all(e, AG_ALL_AXES, false), 1);
+    CHECK_TYPE(ag_reduce_all(e, 0, false), AG_BOOL, AG_SHAPE(0));
+    ag_tensor x = F32(AG_SHAPE(2), 1, 0);
+    EXPECT_ERROR(ag_reduce_any(x, 0, false),
+                 "ag_reduce_any: expects bool tensors, got a f32 tensor");
+    EXPECT_ERROR(ag_reduce_all(I32(AG_SHAPE(1), 1), 0, false), "ag_reduce_all: expects bool");
+    EXPECT_ERROR(ag_reduce_any(BOOLS(AG_SHAPE(2), 1, 0), 1, false),
+                 "axis 1 is out of range for a rank-1 tensor");
+    /* the rule, on unknown dims */
+    ag_shape out;
+    rt_err err;
+    assert_true(infer1(RT_OP_REDUCE_ANY, 0, false, AG_BOOL, AG_SHAPE(-1, 3), &out, &err));
+    assert_true(ag_shape_equal(out, AG_SHAPE(3)));
+    assert_true(infer1(RT_OP_REDUCE_ALL, 1, true, AG_BOOL, AG_SHAPE(-1, 3), &out, &err));
+    assert_true(ag_shape_equal(out, AG_SHAPE(-1, 1)));
+    /* and the message that points to them */
+    ag_clear_error();
+    assert_false(ag_bool(BOOLS(AG_SHAPE(2), 1, 0)));
+    assert_non_null(strstr(ag_last_error(), "ag_reduce_any or ag_reduce_all"));
+}
+
 /* ------------------------------------------------------------ integers */
 
 static void test_int_wrap_and_mean(void **state)
@@ -383,6 +446,8 @@ int main(void)
         TU_TEST(test_rank0_and_size1),
         TU_TEST(test_axis_errors),
         TU_TEST(test_empty_reductions),
+        TU_TEST(test_any_all_axes),
+        TU_TEST(test_any_all_empty_and_errors),
         TU_TEST(test_int_wrap_and_mean),
         TU_TEST(test_mean_max_min_float),
         TU_TEST(test_max_min_propagate_nan),

@@ -204,6 +204,34 @@ static void test_transpose_nd(void **state)
     CHECK_VALUES(r, 2.5);
 }
 
+/* ag_transpose(t) with no permutation reverses the axes, as TensorFlow. */
+static void test_transpose_default(void **state)
+{
+    (void)state;
+    ag_tensor t = I32(AG_SHAPE(2, 3), 1, 2, 3, 4, 5, 6);
+    ag_tensor r = ag_transpose(t);
+    CHECK_TYPE(r, AG_I32, AG_SHAPE(3, 2));
+    CHECK_VALUES(r, 1, 4, 2, 5, 3, 6);
+    /* rank 3: [2,3,4] -> [4,3,2], the same as the explicit (2, 1, 0) */
+    int32_t seq[24];
+    for (int i = 0; i < 24; i++)
+        seq[i] = i;
+    ag_tensor u = ag_from_data(AG_I32, AG_SHAPE(2, 3, 4), seq);
+    ag_tensor want = ag_transpose(u, 2, 1, 0);
+    ag_tensor got = ag_transpose(u);
+    CHECK_TYPE(got, AG_I32, AG_SHAPE(4, 3, 2));
+    for (int i = 0; i < 24; i++)
+        assert_int_equal(ag_get_i32(got, i), ag_get_i32(want, i));
+    /* rank 1 and 0: nothing to reverse; also ag_transpose_at's n == 0 */
+    CHECK_VALUES(ag_transpose(F32(AG_SHAPE(3), 1, 2, 3)), 1, 2, 3);
+    CHECK_VALUES(ag_transpose(ag_scalar_f32(7)), 7);
+    CHECK_VALUES(ag_transpose_at(AG_HERE, t, 0, NULL), 1, 4, 2, 5, 3, 6);
+    /* an error tensor stays one, without a new message */
+    ag_clear_error();
+    assert_true(ag_is_error(ag_transpose(rt_error_tensor())));
+    assert_null(ag_last_error());
+}
+
 static void test_transpose_errors(void **state)
 {
     (void)state;
@@ -653,6 +681,7 @@ int main(void)
         TU_TEST(test_reshape_alias_outlives_source),
         TU_TEST(test_reshape_kernel_copies),
         TU_TEST(test_transpose_2d),
+        TU_TEST(test_transpose_default),
         TU_TEST(test_transpose_nd),
         TU_TEST(test_transpose_errors),
         TU_TEST(test_concat_axes),

@@ -692,6 +692,67 @@ static void test_unused_failing_op_is_pruned(void **state)
     assert_null(ag_last_error());
 }
 
+/* ------------------------------------------------------------------ flip
+ *   AG_FUNCTION ag_tensor flip(ag_tensor x) { return ag_transpose(ag_mul(x, 2)); }
+ * ag_transpose with no permutation reverses the axes; the trace records
+ * that permutation, so eager, traced and every target agree. One copy of
+ * the function per target: a target applies to traces made after it is
+ * set, and a first call's trace would be reused.
+ */
+static ag_tensor flip__staged(ag_tensor x) { return ag_transpose(ag_mul(x, 2)); }
+static void flip__trace(const ag_arg *a, ag_tensor *o) { o[0] = flip__staged(a[0].tensor); }
+AG_TEST_DESC(flip, 1, N_X, K_T, NULL, 1, flip__trace);
+AG_TEST_DESC(flip_reference, 1, N_X, K_T, NULL, 1, flip__trace);
+AG_TEST_DESC(flip_cpu, 1, N_X, K_T, NULL, 1, flip__trace);
+
+static ag_tensor call_flip(const ag_function_desc *fn, ag_tensor x)
+{
+    ag_arg a[1] = {targ(x)};
+    ag_tensor o[1];
+    ag_function_call_at(AG_HERE, fn, a, o);
+    return o[0];
+}
+
+static ag_tensor iota_2x3x4(void)
+{
+    float v[24];
+    for (int i = 0; i < 24; i++)
+        v[i] = (float)i;
+    return ag_from_data(AG_F32, AG_SHAPE(2, 3, 4), v);
+}
+
+static ag_tensor flip_2x3x4(void) { return call_flip(&flip__desc, iota_2x3x4()); }
+
+static void test_transpose_default_perm(void **state)
+{
+    (void)state;
+    free(BOTH_WAYS(flip_2x3x4));
+    ag_tensor want = ag_transpose(ag_mul(iota_2x3x4(), 2), 2, 1, 0);
+    static const char *const targets[] = {"reference", "cpu"};
+    const ag_function_desc *fns[] = {&flip_reference__desc, &flip_cpu__desc};
+    for (int t = 0; t < 2; t++) {
+        assert_true(ag_set_target(targets[t]));
+        ag_tensor got = call_flip(fns[t], iota_2x3x4());
+        CHECK_TYPE(got, AG_F32, AG_SHAPE(4, 3, 2));
+        for (int i = 0; i < 24; i++)
+            if (ag_get_f32(got, i) != ag_get_f32(want, i))
+                fail_msg("target %s: element %d is %g, expected %g", targets[t], i,
+                         ag_get_f32(got, i), ag_get_f32(want, i));
+    }
+    assert_true(ag_set_target(NULL));
+    /* the graph holds the resolved permutation */
+    ag_concrete_function *cf = ag_get_concrete_function("flip", "f32[2,3,4]");
+    assert_non_null(cf);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ag_concrete_print_graph(cf, f);
+    fclose(f);
+    if (!strstr(text, "transpose(") || !strstr(text, "{perm = [2,1,0]}"))
+        fail_msg("graph lacks transpose with perm [2,1,0]:\n%s", text);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -709,6 +770,7 @@ int main(void)
         TU_TEST(test_variable_incremented_three_times),
         TU_TEST(test_c_side_effects_once_per_trace),
         TU_TEST(test_unused_failing_op_is_pruned),
+        TU_TEST(test_transpose_default_perm),
     };
     TU_RUN(tests);
 }
