@@ -286,8 +286,8 @@ static bool run_pipeline(build *B, int i, pl_stage stop, pl_result *out)
     const fe_func_info *f = B->fns[i];
     ag_loc loc = {B->opt->input, f->line};
     tgt_options o = build_options(B);
-    bool ok = fn_compile_spec(loc, f->name, B->specs[i], stop, build_target(B), &o, B->b->bf16,
-                              out);
+    pl_request flags = {.bf16 = B->b->bf16, .soft_placement = B->b->soft_placement};
+    bool ok = fn_compile_spec(loc, f->name, B->specs[i], stop, build_target(B), &o, &flags, out);
     if (!ok)
         report_runtime_error();
     return ok;

@@ -31,6 +31,7 @@ typedef struct fe_build_options {
     const char *cpu;       /* --cpu */
     const char *device_spec; /* --device-spec: the TPU-model's device */
     bool bf16;               /* --bf16: convert the graphs to bf16 */
+    bool soft_placement;     /* --soft-device-placement */
 } fe_build_options;
 
 /* Whether `name` is a target; else false with the list of targets in

@@ -47,6 +47,8 @@ static const char usage[] =
     "                          tpu-model; plans in ir-opt and dot, code in obj, llvm,\n"
     "                          asm and tpu\n"
     "  --device-spec FILE      the TPU-model's device (default: AG_DEVICE_SPEC, else v5e)\n"
+    "  --soft-device-placement run on the host the ops --target=tpu-model lacks\n"
+    "                          (print, assert, ...), with explicit transfers\n"
     "  --bf16                  convert the graphs to bfloat16 (as AG_BFLOAT16 and\n"
     "                          AG_BF16=1 do), for ir-opt, dot, obj, llvm, asm and tpu\n"
     "  --target-triple TRIPLE  compile for TRIPLE (x86_64-linux-gnu, aarch64-linux-gnu)\n"
@@ -174,8 +176,8 @@ static int parse_args(int argc, char **argv, fe_options *opt, fe_build_options *
             printf("agc %s (AutoGraph for C), built with libclang 19\n", AGC_VERSION_STRING);
             return 1;
         }
-        if (strcmp(a, "--bf16") == 0) {
-            b->bf16 = true;
+        if (strcmp(a, "--bf16") == 0 || strcmp(a, "--soft-device-placement") == 0) {
+            *(a[2] == 'b' ? &b->bf16 : &b->soft_placement) = true;
             continue;
         }
         int built = parse_build_arg(argc, argv, &i, b);

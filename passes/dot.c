@@ -21,7 +21,10 @@
  *     outside its box): operands to users, dashed effect-chain edges,
  *     a cond/while's operands to its regions' parameters (regions have no
  *     implicit captures, so these are the captured outer values), and
- *     each region's yield to its op node, which feeds the op's gets.
+ *     each region's yield to its op node, which feeds the op's gets;
+ *   - colours by device: nodes placed on a device (tpu) green, transfers
+ *     between host and device (to_device, to_host) red, host effects
+ *     yellow, the rest (host) white.
  */
 #include "pass_internal.h"
 
@@ -219,6 +222,10 @@ static const char *node_style(const ir_node *n)
         return "style=\"rounded,bold\"";
     if (n->effect)
         return "style=\"rounded,filled\", fillcolor=\"#fff2cc\"";
+    if (n->opcode == RT_OP_TO_DEVICE || n->opcode == RT_OP_TO_HOST)
+        return "style=\"rounded,filled\", fillcolor=\"#f8cecc\""; /* the host link */
+    if (n->device == IR_DEVICE_TPU)
+        return "style=\"rounded,filled\", fillcolor=\"#d5e8d4\""; /* on the device */
     return NULL;
 }
 

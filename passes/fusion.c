@@ -168,7 +168,8 @@ static void join(planner *P, const ir_node *n)
     for (int i = 0; !p->checked[n->id] && i < n->n_in; i++) {
         const ir_node *x = n->in[i];
         int c = cluster_of(P, x);
-        if (c < 0 || P->closed[c] || p->checked[x->id] || !pass_fusion_same_shape(p, x, n))
+        if (c < 0 || P->closed[c] || p->checked[x->id] || !pass_fusion_same_shape(p, x, n) ||
+            x->device != n->device) /* a loop runs on one device */
             continue;
         if (target < 0) {
             target = c;

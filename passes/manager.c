@@ -37,6 +37,9 @@ static const pass_info passes[] = {
     {"dce", pass_dce,
      "remove what no result or effect needs, and unused cond/while results, "
      "loop variables and operands"},
+    {"place", pass_place,
+     "device targets: ops on the device, the rest on the host (soft placement), "
+     "to_device/to_host between"},
     {"fusion", pass_fusion,
      "analysis: the loops the backend emits: elementwise ops fused by shape"},
     {"memplan", pass_memplan,
@@ -316,6 +319,8 @@ static bool run_default(ir_function *fn, pass_analyses *am)
             changed |= step(&s, pass_infer);
             changed |= step(&s, pass_dce);
         }
+        if (pass_analyses_caps(s.ctx.am)->supports)
+            step(&s, pass_place); /* a device target: before its plans */
         step(&s, pass_fusion);
         step(&s, pass_memplan);
     }

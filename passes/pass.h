@@ -77,6 +77,7 @@ typedef struct pass_options {
     bool strict;           /* a pass's diagnostic fails the run (agc-opt) */
     FILE *trace;           /* where printing goes; NULL is stderr */
     pass_bf16_options bf16;
+    bool soft_placement;   /* place: ops the device lacks run on the host */
 } pass_options;
 
 /* The defaults: verify_each when NDEBUG is not defined, all else off. */
@@ -133,6 +134,7 @@ typedef bool (*pass_fn)(ir_function *fn, pass_ctx *ctx);
 
 bool pass_infer(ir_function *fn, pass_ctx *ctx);
 bool pass_bf16(ir_function *fn, pass_ctx *ctx);
+bool pass_place(ir_function *fn, pass_ctx *ctx);
 bool pass_fold(ir_function *fn, pass_ctx *ctx);
 bool pass_simplify(ir_function *fn, pass_ctx *ctx);
 bool pass_matpow(ir_function *fn, pass_ctx *ctx);
@@ -161,8 +163,9 @@ void pass_list(FILE *out);
 /*
  * The default pipeline: infer; bf16 when options.bf16.enabled (or the
  * environment's AG_BF16 is set and not "0"); then fold, simplify, matpow, cse, licm,
- * infer, dce repeated until nothing changes (at most PASS_MAX_ROUNDS times); then the
- * fusion and memory planning analyses. Called on every traced function.
+ * infer, dce repeated until nothing changes (at most PASS_MAX_ROUNDS times); then,
+ * for a device target (caps.supports), placement; then the fusion and memory
+ * planning analyses. Called on every traced function.
  * Returns false only when a pass broke the IR (verify_each) or, with
  * options.strict, reported a diagnostic; pass_last_error() says why.
  *

@@ -510,8 +510,8 @@ ag_concrete_function *ag_get_concrete_function_at(ag_loc loc, const char *name,
 }
 
 bool fn_compile_spec(ag_loc loc, const char *name, const char *spec_text, pl_stage stop,
-                     const tgt_target *target, const tgt_options *options, bool bf16,
-                     pl_result *out)
+                     const tgt_target *target, const tgt_options *options,
+                     const pl_request *flags, pl_result *out)
 {
     fn_entry *e = name ? entry_named(name) : NULL;
     char err[256];
@@ -532,7 +532,8 @@ bool fn_compile_spec(ag_loc loc, const char *name, const char *spec_text, pl_sta
         r.first_trace = true;
         r.target = target;
         r.strict = true;
-        r.bf16 = bf16;
+        r.bf16 = flags && flags->bf16;
+        r.soft_placement = flags && flags->soft_placement;
         if (options)
             r.options = *options;
         pthread_mutex_lock(&e->lock);

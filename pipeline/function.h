@@ -12,12 +12,13 @@
  * Runs the compile pipeline at build time (agc --emit) on the AG_FUNCTION
  * `name` for a signature "f32[2,?], n=3" that gives every parameter, up
  * to `stop`, for `target` (NULL: the selected one) strictly: a graph the
- * target cannot compile is an error; `bf16` converts the graph to bf16
- * (agc --bf16) as AG_BFLOAT16 does. Nothing is cached. False after
+ * target cannot compile is an error; `flags` (NULL: none) gives the
+ * request's bf16 and soft_placement (agc --bf16, --soft-device-placement).
+ * Nothing is cached. False after
  * reporting an error at loc.
  */
 bool fn_compile_spec(ag_loc loc, const char *name, const char *spec, pl_stage stop,
-                     const tgt_target *target, const tgt_options *options, bool bf16,
-                     pl_result *out);
+                     const tgt_target *target, const tgt_options *options,
+                     const pl_request *flags, pl_result *out);
 
 #endif

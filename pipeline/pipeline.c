@@ -209,9 +209,6 @@ static bool compile(const pl_request *r, pl_result *out)
 {
     const ag_function_desc *d = r->desc;
     const tgt_target *t = out->target;
-    if (t->caps.supports &&
-        !check_supported(out->graph->body, t, pass_analyses_liveness(out->am)))
-        return false;
     tgt_diag diag;
     memset(&diag, 0, sizeof diag);
     out->exe = t->compile(out->graph, out->am, &r->options, &diag);
@@ -231,14 +228,43 @@ static bool compile(const pl_request *r, pl_result *out)
     return out->exe != NULL;
 }
 
+/* Soft device placement: the program's choice, else the environment's. */
+static pthread_mutex_t soft_lock = PTHREAD_MUTEX_INITIALIZER;
+static int soft_choice = -1; /* -1: AG_SOFT_DEVICE_PLACEMENT decides */
+
+void ag_set_soft_device_placement(bool on)
+{
+    pthread_mutex_lock(&soft_lock);
+    soft_choice = on;
+    pthread_mutex_unlock(&soft_lock);
+}
+
+static bool soft_placement(const pl_request *r)
+{
+    pthread_mutex_lock(&soft_lock);
+    int choice = soft_choice;
+    pthread_mutex_unlock(&soft_lock);
+    const char *env = getenv("AG_SOFT_DEVICE_PLACEMENT");
+    return r->soft_placement || choice == 1 ||
+           (choice < 0 && env && *env && strcmp(env, "0") != 0);
+}
+
 /* The default pipeline, converting to bf16 when the function asks
- * (AG_BFLOAT16) or the process does (AG_BF16, pass options). */
+ * (AG_BFLOAT16) or the process does (AG_BF16, pass options), and placing
+ * nodes for a device target (passes/place.c): without soft placement
+ * every op that runs must then be the device's (else an error at its
+ * line); with it the rest runs on the host, through explicit transfers. */
 static bool run_passes(const pl_request *r, pl_result *out)
 {
     pass_options o;
     pass_get_options(&o);
     o.bf16.enabled |= (r->desc->flags & AG_FN_BFLOAT16) != 0 || r->bf16;
-    return pass_run_with(out->graph, NULL, out->am, &o);
+    o.soft_placement = soft_placement(r);
+    const tgt_target *t = out->target;
+    if (!pass_run_with(out->graph, NULL, out->am, &o))
+        return false;
+    return !t->caps.supports || o.soft_placement ||
+           check_supported(out->graph->body, t, pass_analyses_liveness(out->am));
 }
 
 bool pl_run(const pl_request *r, pl_result *out)

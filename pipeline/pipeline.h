@@ -36,6 +36,7 @@ typedef struct pl_request {
     const tgt_target *target; /* NULL: pl_selected_target() */
     bool strict;            /* a failed compile is an error, not a fallback */
     bool bf16;              /* convert to bf16 (agc --bf16), as AG_BFLOAT16 does */
+    bool soft_placement;    /* ops a device lacks run on the host (agc --soft-device-placement) */
     tgt_options options;
 } pl_request;
 

@@ -25,6 +25,9 @@
 #include <string.h>
 
 enum { LANES_TILE = 128, SCALAR_DECISION_CYCLES = 16 };
+/* An op placed on the host: a dispatch, then its bytes at host memory
+ * speed (a model figure: the host is not the device being modelled). */
+static const double HOST_OP_SECONDS = 1e-6, HOST_BYTES_PER_SECOND = 10e9;
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 static int64_t div_up(int64_t x, int64_t m) { return (x + m - 1) / m; }
@@ -222,8 +225,8 @@ static void cost_loops_of(compiler *C, const ir_graph *g)
     const tpu_spec *s = C->spec;
     for (const ir_node *n = g->first; n; n = n->next) {
         int c = n->id < p->fusion->n_ids ? p->fusion->cluster[n->id] : -1;
-        if (c < 0)
-            continue;
+        if (c < 0 || n->device != IR_DEVICE_TPU)
+            continue; /* host loops are the host's */
         tpu_inst *x = &p->inst[n->id];
         x->kind = TPU_VPU_LOOP;
         x->unit = TPU_UNIT_VPU;
@@ -254,7 +257,8 @@ static void cost_loops_of(compiler *C, const ir_graph *g)
 
 static void place_in_hbm(compiler *C, const ir_node *n, tpu_inst *x)
 {
-    if (n->opcode < RT_OP_COUNT && (rt_ops[n->opcode].flags & RT_F_ALIAS)) {
+    if (n->opcode < RT_OP_COUNT && (rt_ops[n->opcode].flags & RT_F_ALIAS) &&
+        n->opcode != RT_OP_TO_DEVICE) {
         x->hbm_addr = C->p->inst[n->in[0]->id].hbm_addr; /* shares its input's buffer */
         return;
     }
@@ -265,11 +269,50 @@ static void place_in_hbm(compiler *C, const ir_node *n, tpu_inst *x)
 
 static void compile_graph(compiler *C, const ir_graph *g);
 
+/* Bytes of a value as stored (no tiles), 0 when not static. */
+static int64_t raw_bytes(const ir_type *t)
+{
+    return shape_static(t) ? elements(t) * (int64_t)rt_dtype_size(t->dtype) : 0;
+}
+
+/* to_device / to_host: the value over the host link, padding included. */
+static void cost_transfer(compiler *C, const ir_node *n, tpu_inst *x)
+{
+    const tpu_spec *s = C->spec;
+    x->kind = TPU_TRANSFER;
+    x->unit = n->opcode == RT_OP_TO_DEVICE ? TPU_UNIT_H2D : TPU_UNIT_D2H;
+    int64_t bytes = tpu_padded_bytes(&n->type);
+    x->hbm_bytes = bytes > 0 ? bytes : 0;
+    double seconds = s->host_link.latency_ns * 1e-9 + (double)x->hbm_bytes / s->host_link.bandwidth;
+    x->cycles = (int64_t)ceil(seconds * s->clock_hz);
+    if (n->opcode == RT_OP_TO_DEVICE)
+        place_in_hbm(C, n, x);
+}
+
+static void cost_host(compiler *C, const ir_node *n, tpu_inst *x)
+{
+    int64_t bytes = raw_bytes(&n->type);
+    for (int i = 0; i < n->n_in; i++)
+        bytes += raw_bytes(&n->in[i]->type);
+    double seconds = HOST_OP_SECONDS + (double)bytes / HOST_BYTES_PER_SECOND;
+    x->kind = TPU_HOST;
+    x->unit = TPU_UNIT_HOST;
+    x->cycles = (int64_t)ceil(seconds * C->spec->clock_hz);
+}
+
 static void compile_node(compiler *C, const ir_node *n)
 {
     tpu_inst *x = &C->p->inst[n->id];
     x->hbm_addr = -1;
     x->loop = -1;
+    if (n->opcode == RT_OP_TO_DEVICE || n->opcode == RT_OP_TO_HOST) {
+        cost_transfer(C, n, x);
+        return;
+    }
+    if (n->device != IR_DEVICE_TPU && n->opcode < RT_OP_COUNT) {
+        cost_host(C, n, x); /* shapes may be dynamic there */
+        return;
+    }
     if (n->opcode == IR_COND || n->opcode == IR_WHILE) {
         x->kind = n->opcode == IR_COND ? TPU_COND : TPU_WHILE;
         x->unit = TPU_UNIT_SCALAR;

@@ -109,6 +109,17 @@ static void print_node(const tpu_program *p, const ir_node *n, int depth, FILE *
         put_place(out, x);
         fprintf(out, "  %lld cycles", (long long)x->cycles);
         break;
+    case TPU_TRANSFER:
+        fprintf(out, "dma.%-7s %%%d = %s(%%%d) %s", rt_ops[n->opcode].name, n->id,
+                rt_ops[n->opcode].name, n->in[0]->id, ir_type_str(&n->type, t, sizeof t));
+        put_place(out, x);
+        fprintf(out, "  %lld B  %lld cycles", (long long)x->hbm_bytes, (long long)x->cycles);
+        break;
+    case TPU_HOST:
+        fprintf(out, "host.%-6s %%%d = %s", rt_ops[n->opcode].name, n->id, rt_ops[n->opcode].name);
+        put_operands(out, n);
+        fprintf(out, "  %lld cycles", (long long)x->cycles);
+        break;
     case TPU_COND:
     case TPU_WHILE: put_region_op(p, n, x, depth, out); return;
     case TPU_NONE: return;

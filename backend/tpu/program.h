@@ -10,6 +10,9 @@
  *   xlu.*               reductions, transposes, softmax, data movement
  *   scalar.cond, scalar.while   control flow, with region programs
  *   hbm.const           a constant, resident in HBM with the program
+ *   dma.to_device, dma.to_host  a value crossing to or from an op placed
+ *                       on the host (soft device placement)
+ *   host.*              an op placed on the host
  *
  * Tensors live in HBM in (8,128) tiles of 32-bit values ((16,128) for
  * bf16): the last two dims pad up to a tile, and every byte moved pays for
@@ -31,6 +34,7 @@ typedef enum tpu_unit {
     TPU_UNIT_VPU,
     TPU_UNIT_XLU,
     TPU_UNIT_SCALAR,
+    TPU_UNIT_HOST,   /* the host's CPU: ops placed there (soft placement) */
     TPU_N_UNITS
 } tpu_unit;
 
@@ -42,6 +46,8 @@ typedef enum tpu_kind {
     TPU_XLU,
     TPU_COND,
     TPU_WHILE,
+    TPU_TRANSFER, /* to_device / to_host: a value over the host link */
+    TPU_HOST,     /* an op placed on the host */
 } tpu_kind;
 
 /* What one node costs each time it runs. */

@@ -49,7 +49,7 @@ static int64_t issue(sim *S, tpu_unit u, int64_t deps_ready, int64_t cycles)
 {
     int64_t start = max64(deps_ready, S->unit_free[u]);
     int64_t end = start + cycles;
-    if (u != TPU_UNIT_H2D && u != TPU_UNIT_D2H && cycles > 0) {
+    if (u != TPU_UNIT_H2D && u != TPU_UNIT_D2H && u != TPU_UNIT_HOST && cycles > 0) {
         S->device_start = S->device_end ? (start < S->device_start ? start : S->device_start)
                                         : start;
         S->device_end = max64(S->device_end, end);
@@ -114,6 +114,13 @@ static void ran(void *ctx, const ir_node *n, const rt_value *value)
     case TPU_COND:
     case TPU_WHILE: /* the decision, then whatever the regions did */
         S->ready[n->id] = max64(issue(S, TPU_UNIT_SCALAR, deps, x->cycles), S->horizon);
+        return;
+    case TPU_TRANSFER:
+        S->ready[n->id] = issue(S, x->unit, deps, x->cycles);
+        S->prof.host_bytes += x->hbm_bytes;
+        return;
+    case TPU_HOST:
+        S->ready[n->id] = issue(S, TPU_UNIT_HOST, deps, x->cycles);
         return;
     case TPU_CONST:
         S->ready[n->id] = 0; /* resident in HBM with the program */
@@ -315,7 +322,8 @@ void tpu_time(const tpu_program *p, tpu_profile *prof)
 
 const char *tpu_unit_name(tpu_unit u)
 {
-    static const char *const names[] = {"dma.h2d", "dma.d2h", "mxu", "vpu", "xlu", "scalar"};
+    static const char *const names[] = {"dma.h2d", "dma.d2h", "mxu", "vpu", "xlu", "scalar",
+                                        "host"};
     return u < TPU_N_UNITS ? names[u] : "?";
 }
 

@@ -6,8 +6,8 @@
  * What runs on it: 32-bit and bf16 tensors, and i64 (which a TPU emulates
  * with pairs of 32-bit words: indices, shapes); no f64, as on a v5e;
  * and every op but host work: printing, assertions, variables, random
- * numbers, tensor arrays. Those are errors at the user's line; running
- * them on the host (soft device placement) is for a later version.
+ * numbers, tensor arrays. Those are errors at the user's line, unless
+ * soft device placement runs them on the host (passes/place.c).
  */
 #include "program.h"
 
@@ -229,9 +229,7 @@ const tgt_target tgt_tpu_model = {
     .summary = "a simulated TPU (v5e by default): bf16 matrix units, HBM, host link, "
                "cycle model",
     .device = "the TPU",
-    .unsupported_hint = "move it out of the function, or run the function on the cpu "
-                        "target (soft device placement, which runs such ops on the "
-                        "host, is not supported yet)",
+    .unsupported_hint = "enable soft device placement to run it on the CPU",
     .falls_back = false,
     .caps = {.target = "tpu-model",
              .native_dtypes = 1u << AG_F32 | 1u << AG_BF16 | 1u << AG_I32 | 1u << AG_BOOL,

@@ -546,6 +546,11 @@ bool ag_set_target_at(ag_loc loc, const char *name);
 /* The name of the target new concrete functions get (NULL after
  * reporting a bad AG_TARGET). */
 const char *ag_target(void);
+/* Soft device placement, for device targets (tpu-model): ops the device
+ * does not run (printing, assertions, variables, ...) run on the host,
+ * with explicit transfers, instead of being errors. Overrides the
+ * environment's AG_SOFT_DEVICE_PLACEMENT=1 for traces from now on. */
+void ag_set_soft_device_placement(bool on);
 
 /* ------------------------------------------------ ahead-of-time functions */
 

@@ -154,6 +154,7 @@ static compiled compile_v5e(const char *text)
 {
     compiled c = {.fn = parse_ok(text)};
     c.am = pass_analyses_new(c.fn, &tpu_target()->caps);
+    assert_true(pass_run_with(c.fn, "place", c.am, NULL)); /* as the pipeline does */
     tpu_spec spec;
     tpu_spec_default(&spec);
     tgt_diag d;
@@ -259,6 +260,7 @@ static void test_hbm_capacity_names_the_tensor(void **state)
     (void)state;
     ir_function *fn = parse_ok(layer);
     pass_analyses *am = pass_analyses_new(fn, &tpu_target()->caps);
+    assert_true(pass_run_with(fn, "place", am, NULL));
     tpu_spec spec;
     char err[256];
     assert_true(tpu_spec_parse("hbm { capacity_bytes: 65536 }", "small", &spec, err, sizeof err));
@@ -326,6 +328,24 @@ static void test_unknown_dims_compile_at_the_call(void **state)
         assert_true(ag_get_f64(b, i) == (double)tanhf(4.0f));
 }
 
+/* With soft device placement the print runs on the host, in order, and
+ * the result is the TPU's. */
+static void test_soft_placement_runs_host_ops(void **state)
+{
+    (void)state;
+    assert_true(ag_set_target("tpu-model"));
+    ag_set_soft_device_placement(true);
+    char *printed = NULL;
+    ag_tensor r = {0, 0};
+    CAPTURE(printed, r = call1(&noisy__desc, F32(AG_SHAPE(2), -1, 2)));
+    ag_set_soft_device_placement(false);
+    ag_set_target(NULL);
+    assert_false(ag_is_error(r));
+    assert_string_equal(printed, "x = [-1 2]\n");
+    assert_true(ag_get_f64(r, 0) == 0 && ag_get_f64(r, 1) == 2);
+    free(printed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -340,6 +360,7 @@ int main(void)
         TU_TEST(test_hbm_capacity_names_the_tensor),
         TU_TEST(test_host_ops_are_placement_errors),
         TU_TEST(test_unknown_dims_compile_at_the_call),
+        TU_TEST(test_soft_placement_runs_host_ops),
     };
     TU_RUN(tests);
 }
