@@ -1,0 +1,195 @@
+/*
+ * bench_tpu.c - the TPU-model target's figures (docs/tpu-model.md):
+ *
+ *   (a) a large bf16 matmul: simulated device time against its roofline
+ *       (the MXUs at peak, or HBM at full bandwidth, whichever is slower);
+ *       goal: within 5%;
+ *   (b) the MLP of the examples: MXU utilization, and where the time goes
+ *       (host link, padding, VPU work);
+ *   (c) the simulator's own speed: wall time of a functional simulation
+ *       against the same product computed by the runtime's f32 kernel
+ *       (OpenBLAS), so that simulating is never a test suite's bottleneck.
+ *
+ * Timing is never part of ctest: run it by hand (cmake --build build
+ * --target bench_tpu_run).
+ */
+#include "bench_util.h"
+
+#include "program.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static ir_function *parse_or_die(const char *text)
+{
+    char err[512];
+    ir_function *fn = ir_parse(text, "bench", err, sizeof err);
+    if (!fn) {
+        fprintf(stderr, "bench_tpu: %s\n", err);
+        exit(1);
+    }
+    return fn;
+}
+
+/* A graph compiled for the v5e as the pipeline would: placed, planned. */
+typedef struct compiled {
+    ir_function *fn;
+    pass_analyses *am;
+    tpu_program *p;
+} compiled;
+
+static compiled compile_text(const char *text)
+{
+    compiled c = {.fn = parse_or_die(text)};
+    c.am = pass_analyses_new(c.fn, &tgt_find("tpu-model")->caps);
+    pass_run_with(c.fn, "place", c.am, NULL);
+    tpu_spec spec;
+    tpu_spec_default(&spec);
+    tgt_diag d;
+    c.p = tpu_compile(c.fn, c.am, &spec, &d);
+    if (!c.p) {
+        fprintf(stderr, "bench_tpu: %s\n", d.msg);
+        exit(1);
+    }
+    return c;
+}
+
+static void compiled_free(compiled *c)
+{
+    tpu_program_free(c->p);
+    pass_analyses_free(c->am);
+    ir_function_free(c->fn);
+}
+
+static rt_value *random_value(ag_dtype dt, ag_shape s, uint32_t seed)
+{
+    rt_value *v = rt_value_new(dt, &s);
+    for (int64_t i = 0; i < v->numel; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        rt_store_f64(dt, v->data, i, (double)(seed >> 8) / (double)(1u << 24) - 0.5);
+    }
+    return v;
+}
+
+static void goal(const char *what, bool ok)
+{
+    printf("  goal: %-52s %s\n", what, ok ? "PASS" : "MISS");
+}
+
+/* (a) */
+static bool large_matmul(int64_t n)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "func @mm(%%0: bf16[%lld,%lld], %%1: bf16[%lld,%lld]) -> (bf16[%lld,%lld]) {\n"
+             "  %%2 = matmul(%%0, %%1) : bf16[%lld,%lld]\n  return %%2\n}\n",
+             (long long)n, (long long)n, (long long)n, (long long)n, (long long)n, (long long)n,
+             (long long)n, (long long)n);
+    compiled c = compile_text(text);
+    tpu_profile prof;
+    tpu_time(c.p, &prof);
+    double ratio = prof.device_seconds / prof.roofline_seconds;
+    printf("(a) bf16 matmul %lld^3 on the simulated v5e\n", (long long)n);
+    printf("  device time %10.3f ms  roofline %10.3f ms  (%.3fx); with host transfers %.3f ms\n",
+           prof.device_seconds * 1e3, prof.roofline_seconds * 1e3, ratio, prof.seconds * 1e3);
+    printf("  mxu utilization %.1f%% of the call, %.1f%% of the device time\n",
+           100 * prof.mxu_utilization, 100 * prof.mxu_utilization * prof.seconds /
+                                           prof.device_seconds);
+    goal("device time <= 1.05x roofline", ratio <= 1.05);
+    compiled_free(&c);
+    return ratio <= 1.05;
+}
+
+static const char *const mlp =
+    "func @mlp(%0: f32[64,784], %1: f32[784,512], %2: f32[512], %3: f32[512,512], "
+    "%4: f32[512], %5: f32[512,10], %6: f32[10]) -> (f32[64,10]) {\n"
+    "  %7 = matmul(%0, %1) : f32[64,512]\n"
+    "  %8 = add(%7, %2) : f32[64,512]\n"
+    "  %9 = relu(%8) : f32[64,512]\n"
+    "  %10 = matmul(%9, %3) : f32[64,512]\n"
+    "  %11 = add(%10, %4) : f32[64,512]\n"
+    "  %12 = relu(%11) : f32[64,512]\n"
+    "  %13 = matmul(%12, %5) : f32[64,10]\n"
+    "  %14 = add(%13, %6) : f32[64,10]\n"
+    "  %15 = softmax(%14) {axis = 1} : f32[64,10]\n"
+    "  return %15\n}\n";
+
+/* (b) */
+static void mlp_profile(void)
+{
+    compiled c = compile_text(mlp);
+    static const ag_shape shapes[7] = {{2, {64, 784}}, {2, {784, 512}}, {1, {512}},
+                                       {2, {512, 512}}, {1, {512}},     {2, {512, 10}},
+                                       {1, {10}}};
+    rt_value *in[7], *out = NULL;
+    for (int i = 0; i < 7; i++)
+        in[i] = random_value(AG_F32, shapes[i], (uint32_t)i + 1);
+    tpu_profile prof;
+    double t0 = bench_now_s();
+    bool ok = tpu_run(c.p, in, 7, &out, &prof);
+    double wall = bench_now_s() - t0;
+    printf("\n(b) MLP forward, batch 64, 784-512-512-10 f32, on the simulated v5e\n");
+    if (!ok) {
+        printf("  failed: %s\n", ag_last_error());
+    } else {
+        tpu_profile_print(&prof, "mlp", stdout);
+        double host = (double)(prof.busy[TPU_UNIT_H2D] + prof.busy[TPU_UNIT_D2H]);
+        printf("  the host link is busy %.0f%% of the call (%.0f%% of its bytes are padding); "
+               "the mxu %.1f%% of the device time\n",
+               100 * host / (double)prof.cycles,
+               100.0 * (double)prof.host_padding / (double)prof.host_bytes,
+               100 * prof.mxu_utilization * prof.seconds / prof.device_seconds);
+        printf("  simulated in %.2f ms of wall time\n", wall * 1e3);
+    }
+    rt_value_free(out);
+    for (int i = 0; i < 7; i++)
+        rt_value_free(in[i]);
+    compiled_free(&c);
+}
+
+/* (c) */
+static bool simulator_speed(int64_t n)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "func @mm(%%0: f32[%lld,%lld], %%1: f32[%lld,%lld]) -> (f32[%lld,%lld]) {\n"
+             "  %%2 = matmul(%%0, %%1) : f32[%lld,%lld]\n  return %%2\n}\n",
+             (long long)n, (long long)n, (long long)n, (long long)n, (long long)n, (long long)n,
+             (long long)n, (long long)n);
+    compiled c = compile_text(text);
+    ag_shape s = {2, {n, n}};
+    rt_value *in[2] = {random_value(AG_F32, s, 1), random_value(AG_F32, s, 2)};
+    double sim[5], blas[5];
+    for (int r = 0; r < 5; r++) {
+        rt_value *out = NULL;
+        double t0 = bench_now_s();
+        tpu_run(c.p, in, 2, &out, NULL);
+        sim[r] = bench_now_s() - t0;
+        rt_value_free(out);
+        t0 = bench_now_s();
+        out = rt_apply_eager((ag_loc){0}, RT_OP_MATMUL, &(rt_attrs){0}, in, 2);
+        blas[r] = bench_now_s() - t0;
+        rt_value_free(out);
+    }
+    double ms = bench_median(sim, 5) * 1e3, ref = bench_median(blas, 5) * 1e3;
+    printf("\n(c) the simulator's speed: an f32 %lld^3 matmul, bf16 numerics\n", (long long)n);
+    printf("  simulated (functional)  %8.2f ms\n  runtime kernel (BLAS)   %8.2f ms  "
+           "(simulating costs %.1fx)\n",
+           ms, ref, ms / ref);
+    goal("simulating <= 20x the CPU's own f32 kernel", ms <= 20 * ref);
+    for (int i = 0; i < 2; i++)
+        rt_value_free(in[i]);
+    compiled_free(&c);
+    return ms <= 20 * ref;
+}
+
+int main(void)
+{
+    printf("bench_tpu: the tpu-model target (v5e defaults)\n\n");
+    int missed = !large_matmul(8192);
+    mlp_profile();
+    missed += !simulator_speed(512);
+    printf("\n%d goal(s) missed\n", missed);
+    ag_shutdown();
+    return 0;
+}
