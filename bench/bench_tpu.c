@@ -126,7 +126,7 @@ static void mlp_profile(void)
         in[i] = random_value(AG_F32, shapes[i], (uint32_t)i + 1);
     tpu_profile prof;
     double t0 = bench_now_s();
-    bool ok = tpu_run(c.p, in, 7, &out, &prof);
+    bool ok = tpu_run(c.p, in, 7, &out, &prof, NULL);
     double wall = bench_now_s() - t0;
     printf("\n(b) MLP forward, batch 64, 784-512-512-10 f32, on the simulated v5e\n");
     if (!ok) {
@@ -163,7 +163,7 @@ static bool simulator_speed(int64_t n)
     for (int r = 0; r < 5; r++) {
         rt_value *out = NULL;
         double t0 = bench_now_s();
-        tpu_run(c.p, in, 2, &out, NULL);
+        tpu_run(c.p, in, 2, &out, NULL, NULL);
         sim[r] = bench_now_s() - t0;
         rt_value_free(out);
         t0 = bench_now_s();

@@ -112,9 +112,11 @@ typedef struct tpu_profile {
 } tpu_profile;
 
 /* Runs p on args: the results as the TPU computes them (ir_execute's
- * contract) and, if prof is not NULL, the simulated profile. */
+ * contract) and, if prof is not NULL, the simulated profile; if timeline
+ * is not NULL, the call's instructions on their units as a Chrome trace
+ * (JSON; chrome://tracing and Perfetto draw it). */
 bool tpu_run(const tpu_program *p, rt_value *const *args, int n_args, rt_value **results,
-             tpu_profile *prof);
+             tpu_profile *prof, FILE *timeline);
 /* The simulated time of one call without computing any value: every
  * node as it would run, control flow taken once (a cond's first region,
  * one trip of a loop). For costs and benchmarks of programs too large to

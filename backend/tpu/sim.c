@@ -31,6 +31,8 @@ typedef struct sim {
     int64_t horizon;             /* the latest cycle anything finished */
     int64_t device_start, device_end; /* the span of the device's own units */
     tpu_profile prof;
+    FILE *timeline;              /* Chrome trace events, or NULL */
+    int n_events;
 } sim;
 
 /* ----------------------------------------------------------------- time */
@@ -44,8 +46,25 @@ static int64_t ready_of(const sim *S, const ir_node *v)
     return S->ready[v->id];
 }
 
-/* Runs `cycles` on unit u once every dependency is ready; returns the end. */
-static int64_t issue(sim *S, tpu_unit u, int64_t deps_ready, int64_t cycles)
+/* One complete event of the Chrome trace format: a box on unit u's row. */
+static void trace_event(sim *S, tpu_unit u, int64_t start, int64_t cycles, const ir_node *n,
+                        const char *what)
+{
+    double us = 1e6 / S->p->spec.clock_hz;
+    fprintf(S->timeline, "%s{\"name\": \"%s", S->n_events++ ? ",\n" : "", what);
+    if (n)
+        fprintf(S->timeline, " %%%d", n->id);
+    fprintf(S->timeline, "\", \"ph\": \"X\", \"pid\": 1, \"tid\": %d, \"ts\": %.4f, "
+                         "\"dur\": %.4f", (int)u, (double)start * us, (double)cycles * us);
+    if (n && n->loc.file)
+        fprintf(S->timeline, ", \"args\": {\"line\": %d}", n->loc.line);
+    fputc('}', S->timeline);
+}
+
+/* Runs `cycles` on unit u once every dependency is ready; returns the end.
+ * n and what name it in the timeline. */
+static int64_t issue(sim *S, tpu_unit u, int64_t deps_ready, int64_t cycles, const ir_node *n,
+                     const char *what)
 {
     int64_t start = max64(deps_ready, S->unit_free[u]);
     int64_t end = start + cycles;
@@ -56,6 +75,8 @@ static int64_t issue(sim *S, tpu_unit u, int64_t deps_ready, int64_t cycles)
     }
     S->unit_free[u] = end;
     S->prof.busy[u] += cycles;
+    if (S->timeline && cycles > 0)
+        trace_event(S, u, start, cycles, n, what);
     S->horizon = max64(S->horizon, end);
     return end;
 }
@@ -99,13 +120,13 @@ static void ran(void *ctx, const ir_node *n, const rt_value *value)
     switch (x->kind) {
     case TPU_MXU:
     case TPU_XLU:
-        S->ready[n->id] = issue(S, x->unit, deps, x->cycles);
+        S->ready[n->id] = issue(S, x->unit, deps, x->cycles, n, rt_ops[n->opcode].name);
         account(S, x);
         return;
     case TPU_VPU_LOOP:
         if (x->loop_head) {
             int64_t in = x->loop < 0 ? deps : loop_inputs_ready(S, n, x->loop);
-            S->ready[n->id] = issue(S, TPU_UNIT_VPU, in, x->cycles);
+            S->ready[n->id] = issue(S, TPU_UNIT_VPU, in, x->cycles, n, "vpu.loop");
             account(S, x);
         } else { /* computed by its loop, which the head issued */
             S->ready[n->id] = S->unit_free[TPU_UNIT_VPU];
@@ -113,14 +134,16 @@ static void ran(void *ctx, const ir_node *n, const rt_value *value)
         return;
     case TPU_COND:
     case TPU_WHILE: /* the decision, then whatever the regions did */
-        S->ready[n->id] = max64(issue(S, TPU_UNIT_SCALAR, deps, x->cycles), S->horizon);
+        S->ready[n->id] = max64(issue(S, TPU_UNIT_SCALAR, deps, x->cycles, n,
+                                      ir_opcode_name(n->opcode)),
+                                S->horizon);
         return;
     case TPU_TRANSFER:
-        S->ready[n->id] = issue(S, x->unit, deps, x->cycles);
+        S->ready[n->id] = issue(S, x->unit, deps, x->cycles, n, rt_ops[n->opcode].name);
         S->prof.host_bytes += x->hbm_bytes;
         return;
     case TPU_HOST:
-        S->ready[n->id] = issue(S, TPU_UNIT_HOST, deps, x->cycles);
+        S->ready[n->id] = issue(S, TPU_UNIT_HOST, deps, x->cycles, n, rt_ops[n->opcode].name);
         return;
     case TPU_CONST:
         S->ready[n->id] = 0; /* resident in HBM with the program */
@@ -258,7 +281,8 @@ static void transfer_in(sim *S)
     const tpu_program *p = S->p;
     const ir_graph *body = p->fn->body;
     for (int i = 0; i < body->n_params; i++) {
-        S->ready[body->params[i]->id] = issue(S, TPU_UNIT_H2D, 0, p->params[i].cycles);
+        S->ready[body->params[i]->id] =
+            issue(S, TPU_UNIT_H2D, 0, p->params[i].cycles, body->params[i], "dma.h2d");
         S->prof.host_bytes += p->params[i].bytes;
         S->prof.host_padding += p->params[i].padded_bytes;
     }
@@ -269,16 +293,36 @@ static void transfer_out(sim *S)
     const tpu_program *p = S->p;
     const ir_graph *body = p->fn->body;
     for (int i = 0; i < body->n_results; i++) {
-        issue(S, TPU_UNIT_D2H, ready_of(S, body->results[i]), p->results[i].cycles);
+        issue(S, TPU_UNIT_D2H, ready_of(S, body->results[i]), p->results[i].cycles,
+              body->results[i], "dma.d2h");
         S->prof.host_bytes += p->results[i].bytes;
         S->prof.host_padding += p->results[i].padded_bytes;
     }
 }
 
-bool tpu_run(const tpu_program *p, rt_value *const *args, int n_args, rt_value **results,
-             tpu_profile *prof)
+/* The rows of the timeline, named by unit. */
+static void trace_begin(sim *S)
 {
-    sim S = {.p = p};
+    fputs("{\"traceEvents\": [\n", S->timeline);
+    for (int u = 0; u < TPU_N_UNITS; u++)
+        fprintf(S->timeline, "%s{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, "
+                             "\"tid\": %d, \"args\": {\"name\": \"%s\"}}",
+                S->n_events++ ? ",\n" : "", u, tpu_unit_name((tpu_unit)u));
+}
+
+static void trace_end(sim *S)
+{
+    fprintf(S->timeline, "\n], \"displayTimeUnit\": \"ns\", \"otherData\": "
+                         "{\"function\": \"%s\", \"device\": \"%s\"}}\n",
+            S->p->fn->name ? S->p->fn->name : "?", S->p->spec.name);
+}
+
+bool tpu_run(const tpu_program *p, rt_value *const *args, int n_args, rt_value **results,
+             tpu_profile *prof, FILE *timeline)
+{
+    sim S = {.p = p, .timeline = timeline};
+    if (timeline)
+        trace_begin(&S);
     S.ready = rt_xcalloc((size_t)p->n_ids, sizeof *S.ready);
     transfer_in(&S);
     ir_exec_hooks hooks = {.apply = apply, .ran = ran, .ctx = &S};
@@ -286,6 +330,8 @@ bool tpu_run(const tpu_program *p, rt_value *const *args, int n_args, rt_value *
     if (ok)
         transfer_out(&S);
     finish_profile(&S);
+    if (timeline)
+        trace_end(&S);
     if (prof)
         *prof = S.prof;
     free(S.ready);

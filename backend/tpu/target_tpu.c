@@ -171,12 +171,66 @@ static bool profiling(void)
     return env && *env && strcmp(env, "0") != 0;
 }
 
+/* ---------------------------------------------------------- profiles */
+
+/* This thread's last call on the TPU, for ag_last_profile. */
+static _Thread_local struct {
+    bool have;
+    tpu_profile prof;
+    char name[64];
+} last;
+
+bool ag_last_profile(ag_profile *out)
+{
+    if (!last.have)
+        return false;
+    const tpu_profile *p = &last.prof;
+    memset(out, 0, sizeof *out);
+    snprintf(out->function, sizeof out->function, "%s", last.name);
+    out->target = "tpu-model";
+    out->seconds = p->seconds;
+    out->device_seconds = p->device_seconds;
+    out->roofline_seconds = p->roofline_seconds;
+    out->cycles = p->cycles;
+    out->n_units = TPU_N_UNITS;
+    for (int u = 0; u < TPU_N_UNITS && u < AG_PROFILE_MAX_UNITS; u++) {
+        out->unit_names[u] = tpu_unit_name((tpu_unit)u);
+        out->unit_busy_cycles[u] = p->busy[u];
+    }
+    out->mxu_utilization = p->mxu_utilization;
+    out->host_bytes = p->host_bytes;
+    out->host_padding_bytes = p->host_padding;
+    out->hbm_bytes = p->hbm_bytes;
+    return true;
+}
+
+/* AG_PROFILE_TRACE=FILE: each call writes its timeline there (the last
+ * call's stays), in the Chrome trace format. */
+static FILE *open_timeline(void)
+{
+    const char *path = getenv("AG_PROFILE_TRACE");
+    if (!path || !*path)
+        return NULL;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        rt_warn((ag_loc){0}, "AG_PROFILE_TRACE: cannot write '%s'", path);
+    return f;
+}
+
 static bool tpu_target_run(const tgt_exe *x, rt_value *const *args, int n_args,
                            rt_value **results)
 {
     const tpu_program *p = program_for((tgt_exe *)x, n_args, args);
     tpu_profile prof;
-    bool ok = p && tpu_run(p, args, n_args, results, &prof);
+    FILE *timeline = p ? open_timeline() : NULL;
+    bool ok = p && tpu_run(p, args, n_args, results, &prof, timeline);
+    if (timeline)
+        fclose(timeline);
+    if (ok) {
+        last.have = true;
+        last.prof = prof;
+        snprintf(last.name, sizeof last.name, "%s", p->fn->name ? p->fn->name : "");
+    }
     if (ok && profiling()) {
         fflush(stdout);
         tpu_profile_print(&prof, p->fn->name, stderr);

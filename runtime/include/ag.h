@@ -552,6 +552,26 @@ const char *ag_target(void);
  * environment's AG_SOFT_DEVICE_PLACEMENT=1 for traces from now on. */
 void ag_set_soft_device_placement(bool on);
 
+/* What the last call on this thread cost on a target that models its
+ * device (tpu-model): simulated time, busy cycles per unit, MXU
+ * utilization, bytes moved. AG_PROFILE=1 prints the same per call. */
+enum { AG_PROFILE_MAX_UNITS = 8 };
+typedef struct ag_profile {
+    char function[64];
+    const char *target;
+    double seconds;          /* the call, host transfers included */
+    double device_seconds;   /* the device's own span */
+    double roofline_seconds; /* max(flops / peak, HBM bytes / bandwidth) */
+    int64_t cycles;
+    int n_units;
+    const char *unit_names[AG_PROFILE_MAX_UNITS];
+    int64_t unit_busy_cycles[AG_PROFILE_MAX_UNITS];
+    double mxu_utilization;  /* useful multiply-adds / peak over the call */
+    int64_t host_bytes, host_padding_bytes, hbm_bytes;
+} ag_profile;
+/* False when no call on this thread has run on such a target yet. */
+bool ag_last_profile(ag_profile *out);
+
 /* ------------------------------------------------ ahead-of-time functions */
 
 /* `agc --emit=obj` compiles AG_FUNCTIONs into an object file whose C

@@ -180,7 +180,15 @@ static void test_matmul_costs_the_systolic_formula(void **state)
     assert_int_equal(mm->kind, TPU_MXU);
     assert_int_equal(mm->tiles, 2); /* K = 256: two 128x128 weight tiles */
     /* each tile streams 8 rows: 2*128 + 128 + 8 - 2 cycles; 2 tiles on 4 MXUs */
-    assert_true(mm->cycles >= 2 * 128 + 128 + 8 - 2);
+    /* hand-computed: one tile's 390 cycles (2 tiles share 4 MXUs) against
+     * HBM: (8192 + 131072 + 4096) padded bytes at 819 GB/s = 263.1 cycles */
+    assert_int_equal(mm->cycles, 2 * 128 + 128 + 8 - 2);
+    assert_int_equal(mm->hbm_bytes, 8192 + 131072 + 4096);
+    /* %0 over the host link: 2 us + 8192 B / 32 GB/s = 2.256 us = 3390.7 cycles */
+    assert_int_equal(p->params[0].cycles, 3391);
+    /* the loop add+relu: 1 vreg each, one cycle per vreg, against reading
+     * %3 and %2 and storing %5 (4096 * 3 B: 22.6 cycles) */
+    assert_int_equal(p->inst[4].cycles, 23);
     assert_int_equal(mm->macs, 8 * 256 * 128);
     assert_int_equal(p->inst[4].kind, TPU_VPU_LOOP); /* add and relu, fused */
     assert_true(p->inst[4].loop_head);
@@ -220,7 +228,7 @@ static void test_simulated_numerics_and_time(void **state)
                          random_f32(&AG_SHAPE(128), 3)};
     rt_value *out = NULL;
     tpu_profile prof;
-    assert_true(tpu_run(p, args, 3, &out, &prof));
+    assert_true(tpu_run(p, args, 3, &out, &prof, NULL));
     /* the MXU's bits: bf16 operands, f32 sums in chunks of 128 */
     float want[8 * 128];
     tpu_mxu_matmul_f32(args[0]->data, args[1]->data, want, 8, 256, 128, TPU_PRECISION_DEFAULT);
@@ -346,6 +354,41 @@ static void test_soft_placement_runs_host_ops(void **state)
     free(printed);
 }
 
+/* The API returns the last call's profile; AG_PROFILE_TRACE writes the
+ * call's timeline in the Chrome trace format. */
+static void test_profile_api_and_timeline(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/agc-timeline-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    setenv("AG_PROFILE_TRACE", path, 1);
+    assert_true(ag_set_target("tpu-model"));
+    ag_tensor r = call1(&scale__desc, ag_ones(AG_F32, AG_SHAPE(3, 4)));
+    ag_set_target(NULL);
+    unsetenv("AG_PROFILE_TRACE");
+    assert_false(ag_is_error(r));
+    ag_profile prof;
+    assert_true(ag_last_profile(&prof));
+    assert_string_equal(prof.function, "scale");
+    assert_string_equal(prof.target, "tpu-model");
+    assert_true(prof.seconds > prof.device_seconds && prof.device_seconds > 0);
+    assert_string_equal(prof.unit_names[2], "mxu");
+    assert_true(prof.unit_busy_cycles[2] > 0);
+    assert_int_equal(prof.host_bytes, 4096 * 2); /* x in, the result out: a tile each */
+    FILE *f = fopen(path, "r");
+    char text[8192] = {0};
+    assert_true(fread(text, 1, sizeof text - 1, f) > 0);
+    fclose(f);
+    unlink(path);
+    assert_non_null(strstr(text, "{\"traceEvents\": ["));
+    assert_non_null(strstr(text, "\"args\": {\"name\": \"mxu\"}"));
+    assert_non_null(strstr(text, "{\"name\": \"dma.h2d %"));
+    assert_non_null(strstr(text, "{\"name\": \"matmul %"));
+    assert_non_null(strstr(text, "\"otherData\": {\"function\": \"scale\""));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -361,6 +404,7 @@ int main(void)
         TU_TEST(test_host_ops_are_placement_errors),
         TU_TEST(test_unknown_dims_compile_at_the_call),
         TU_TEST(test_soft_placement_runs_host_ops),
+        TU_TEST(test_profile_api_and_timeline),
     };
     TU_RUN(tests);
 }
