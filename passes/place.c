@@ -11,6 +11,8 @@
  * device supports and the pipeline reports the rest as errors at the
  * user's line.
  *
+ * Tensor arrays are host objects: they are never transferred, and the ops
+ * on them (the device has none) read them where they are.
  * The function's own parameters and results are the host's to hand over:
  * the target moves them in and out (its program starts and ends with those
  * transfers), so they need no node. A cond or while sits on the device's
@@ -43,6 +45,8 @@ static bool available(const ir_node *v, bool device)
 {
     if (v->opcode == IR_PARAM && !v->graph->parent)
         return true;
+    if (v->type.dtype == RT_LIST)
+        return true; /* a tensor array is a host object the device never holds */
     return is_device(v) == device;
 }
 

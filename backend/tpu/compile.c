@@ -355,12 +355,17 @@ static void compile_graph(compiler *C, const ir_graph *g)
         tpu_inst *x = &C->p->inst[par->id];
         x->hbm_addr = -1;
         x->loop = -1;
+        if (par->type.dtype == RT_LIST)
+            continue; /* a tensor array: the host's (soft placement) */
         if (!shape_static(&par->type)) {
             char t[160];
             ir_type_str(&par->type, t, sizeof t);
             fail(C, g->parent ? g->parent : g->first,
-                 "a parameter has shape %s: the TPU-model compiles for static shapes; give the "
-                 "function an AG_SIGNATURE without '?' (or call it with tensors)%s", t, "");
+                 g->parent ? "a loop variable has shape %s here: it changes between iterations, "
+                             "and the TPU-model compiles for static shapes%s"
+                           : "a parameter has shape %s: the TPU-model compiles for static shapes; "
+                             "give the function an AG_SIGNATURE without '?'%s",
+                 t, "");
             return;
         }
         place_in_hbm(C, par, x);
