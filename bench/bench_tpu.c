@@ -76,16 +76,22 @@ static void goal(const char *what, bool ok)
     printf("  goal: %-52s %s\n", what, ok ? "PASS" : "MISS");
 }
 
+/* An n x n x n product of dtype dt, as text IR. */
+static compiled square_matmul(const char *dt, int64_t n)
+{
+    char text[512];
+    long long k = n;
+    snprintf(text, sizeof text,
+             "func @mm(%%0: %s[%lld,%lld], %%1: %s[%lld,%lld]) -> (%s[%lld,%lld]) {\n"
+             "  %%2 = matmul(%%0, %%1) : %s[%lld,%lld]\n  return %%2\n}\n",
+             dt, k, k, dt, k, k, dt, k, k, dt, k, k);
+    return compile_text(text);
+}
+
 /* (a) */
 static bool large_matmul(int64_t n)
 {
-    char text[512];
-    snprintf(text, sizeof text,
-             "func @mm(%%0: bf16[%lld,%lld], %%1: bf16[%lld,%lld]) -> (bf16[%lld,%lld]) {\n"
-             "  %%2 = matmul(%%0, %%1) : bf16[%lld,%lld]\n  return %%2\n}\n",
-             (long long)n, (long long)n, (long long)n, (long long)n, (long long)n, (long long)n,
-             (long long)n, (long long)n);
-    compiled c = compile_text(text);
+    compiled c = square_matmul("bf16", n);
     tpu_profile prof;
     tpu_time(c.p, &prof);
     double ratio = prof.device_seconds / prof.roofline_seconds;
@@ -150,13 +156,7 @@ static void mlp_profile(void)
 /* (c) */
 static bool simulator_speed(int64_t n)
 {
-    char text[512];
-    snprintf(text, sizeof text,
-             "func @mm(%%0: f32[%lld,%lld], %%1: f32[%lld,%lld]) -> (f32[%lld,%lld]) {\n"
-             "  %%2 = matmul(%%0, %%1) : f32[%lld,%lld]\n  return %%2\n}\n",
-             (long long)n, (long long)n, (long long)n, (long long)n, (long long)n, (long long)n,
-             (long long)n, (long long)n);
-    compiled c = compile_text(text);
+    compiled c = square_matmul("f32", n);
     ag_shape s = {2, {n, n}};
     rt_value *in[2] = {random_value(AG_F32, s, 1), random_value(AG_F32, s, 2)};
     double sim[5], blas[5];

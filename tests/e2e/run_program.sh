@@ -1,10 +1,12 @@
 #!/bin/sh
-# run_program.sh EXECUTABLE EXPECTED ACTUAL
+# run_program.sh EXECUTABLE EXPECTED ACTUAL [tolerant]
 #
 # Runs one build (eager or staged) of an end-to-end program and passes when
-# it exits with status 0 and its stdout equals EXPECTED byte for byte.
-if [ $# -ne 3 ]; then
-    echo "usage: $0 EXECUTABLE EXPECTED ACTUAL" >&2
+# it exits with status 0 and its stdout equals EXPECTED byte for byte; with
+# `tolerant`, when its numbers match EXPECTED's within the tolerance bf16
+# implies (compare_tolerant.py: a program run on the tpu-model).
+if [ $# -lt 3 ] || [ $# -gt 4 ]; then
+    echo "usage: $0 EXECUTABLE EXPECTED ACTUAL [tolerant]" >&2
     exit 2
 fi
 "$1" >"$3"
@@ -12,6 +14,9 @@ status=$?
 if [ "$status" -ne 0 ]; then
     echo "$1 exited with status $status (its stdout is in $3)" >&2
     exit 1
+fi
+if [ "${4:-}" = tolerant ]; then
+    exec python3 "$(dirname "$0")/compare_tolerant.py" "$2" "$3"
 fi
 if ! diff -u "$2" "$3"; then
     echo "$1: stdout differs from $2 (diff above: - expected, + actual)" >&2
