@@ -5,7 +5,10 @@
  * the slot's current generation and the scope that owns it. Freeing bumps
  * the generation, so a stale handle is detected on its next use instead of
  * reading freed memory. Slots live in fixed chunks that never move, so a
- * lookup needs no lock; creating and freeing take a mutex.
+ * lookup needs no lock; creating and freeing take a mutex. The one field a
+ * lookup shares with every creation, next_id, is atomic: a thread looking
+ * its handle up while others make theirs (batch threads and their
+ * callers) reads it without a data race.
  *
  * Scopes are per thread. A tensor made while no scope is open belongs to
  * the root scope and lives until ag_free or ag_shutdown.
@@ -33,7 +36,7 @@ struct rt_scope {
 };
 
 static slot *chunks[MAX_CHUNKS];
-static uint32_t next_id = 1; /* id 0 is never allocated */
+static _Atomic uint32_t next_id = 1; /* id 0 is never allocated */
 static uint32_t *free_ids;
 static size_t free_count, free_cap;
 static int64_t live_count;
@@ -51,13 +54,15 @@ static uint32_t take_id(void)
 {
     if (free_count > 0)
         return free_ids[--free_count];
-    uint32_t id = next_id++;
+    uint32_t id = atomic_load_explicit(&next_id, memory_order_relaxed);
     if ((id >> CHUNK_BITS) >= MAX_CHUNKS) {
         fprintf(stderr, "agc runtime: too many live tensors\n");
         abort();
     }
     if (!chunks[id >> CHUNK_BITS])
         chunks[id >> CHUNK_BITS] = rt_xcalloc(CHUNK_SIZE, sizeof(slot));
+    /* published after its chunk: an id below next_id has a slot */
+    atomic_store_explicit(&next_id, id + 1, memory_order_release);
     return id;
 }
 
@@ -92,7 +97,7 @@ ag_tensor rt_handle_new(rt_value *v)
 /* The slot of a live handle, or NULL. */
 static slot *live_slot(ag_tensor t)
 {
-    if (t.id == 0 || t.id >= next_id)
+    if (t.id == 0 || t.id >= atomic_load_explicit(&next_id, memory_order_acquire))
         return NULL;
     slot *sl = slot_of(t.id);
     return sl && sl->value && sl->gen == t.gen ? sl : NULL;
@@ -210,7 +215,7 @@ void rt_handles_shutdown(void)
     while (current_scope)
         ag_scope_pop();
     pthread_mutex_lock(&table_lock);
-    for (uint32_t id = 1; id < next_id; id++) {
+    for (uint32_t id = 1; id < atomic_load(&next_id); id++) {
         slot *sl = slot_of(id);
         if (sl && sl->value) {
             rt_value_free(sl->value);
@@ -224,7 +229,7 @@ void rt_handles_shutdown(void)
     free(free_ids);
     free_ids = NULL;
     free_count = free_cap = 0;
-    next_id = 1;
+    atomic_store(&next_id, 1);
     live_count = 0;
     pthread_mutex_unlock(&table_lock);
 }
