@@ -209,7 +209,7 @@ static void expect_call_error(ag_batcher *b, ag_tensor in, const char *needle, i
 
 /* ------------------------------------------------------ many clients */
 
-enum { CLIENTS = 64, REQUESTS = 200, MAX_ROWS = 16 };
+enum { CLIENTS = 64, REQUESTS = 300, MAX_ROWS = 16 };
 
 typedef struct load_client {
     ag_batcher *b;
