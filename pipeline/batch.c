@@ -892,13 +892,14 @@ static bool signature_types(const char *text, const ag_batch_options *o, bt_runn
         const ir_spec_entry *s = &spec.entries[e];
         if (s->is_scalar_value || k >= r->n_inputs)
             continue;
-        bool one_size = o->n_allowed_batch_sizes == 1;
-        if (s->shape.rank < 1 || (s->shape.dims[0] >= 0 && !(one_size &&
-                                  s->shape.dims[0] == o->allowed_batch_sizes[0])))
+        /* a fixed dimension 0 is the one size every batch is padded to, or wrong */
+        bool fixed_ok = o->n_allowed_batch_sizes == 1 &&
+                        s->shape.dims[0] == o->allowed_batch_sizes[0];
+        const char *name = r->input_names[k] ? r->input_names[k] : "?";
+        if (s->shape.rank < 1 || (s->shape.dims[0] >= 0 && !fixed_ok))
             return snprintf(err, n, "the signature \"%s\" gives %s input '%s' %s: a batched "
-                                    "input needs `?` in dimension 0", text, r->name,
-                            r->input_names[k] ? r->input_names[k] : "?", s->shape.rank < 1 ? "no dimension 0"
-                                                                 : "a fixed dimension 0"),
+                                    "input needs `?` in dimension 0", text, r->name, name,
+                            s->shape.rank < 1 ? "no dimension 0" : "a fixed dimension 0"),
                    false;
         r->dtype[k] = s->dtype;
         r->shape[k] = s->shape;
