@@ -7,9 +7,10 @@
  * (closing the open one), or, with splitting, fills the open batch and
  * spills its other rows into new batches. At most max_enqueued_batches
  * batches wait, the open one included; a request that would need more
- * fails at once. A worker takes the first batch when it is closed, or when
- * it is open and full, past its timeout (batch_timeout_micros after its
- * first row arrived) or the batcher is closing.
+ * fails at once. A worker takes the first batch when it is closed (full,
+ * or ended by a request that did not fit), or when it is open and past its
+ * timeout (batch_timeout_micros after its first row arrived) or the
+ * batcher is closing.
  *
  * Lifetimes: a request lives on its caller's stack while the caller waits
  * for its parts (one per batch it landed in) to come back; a batch belongs
@@ -42,7 +43,6 @@ typedef struct part {
 } part;
 
 typedef struct request {
-    ag_loc loc;
     int64_t rows;
     rt_value *in[BT_MAX_TENSORS];
     rt_value *out[BT_MAX_TENSORS]; /* made when its first part comes back */
@@ -619,7 +619,7 @@ bool ag_batcher_call_at(ag_loc loc, ag_batcher *b, const ag_tensor *inputs, ag_t
     }
     /* b may be freed as soon as this call has its answer: read it before. */
     int n_out = b->run.n_outputs;
-    request r = {.loc = loc};
+    request r = {0};
     bool ok = false, reported = false;
     if (ir_trace_active())
         snprintf(r.error, sizeof r.error, "a batcher cannot be called while a function is "
