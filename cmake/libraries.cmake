@@ -31,7 +31,7 @@ foreach(lib ag ag_static ag_rt ag_rt_static)
   else()
     add_library(${lib} SHARED ${objects})
     set_target_properties(${lib} PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION 0)
-    if(NOT AG_SANITIZE)
+    if(NOT AG_SANITIZE AND NOT AG_TSAN)
       # every symbol resolved: what libag_rt needs is really in it
       target_link_options(${lib} PRIVATE -Wl,--no-undefined)
     endif()

@@ -96,6 +96,18 @@ static fn_entry *entry_named(const char *name)
 
 void ag_function_register(const ag_function_desc *fn) { entry_for(fn); }
 
+const ag_function_desc *fn_desc_named(const char *name)
+{
+    const ag_function_desc *d = NULL;
+    pthread_mutex_lock(&registry_lock);
+    for (fn_entry *e = registry; e && name && !d; e = e->next)
+        if (strcmp(e->desc->name, name) == 0 ||
+            (e->desc->alias && strcmp(e->desc->alias, name) == 0))
+            d = e->desc;
+    pthread_mutex_unlock(&registry_lock);
+    return d;
+}
+
 static void concrete_free(ag_concrete_function *cf)
 {
     pl_result_free(&cf->compiled);
@@ -367,6 +379,40 @@ static bool run_concrete(ag_concrete_function *cf, ag_loc loc, const ag_arg *arg
     free(in);
     free(out);
     return ok;
+}
+
+/* Whether args fit the types cf was traced for (its `?` dims match any
+ * size), reporting the first that does not. */
+static bool args_match_concrete(const ag_concrete_function *cf, ag_loc loc, const ag_arg *args)
+{
+    const fn_entry *e = cf->entry;
+    for (int i = 0; i < e->desc->n_params; i++) {
+        const arg_key *k = &cf->keys[i];
+        if (k->kind != AG_ARG_TENSOR)
+            continue;
+        rt_value *v = rt_handle_get(loc, args[i].tensor);
+        if (!v)
+            return false;
+        if (v->dtype == k->type.dtype && ir_spec_shape_matches(&k->type.shape, &v->shape))
+            continue;
+        char want[200], got[200];
+        rt_report(loc, "'%s' parameter '%s' expects %s (its concrete function's), got %s",
+                  e->desc->name, param_name(e, i),
+                  ir_spec_type_str(k->type.dtype, &k->type.shape, want, sizeof want),
+                  ir_spec_type_str(v->dtype, &v->shape, got, sizeof got));
+        return false;
+    }
+    return true;
+}
+
+bool fn_concrete_call(ag_loc loc, ag_concrete_function *cf, const ag_arg *args,
+                      ag_tensor *outputs)
+{
+    if (!args_match_concrete(cf, loc, args)) {
+        fail_outputs(cf->entry->desc, outputs);
+        return false;
+    }
+    return run_concrete(cf, loc, args, outputs);
 }
 
 bool ag_function_call_at(ag_loc loc, const ag_function_desc *d, const ag_arg *args,

@@ -21,4 +21,18 @@ bool fn_compile_spec(ag_loc loc, const char *name, const char *spec, pl_stage st
                      const tgt_target *target, const tgt_options *options,
                      const pl_request *flags, pl_result *out);
 
+/* The AG_FUNCTION whose name (or AG_ALIAS) is `name`, among those called
+ * or registered so far; NULL when none is. */
+const ag_function_desc *fn_desc_named(const char *name);
+
+/*
+ * Runs the concrete function cf (made by ag_get_concrete_function) on
+ * args, as a call of its function would once the cache has found cf:
+ * outputs are fresh tensors in the caller's innermost scope. Each tensor
+ * argument must match cf's type for it (a `?` dim matches any size).
+ * False after reporting an error at loc (outputs are error tensors).
+ */
+bool fn_concrete_call(ag_loc loc, ag_concrete_function *cf, const ag_arg *args,
+                      ag_tensor *outputs);
+
 #endif

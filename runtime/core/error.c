@@ -12,6 +12,7 @@
 #include <string.h>
 
 static atomic_int error_mode = AG_ERRORS_EXIT;
+static _Thread_local int thread_error_mode = -1; /* -1: error_mode */
 static _Thread_local char last_error[1024];
 static _Thread_local bool has_last_error;
 static _Thread_local uint64_t error_count;
@@ -61,7 +62,14 @@ void rt_run_shutdown_hooks(void)
 }
 
 void ag_set_error_mode(ag_error_mode mode) { atomic_store(&error_mode, (int)mode); }
-ag_error_mode ag_get_error_mode(void) { return (ag_error_mode)atomic_load(&error_mode); }
+ag_error_mode ag_get_error_mode(void)
+{
+    if (thread_error_mode >= 0)
+        return (ag_error_mode)thread_error_mode;
+    return (ag_error_mode)atomic_load(&error_mode);
+}
+
+void rt_set_thread_error_mode(int mode) { thread_error_mode = mode; }
 
 const char *ag_last_error(void) { return has_last_error ? last_error : NULL; }
 void ag_clear_error(void) { has_last_error = false; }

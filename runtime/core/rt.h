@@ -166,6 +166,12 @@ void rt_error_latch(bool on);
 /* Prints "file:line: warning: message" on stderr. */
 void rt_warn(ag_loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Overrides the error mode for this thread's calls (-1: back to
+ * ag_set_error_mode's). Batch threads (pipeline/batch.c) run in
+ * AG_ERRORS_RETURN, so that a failed batch is reported to each of its
+ * callers at the caller's line rather than exiting from a worker. */
+void rt_set_thread_error_mode(int mode);
+
 /* Functions ag_shutdown calls (upper layers register their cleanup). */
 void rt_at_shutdown(void (*fn)(void));
 void rt_run_shutdown_hooks(void);

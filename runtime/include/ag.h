@@ -572,6 +572,86 @@ typedef struct ag_profile {
 /* False when no call on this thread has run on such a target yet. */
 bool ag_last_profile(ag_profile *out);
 
+/* ---------------------------------------------------------------- batching */
+
+/*
+ * In-graph batching (TensorFlow's BatchFunction): calls from many threads
+ * are queued, joined along dimension 0 of every input into batches, run
+ * once per batch on batch threads, and each caller gets exactly its own
+ * rows of every output back. docs/batching.md gives each option's
+ * meaning, the shape rules and measurements. A zero field takes the
+ * default noted.
+ */
+typedef struct ag_batch_options {
+    int num_batch_threads;          /* threads running batches (0: 1) */
+    int max_batch_size;             /* most rows in a batch (required, > 0) */
+    int64_t batch_timeout_micros;   /* how long a batch waits for rows after
+                                       its first request (0: no wait) */
+    const int *allowed_batch_sizes; /* sizes a batch is padded up to: strictly
+                                       increasing, the last max_batch_size */
+    int n_allowed_batch_sizes;      /* 0: batches run at their own size */
+    int max_enqueued_batches;       /* batches that may wait to run (0: 10); a
+                                       request needing more fails at once */
+    bool disable_large_batch_splitting; /* a request of more than
+                                           max_batch_size rows is an error
+                                           instead of split across batches */
+} ag_batch_options;
+
+typedef struct ag_batcher ag_batcher;
+
+/* A batcher of the AG_FUNCTION `function` (its name or AG_ALIAS; called or
+ * ag_function_register'ed before). Its inputs are the function's tensor
+ * parameters in order, its outputs the function's results. `signature`
+ * ("f32[?,4], i32[?]", `?` in dimension 0 of every tensor) is traced and
+ * compiled once, now, on the selected target; NULL takes the function's
+ * AG_SIGNATURE, or with none lets the function cache trace one concrete
+ * function per batch size. NULL after reporting an error. */
+ag_batcher *ag_batcher_new_at(ag_loc loc, const char *function, const char *signature,
+                              const ag_batch_options *options);
+#define ag_batcher_new(function, signature, options) \
+    ag_batcher_new_at(AG_HERE, (function), (signature), (options))
+
+/* What a batcher can run instead of an AG_FUNCTION: called on a batch
+ * thread with n_inputs batched tensors, it stores n_outputs tensors whose
+ * dimension 0 is that of the inputs, or returns false after reporting an
+ * error (batch threads run in AG_ERRORS_RETURN mode). Tensors it makes
+ * are freed after the batch. */
+typedef bool (*ag_batch_fn)(void *state, const ag_tensor *inputs, ag_tensor *outputs);
+ag_batcher *ag_batcher_new_fn_at(ag_loc loc, ag_batch_fn fn, void *state, int n_inputs,
+                                 int n_outputs, const ag_batch_options *options);
+#define ag_batcher_new_fn(fn, state, n_inputs, n_outputs, options) \
+    ag_batcher_new_fn_at(AG_HERE, (fn), (state), (n_inputs), (n_outputs), (options))
+
+/* Runs one request, from any thread: every input has the same number of
+ * rows (dimension 0); blocks until its batch (or batches) ran and stores
+ * its rows of every output, fresh tensors in the caller's scope. False,
+ * with error tensors, after reporting an error (a full queue fails at once). */
+bool ag_batcher_call_at(ag_loc loc, ag_batcher *b, const ag_tensor *inputs,
+                        ag_tensor *outputs);
+#define ag_batcher_call(b, inputs, outputs) \
+    ag_batcher_call_at(AG_HERE, (b), (inputs), (outputs))
+
+/* Stops taking requests (later calls fail with an error), runs the queued
+ * ones at once and returns when every caller has its answer. */
+void ag_batcher_close(ag_batcher *b);
+/* ag_batcher_close, then stops the batch threads and frees b. No call may
+ * start once it has begun (close first if other threads may still call).
+ * ag_shutdown frees the batchers still alive. */
+void ag_batcher_free(ag_batcher *b);
+
+/* What a batcher has done so far. */
+typedef struct ag_batch_stats {
+    int64_t requests;     /* accepted */
+    int64_t rejected;     /* failed at once: max_enqueued_batches were waiting */
+    int64_t refused;      /* failed at the call for another reason (shapes, size, closed) */
+    int64_t batches;      /* runs of the function */
+    int64_t rows;         /* rows of requests in them */
+    int64_t padding_rows; /* rows added to reach an allowed batch size */
+    int64_t failed_batches;
+    int waiting_batches;  /* now in the queue, not yet taken by a batch thread */
+} ag_batch_stats;
+ag_batch_stats ag_batcher_stats(ag_batcher *b);
+
 /* ------------------------------------------------ ahead-of-time functions */
 
 /* `agc --emit=obj` compiles AG_FUNCTIONs into an object file whose C

@@ -1,0 +1,230 @@
+/*
+ * bench_batch.c - in-graph batching (ag_batcher, docs/batching.md): the
+ * throughput and latency of many clients calling an MLP-like AG_FUNCTION
+ * one row at a time, unbatched (each client calls the function itself)
+ * and through a batcher, for a sweep of max_batch_size and
+ * batch_timeout_micros.
+ *
+ *   mlp(x) = softmax(relu(relu(x W1 + b1) W2 + b2) W3 + b3)
+ *            x: [?, 256] f32, 256 -> 256 -> 256 -> 10; weights are
+ *            constants of the graph (globals captured at trace time)
+ *
+ * Clients run closed loops: each sends its next request (one row) as soon
+ * as the last came back, for a fixed time per configuration. A request's
+ * latency is the time its call took (queueing, waiting for the batch,
+ * running it); throughput is requests per second over all clients.
+ * OpenBLAS runs single-threaded (openblas_set_num_threads(1)) in both
+ * modes, so that parallelism comes from the clients (unbatched) or the
+ * batch threads (batched) only, not from BLAS threads fighting them.
+ *
+ *   bench_batch [CLIENTS [SECONDS_PER_ROW]]   (default 32 clients, 1 s)
+ */
+#define _GNU_SOURCE
+
+#include "bench_util.h"
+#include <ag.h>
+
+#include <cblas.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { IN = 256, HIDDEN = 256, OUT = 10, MAX_CLIENTS = 256 };
+
+/* ------------------------------------------------------------ the function */
+
+static ag_tensor w1, b1, w2, b2, w3, b3;
+
+/*   AG_FUNCTION AG_SIGNATURE("f32[?,256]") ag_tensor mlp(ag_tensor x)
+ * written out as agc generates it. */
+static void mlp_trace(const ag_arg *a, ag_tensor *o)
+{
+    ag_tensor h = ag_relu(ag_add(ag_matmul(a[0].tensor, w1), b1));
+    h = ag_relu(ag_add(ag_matmul(h, w2), b2));
+    o[0] = ag_softmax(ag_add(ag_matmul(h, w3), b3), -1);
+}
+static const char *const mlp_names[] = {"x"};
+static const ag_arg_kind mlp_kinds[] = {AG_ARG_TENSOR};
+static const ag_function_desc mlp_desc = {"mlp", __FILE__, __LINE__, 1, mlp_names, mlp_kinds,
+                                          "f32[?,256]", NULL, 1, mlp_trace, 0};
+
+static ag_tensor param(ag_shape s, float scale, uint64_t seed)
+{
+    return ag_random_uniform(s, -scale, scale, AG_F32, seed);
+}
+
+static void make_weights(void)
+{
+    w1 = param(AG_SHAPE(IN, HIDDEN), 0.0625f, 1);
+    b1 = param(AG_SHAPE(HIDDEN), 0.1f, 2);
+    w2 = param(AG_SHAPE(HIDDEN, HIDDEN), 0.0625f, 3);
+    b2 = param(AG_SHAPE(HIDDEN), 0.1f, 4);
+    w3 = param(AG_SHAPE(HIDDEN, OUT), 0.0625f, 5);
+    b3 = param(AG_SHAPE(OUT), 0.1f, 6);
+}
+
+static ag_tensor call_mlp(ag_tensor x)
+{
+    ag_arg a = {.kind = AG_ARG_TENSOR, .tensor = x};
+    ag_tensor y;
+    ag_function_call_at(AG_HERE, &mlp_desc, &a, &y);
+    return y;
+}
+
+/* --------------------------------------------------------------- clients */
+
+typedef struct client {
+    ag_batcher *b; /* NULL: call the function directly */
+    double stop_at;
+    double *latency_us;
+    int n, cap, failed;
+    pthread_t thread;
+} client;
+
+static void record(client *c, double us)
+{
+    if (c->n == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 4096;
+        c->latency_us = realloc(c->latency_us, (size_t)c->cap * sizeof *c->latency_us);
+    }
+    c->latency_us[c->n++] = us;
+}
+
+static void *client_main(void *arg)
+{
+    client *c = arg;
+    float row[IN];
+    for (int i = 0; i < IN; i++)
+        row[i] = (float)((i * 37) % 101) / 101.0f - 0.5f;
+    while (bench_now_s() < c->stop_at) {
+        ag_scope_push();
+        ag_tensor x = ag_from_data(AG_F32, AG_SHAPE(1, IN), row), y;
+        double t0 = bench_now_s();
+        bool ok = c->b ? ag_batcher_call(c->b, &x, &y) : !ag_is_error(y = call_mlp(x));
+        double t1 = bench_now_s();
+        ag_scope_pop();
+        if (ok)
+            record(c, (t1 - t0) * 1e6);
+        else
+            c->failed++;
+    }
+    return NULL;
+}
+
+typedef struct result {
+    double per_s, p50_us, p99_us;
+    int failed;
+} result;
+
+/* n_clients closed loops for `seconds`, through b (or directly). */
+static result run_clients(ag_batcher *b, int n_clients, double seconds)
+{
+    static client c[MAX_CLIENTS];
+    double start = bench_now_s();
+    for (int i = 0; i < n_clients; i++) {
+        c[i] = (client){.b = b, .stop_at = start + seconds};
+        pthread_create(&c[i].thread, NULL, client_main, &c[i]);
+    }
+    int total = 0;
+    result r = {0};
+    for (int i = 0; i < n_clients; i++) {
+        pthread_join(c[i].thread, NULL);
+        total += c[i].n;
+        r.failed += c[i].failed;
+    }
+    double elapsed = bench_now_s() - start;
+    double *all = malloc((size_t)(total ? total : 1) * sizeof *all);
+    for (int i = 0, k = 0; i < n_clients; i++) {
+        memcpy(all + k, c[i].latency_us, (size_t)c[i].n * sizeof *all);
+        k += c[i].n;
+        free(c[i].latency_us);
+    }
+    if (total > 0) {
+        qsort(all, (size_t)total, sizeof *all, bench_compare_doubles);
+        r.p50_us = all[total / 2];
+        r.p99_us = all[(int)((double)total * 0.99)];
+    }
+    r.per_s = total / elapsed;
+    free(all);
+    return r;
+}
+
+/* ------------------------------------------------------------------ rows */
+
+static void print_row(const char *mode, int max_batch, long timeout, int threads, result r,
+                      const ag_batch_stats *s)
+{
+    char mb[16] = "-", to[16] = "-", th[16] = "-", avg[16] = "1.0";
+    if (s) {
+        snprintf(mb, sizeof mb, "%d", max_batch);
+        snprintf(to, sizeof to, "%ld", timeout);
+        snprintf(th, sizeof th, "%d", threads);
+        snprintf(avg, sizeof avg, "%.1f", s->batches ? (double)s->rows / s->batches : 0.0);
+    }
+    printf("%-10s %9s %10s %7s %10.0f %9.0f %9.0f %10s %7d\n", mode, mb, to, th, r.per_s,
+           r.p50_us, r.p99_us, avg, r.failed + (s ? (int)s->rejected : 0));
+}
+
+static void run_batched(int max_batch, long timeout, int threads, int n_clients,
+                        double seconds)
+{
+    ag_batch_options o = {.num_batch_threads = threads, .max_batch_size = max_batch,
+                          .batch_timeout_micros = timeout, .max_enqueued_batches = 100000};
+    ag_batcher *b = ag_batcher_new("mlp", NULL, &o);
+    if (!b) {
+        printf("batched: %s\n", ag_last_error());
+        return;
+    }
+    result r = run_clients(b, n_clients, seconds);
+    ag_batch_stats s = ag_batcher_stats(b);
+    ag_batcher_free(b);
+    print_row("batched", max_batch, timeout, threads, r, &s);
+}
+
+/* The batched result of one row equals the unbatched one (a sanity check
+ * that the bench measures the function it claims to). */
+static double check_same(void)
+{
+    ag_batch_options o = {.max_batch_size = 8};
+    ag_batcher *b = ag_batcher_new("mlp", NULL, &o);
+    ag_tensor x = ag_random_uniform(AG_SHAPE(3, IN), -1, 1, AG_F32, 9), y;
+    ag_batcher_call(b, &x, &y);
+    ag_tensor d = ag_reduce_max(ag_abs(ag_sub(y, call_mlp(x))), AG_ALL_AXES, false);
+    double diff = ag_item_f64(d);
+    ag_batcher_free(b);
+    return diff;
+}
+
+int main(int argc, char **argv)
+{
+    int n_clients = argc > 1 ? atoi(argv[1]) : 32;
+    double seconds = argc > 2 ? atof(argv[2]) : 1.0;
+    if (n_clients < 1 || n_clients > MAX_CLIENTS || seconds <= 0) {
+        fprintf(stderr, "usage: bench_batch [CLIENTS (1..%d) [SECONDS_PER_ROW]]\n",
+                MAX_CLIENTS);
+        return 2;
+    }
+    openblas_set_num_threads(1);
+    make_weights();
+    ag_function_register(&mlp_desc);
+    ag_tensor warm = call_mlp(ag_zeros(AG_F32, AG_SHAPE(1, IN))); /* trace and compile */
+    ag_free(warm);
+    printf("bench_batch: mlp %d-%d-%d-%d f32, 1 row per request, %d client threads, "
+           "%.1f s per row, %ld CPUs, target %s\n", IN, HIDDEN, HIDDEN, OUT, n_clients,
+           seconds, sysconf(_SC_NPROCESSORS_ONLN), ag_target());
+    printf("sanity: batched and unbatched results differ by at most %g\n", check_same());
+    printf("%-10s %9s %10s %7s %10s %9s %9s %10s %7s\n", "mode", "max_batch", "timeout_us",
+           "threads", "req/s", "p50_us", "p99_us", "rows/batch", "failed");
+    print_row("unbatched", 0, 0, 0, run_clients(NULL, n_clients, seconds), NULL);
+    static const int sizes[] = {8, 32, 64};
+    static const long timeouts[] = {0, 100, 1000, 5000};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        for (size_t j = 0; j < sizeof timeouts / sizeof *timeouts; j++)
+            run_batched(sizes[i], timeouts[j], 1, n_clients, seconds);
+    run_batched(32, 0, 2, n_clients, seconds);
+    run_batched(32, 1000, 2, n_clients, seconds);
+    ag_shutdown();
+    return 0;
+}

@@ -1,0 +1,65 @@
+/*
+ * batch.h - in-graph batching (prefix bt_): the scheduler behind
+ * ag_batcher (ag.h), TensorFlow's BatchFunction in C.
+ *
+ * Callers on many threads hand in requests (some rows along dimension 0 of
+ * every input); the scheduler queues them in batches of at most
+ * max_batch_size rows, and num_batch_threads workers each take a batch,
+ * concatenate its rows, pad them to an allowed size, run the batch once
+ * (a runner: a C callback, or an AG_FUNCTION through the function cache)
+ * and slice every output back to the requests. docs/batching.md is the
+ * user's side; converter.md section 3 the contract.
+ *
+ * The public entry points (ag_batcher_new_at, ag_batcher_new_fn_at,
+ * ag_batcher_call_at, ag_batcher_close, ag_batcher_free, ag_batcher_stats)
+ * are defined in batch.c; this header gives the pieces agc-convert and the
+ * tests use on their own.
+ */
+#ifndef BT_BATCH_H
+#define BT_BATCH_H
+
+#include "rt.h"
+
+/* The most inputs and outputs a batched function may have (as many as a
+ * signature may describe). */
+#define BT_MAX_TENSORS 64
+
+/* What max_enqueued_batches = 0 means, as in TensorFlow's BatchFunction. */
+#define BT_DEFAULT_MAX_ENQUEUED_BATCHES 10
+
+/*
+ * Checks options as ag_batcher_new does: positive max_batch_size,
+ * non-negative counts and timeout, allowed_batch_sizes positive, strictly
+ * increasing and ending with max_batch_size. False with a message for
+ * people in err (agc-convert adds the options text's line and column).
+ */
+bool bt_options_check(const ag_batch_options *o, char *err, size_t n);
+
+/* The number of rows a batch of `rows` runs with: the first allowed size
+ * that holds them, or `rows` when no sizes are given (o must be valid). */
+int64_t bt_padded_size(const ag_batch_options *o, int64_t rows);
+
+/* How a batch runs: run() gets the batched inputs (dimension 0: the
+ * padded size) and stores n_outputs tensors, in a scope the worker pops
+ * afterwards; false after reporting an error (the worker's thread is in
+ * AG_ERRORS_RETURN mode). free_state() (may be NULL) runs when the
+ * batcher is freed. */
+typedef struct bt_runner {
+    bool (*run)(void *state, const ag_tensor *inputs, ag_tensor *outputs);
+    void (*free_state)(void *state);
+    void *state;
+    int n_inputs, n_outputs;
+    const char *name;                         /* for messages: "'f'" or "the callback" */
+    const char *input_names[BT_MAX_TENSORS];  /* NULL entries: "input i" */
+    /* The types a signature fixes (has_types): shape dim 0 is -1, other
+     * dims -1 where the signature has `?`. */
+    bool has_types;
+    ag_dtype dtype[BT_MAX_TENSORS];
+    ag_shape shape[BT_MAX_TENSORS];
+} bt_runner;
+
+/* A batcher running r (copied; on failure its state is freed). NULL after
+ * reporting bad options at loc. */
+ag_batcher *bt_new(ag_loc loc, const bt_runner *r, const ag_batch_options *o);
+
+#endif
