@@ -5,6 +5,7 @@
 #                                 agc converts an example, both builds run
 #   bash scripts/build.sh test    install what is missing, build, run every test
 #                                 (the normal build and the ASan+UBSan build),
+#                                 the threading tests under ThreadSanitizer,
 #                                 then fuzz agc for AG_FUZZ_SECONDS (60)
 #   bash scripts/build.sh deps    only install what is missing
 #   bash scripts/build.sh build   only configure and build (build/)
@@ -93,6 +94,23 @@ run_tests() { # dir
   ctest --test-dir "$1" --output-on-failure -j "$jobs"
 }
 
+# The threading tests under ThreadSanitizer: the batching scheduler on the
+# cpu, reference and tpu-model targets, and concurrent first calls and
+# compiles. TSan's reports fail the run (exit status 66).
+run_tsan_tests() { # dir
+  local dir=$1
+  say "building the threading tests with ThreadSanitizer in $dir"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAG_TSAN=ON -DAG_BUILD_BENCH=OFF \
+    -DAG_BUILD_EXAMPLES=OFF >/dev/null
+  cmake --build "$dir" -j "$jobs" --target test_batch
+  say "testing the batching scheduler under ThreadSanitizer"
+  local target
+  for target in cpu reference tpu-model; do
+    echo "-- AG_TARGET=$target"
+    TSAN_OPTIONS=halt_on_error=1 AG_TARGET=$target "$dir/tests/test_batch"
+  done
+}
+
 cmd=${1:-demo}
 case "$cmd" in
   deps) install_deps ;;
@@ -105,6 +123,7 @@ case "$cmd" in
     configure_and_build "$asan_dir" -DAG_SANITIZE=ON -DAG_BUILD_BENCH=OFF
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
       run_tests "$asan_dir"
+    run_tsan_tests "${build_dir}-tsan"
     say "fuzzing agc's conversion for ${AG_FUZZ_SECONDS:-60} s (libFuzzer, ASan+UBSan, leaks)"
     bash tests/fuzz/build_and_run.sh "${AG_FUZZ_SECONDS:-60}" "$build_dir-fuzz"
     ;;
