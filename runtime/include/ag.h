@@ -573,6 +573,11 @@ const char *ag_target(void);
 typedef struct ag_aot_function ag_aot_function;
 bool ag_aot_call(ag_aot_function *fn, const ag_tensor *tensors, const int64_t *scalars,
                  ag_tensor *outputs);
+/* The same, from the C function NAME_at(loc, ...) that the generated
+ * header's macro NAME(...) calls with AG_HERE: a call that does not match
+ * what was compiled is reported at loc, the caller's line. */
+bool ag_aot_call_at(ag_loc loc, ag_aot_function *fn, const ag_tensor *tensors,
+                    const int64_t *scalars, ag_tensor *outputs);
 
 /* ---------------------------------------------------------------- memory */
 
