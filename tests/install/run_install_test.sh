@@ -19,6 +19,7 @@ expected="y = [[0 0] [5 12]]"
 
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 test -f "$work/prefix/include/ag.h"
+test -f "$work/prefix/share/man/man1/agc.1" || { echo "agc.1 is not installed" >&2; exit 1; }
 libdir=$(ls -d "$work"/prefix/lib*/ | head -n 1)
 
 # pkg-config
