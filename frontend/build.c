@@ -113,6 +113,25 @@ static bool aot_params_ok(const build *B, const fe_func_info *f)
     return true;
 }
 
+/* The object also defines NAME_at (the caller's location first: see
+ * header.c), so another AG_FUNCTION of that name would clash with it. */
+static bool at_name_free(const build *B, const fe_func_info *f)
+{
+    if (!(B->b->emit & (FE_EMIT_OBJ | FE_EMIT_HEADER | FE_EMIT_LLVM | FE_EMIT_ASM)))
+        return true; /* the graphs alone define no C function */
+    size_t n = strlen(f->name);
+    for (int i = 0; i < B->conv.n_funcs; i++) {
+        const fe_func_info *g = &B->conv.funcs[i];
+        if (strncmp(g->name, f->name, n) == 0 && strcmp(g->name + n, "_at") == 0) {
+            error_at(B, g->line, "'%s' clashes with the function '%s_at' that "
+                                 "--emit=obj defines for '%s' (its callers' locations): "
+                                 "rename one of them", g->name, f->name, f->name);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The functions to build and their signatures; false after an error. */
 static bool choose(build *B)
 {
@@ -136,7 +155,7 @@ static bool choose(build *B)
         }
         if (!spec)
             continue; /* several functions: those with a signature are built */
-        if (!aot_params_ok(B, f))
+        if (!aot_params_ok(B, f) || !at_name_free(B, f))
             return false;
         B->fns[B->n_fns] = f;
         B->specs[B->n_fns++] = spec;

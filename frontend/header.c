@@ -25,15 +25,68 @@ static char *guard_of(const char *path)
     return r;
 }
 
+static bool is_ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* Where the function's name is in its prototype: the first whole word
+ * `name` followed by '(' (the return type may hold the same word, as in
+ * `struct stats stats(ag_tensor x)`). NULL if absent. */
+static const char *name_in(const char *proto, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = strstr(proto, name); p; p = strstr(p + 1, name)) {
+        if ((p > proto && is_ident_char(p[-1])) || is_ident_char(p[n]))
+            continue;
+        const char *q = p + n;
+        while (*q == ' ')
+            q++;
+        if (*q == '(')
+            return p;
+    }
+    return NULL;
+}
+
+/* "T NAME_at(ag_loc ag__loc, PARAMS)" from "T NAME(PARAMS)": the C
+ * function the object defines with the caller's location first. */
+static bool declare_at(fe_buf *b, const fe_func_info *f)
+{
+    const char *p = name_in(f->prototype, f->name);
+    if (!p)
+        return false;
+    const char *open = strchr(p, '(');
+    const char *params = open + 1;
+    while (*params == ' ')
+        params++;
+    bool none = *params == ')' || (strncmp(params, "void", 4) == 0 && !is_ident_char(params[4]) &&
+                                   params[4 + strspn(params + 4, " ")] == ')');
+    fe_buf_printf(b, "%.*s%s_at(ag_loc ag__loc%s%s;\n", (int)(p - f->prototype), f->prototype,
+                  f->name, none ? ")" : ", ", none ? "" : params);
+    return true;
+}
+
+/* The user's prototype, then NAME_at and a macro that makes a call of
+ * NAME pass its own file and line, as ag.h's ops do: a call that does
+ * not match what was compiled is reported where it is written.
+ * AGC_NO_CALLER_LINES before the include keeps NAME a plain function
+ * (for a file that declares it again, or takes its address by name). */
 static void declare(fe_buf *b, const fe_options *opt, const fe_func_info *f)
 {
     fe_buf_printf(b, "/* %s:%d, compiled for AG_SIGNATURE(\"%s\").\n", opt->input, f->line,
                   f->signature);
     fe_buf_puts(b, " * A call with tensors of other types, or other values of the C\n"
-                   " * scalars, fails with an error naming the parameter. */\n");
+                   " * scalars, fails with an error naming the parameter, at the\n"
+                   " * caller's line. */\n");
     if (f->returns_struct)
         fe_buf_puts(b, "/* (declare the struct it returns before including this header) */\n");
-    fe_buf_printf(b, "%s;\n\n", f->prototype);
+    fe_buf_printf(b, "%s;\n", f->prototype);
+    if (declare_at(b, f)) {
+        fe_buf_puts(b, "#ifndef AGC_NO_CALLER_LINES\n");
+        if (f->n_params)
+            fe_buf_printf(b, "#define %s(...) %s_at(AG_HERE, __VA_ARGS__)\n", f->name, f->name);
+        else
+            fe_buf_printf(b, "#define %s() %s_at(AG_HERE)\n", f->name, f->name);
+        fe_buf_puts(b, "#endif\n");
+    }
+    fe_buf_puts(b, "\n");
 }
 
 char *fe_header_text(const fe_options *opt, const fe_func_info *const *fns, int n,

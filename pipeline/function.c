@@ -6,12 +6,23 @@
  * variable) has a concrete function: what the compile pipeline made of it
  * (pipeline.h: the optimized graph, compiled for the selected target). A
  * call finds or makes its concrete function, then runs it.
+ *
+ * The cache is bounded: each function keeps its most recently used
+ * concrete functions (ag_set_max_concrete_functions, else
+ * AG_MAX_CONCRETE_FUNCTIONS, else 64) and evicts the least recently used,
+ * so a function retraced forever holds bounded memory. Calls run without
+ * the entry's lock, so an evicted concrete function may still be running
+ * on another thread: each one is reference counted (the cache holds one
+ * reference, every running call one, every ag_get_concrete_function one)
+ * and is freed when the last goes. ag_shutdown frees them all.
  */
 #include "function.h"
 
 #include "trace.h"
 
+#include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +35,10 @@ struct ag_concrete_function {
     fn_entry *entry;
     arg_key *keys;
     pl_result compiled; /* the graph, its analyses, the target's executable */
+    unsigned long serial; /* trace order, for ag_function_print_signatures */
+    int refs;             /* under entry->lock: the cache's, calls', users' */
+    int user_refs;        /* of refs, ag_get_concrete_function's */
+    bool cached;          /* in entry->concretes; else in entry->retired */
     ag_concrete_function *next;
 };
 
@@ -32,7 +47,10 @@ struct fn_entry {
     pthread_mutex_t lock;
     bool has_signature;
     ir_spec signature;
-    ag_concrete_function *concretes; /* newest first */
+    ag_concrete_function *concretes; /* the cache, most recently used first */
+    int n_cached;
+    ag_concrete_function *retired; /* evicted, still running or held by a user */
+    unsigned long serial;          /* traces made, for the next one's serial */
     int trace_count;
     unsigned history; /* bit i: whether the i-th latest call traced */
     int calls;
@@ -43,6 +61,10 @@ struct fn_entry {
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static fn_entry *registry;
 static int eager_override = -1; /* -1: not set; else ag_run_functions_eagerly */
+/* Concrete functions allocated and not yet freed, every function's, evicted
+ * ones included: what ag_function_concrete_count(NULL) reports, so that a
+ * test sees whether ag_shutdown freed them all. */
+static atomic_int live_concretes;
 
 /* --------------------------------------------------------------- registry */
 
@@ -110,20 +132,29 @@ const ag_function_desc *fn_desc_named(const char *name)
 
 static void concrete_free(ag_concrete_function *cf)
 {
-    pl_result_free(&cf->compiled);
+    pl_result_free(&cf->compiled); /* the target's executable too: the JIT's code */
     free(cf->keys);
     free(cf);
+    atomic_fetch_sub(&live_concretes, 1);
 }
 
+static void free_list(ag_concrete_function *cf)
+{
+    for (ag_concrete_function *next; cf; cf = next) {
+        next = cf->next;
+        concrete_free(cf);
+    }
+}
+
+/* Frees every concrete function, cached or not, whatever its references:
+ * after ag_shutdown no call may run and no user pointer may be used. */
 static void registry_shutdown(void)
 {
     pthread_mutex_lock(&registry_lock);
     for (fn_entry *e = registry, *next; e; e = next) {
         next = e->next;
-        for (ag_concrete_function *cf = e->concretes, *n2; cf; cf = n2) {
-            n2 = cf->next;
-            concrete_free(cf);
-        }
+        free_list(e->concretes);
+        free_list(e->retired);
         pthread_mutex_destroy(&e->lock);
         free(e);
     }
@@ -236,16 +267,123 @@ static bool key_equal(const arg_key *a, const arg_key *b)
     return false;
 }
 
+/* Finds the cached concrete function for keys and makes it the most
+ * recently used (under e->lock). */
 static ag_concrete_function *find_concrete(fn_entry *e, const arg_key *keys)
 {
-    for (ag_concrete_function *cf = e->concretes; cf; cf = cf->next) {
+    for (ag_concrete_function **link = &e->concretes; *link; link = &(*link)->next) {
+        ag_concrete_function *cf = *link;
         bool same = true;
         for (int i = 0; i < e->desc->n_params && same; i++)
             same = key_equal(&cf->keys[i], &keys[i]);
-        if (same)
-            return cf;
+        if (!same)
+            continue;
+        *link = cf->next;
+        cf->next = e->concretes;
+        e->concretes = cf;
+        return cf;
     }
     return NULL;
+}
+
+/* ------------------------------------------------------------- the bound */
+
+#define DEFAULT_MAX_CONCRETES 64
+
+static atomic_int max_override = -1; /* -1: not set; else ag_set_max_concrete_functions */
+static atomic_bool env_warned;
+
+/* AG_MAX_CONCRETE_FUNCTIONS, read at every trace (cheap beside a trace)
+ * so that a test or a program may change it. A value that is not a
+ * count is said once, and the default used. */
+static int env_max_concretes(void)
+{
+    const char *env = getenv("AG_MAX_CONCRETE_FUNCTIONS");
+    if (!env || !*env)
+        return DEFAULT_MAX_CONCRETES;
+    char *end;
+    long n = strtol(env, &end, 10);
+    if (*end == '\0' && n >= 0 && n <= INT_MAX)
+        return (int)n;
+    if (!atomic_exchange(&env_warned, true))
+        rt_warn((ag_loc){0}, "AG_MAX_CONCRETE_FUNCTIONS='%s' is not a count (0 for no bound); "
+                             "keeping at most %d concrete functions per function", env,
+                DEFAULT_MAX_CONCRETES);
+    return DEFAULT_MAX_CONCRETES;
+}
+
+int ag_max_concrete_functions(void)
+{
+    int n = atomic_load(&max_override);
+    return n >= 0 ? n : env_max_concretes();
+}
+
+/* Drops one reference (under e->lock); the last one frees an evicted
+ * concrete function. A cached one always keeps the cache's. */
+static void unref_locked(fn_entry *e, ag_concrete_function *cf)
+{
+    if (--cf->refs > 0 || cf->cached)
+        return;
+    for (ag_concrete_function **link = &e->retired; *link; link = &(*link)->next)
+        if (*link == cf) {
+            *link = cf->next;
+            break;
+        }
+    concrete_free(cf);
+}
+
+/* Evicts the least recently used concrete functions beyond the bound
+ * (under e->lock). One still running on another thread, or held by an
+ * ag_get_concrete_function caller, moves to the retired list and lives
+ * until its last reference goes. */
+static void evict_over_bound(fn_entry *e, int max)
+{
+    while (max > 0 && e->n_cached > max) {
+        ag_concrete_function **link = &e->concretes;
+        while ((*link)->next)
+            link = &(*link)->next;
+        ag_concrete_function *lru = *link;
+        *link = NULL;
+        e->n_cached--;
+        lru->cached = false;
+        lru->next = e->retired;
+        e->retired = lru;
+        unref_locked(e, lru); /* the cache's reference */
+    }
+}
+
+void ag_set_max_concrete_functions(int n)
+{
+    atomic_store(&max_override, n < 0 ? -1 : n);
+    int max = ag_max_concrete_functions();
+    /* Entries are only ever added at the head and freed at shutdown, so
+     * the list from this head is walked without registry_lock: a trace
+     * holding e->lock may take registry_lock (ag_function_trace_count in
+     * traced code), and the two must not be taken in the other order. */
+    pthread_mutex_lock(&registry_lock);
+    fn_entry *head = registry;
+    pthread_mutex_unlock(&registry_lock);
+    for (fn_entry *e = head; e; e = e->next) {
+        pthread_mutex_lock(&e->lock);
+        evict_over_bound(e, max);
+        pthread_mutex_unlock(&e->lock);
+    }
+}
+
+/* A reference for a call or a user, under e->lock. */
+static ag_concrete_function *ref_locked(ag_concrete_function *cf)
+{
+    if (cf)
+        cf->refs++;
+    return cf;
+}
+
+static void concrete_release(ag_concrete_function *cf)
+{
+    fn_entry *e = cf->entry;
+    pthread_mutex_lock(&e->lock);
+    unref_locked(e, cf);
+    pthread_mutex_unlock(&e->lock);
 }
 
 /* --------------------------------------------------------------- tracing */
@@ -270,9 +408,14 @@ static ag_concrete_function *trace_concrete(fn_entry *e, const arg_key *keys)
     cf->keys = rt_xmalloc(np * sizeof *cf->keys);
     memcpy(cf->keys, keys, (size_t)d->n_params * sizeof *keys);
     cf->compiled = compiled;
+    cf->serial = e->serial++;
+    cf->refs = 1; /* the cache's */
+    cf->cached = true;
     cf->next = e->concretes;
     e->concretes = cf;
+    e->n_cached++;
     e->trace_count++;
+    atomic_fetch_add(&live_concretes, 1);
     return cf;
 }
 
@@ -343,18 +486,24 @@ static void fail_outputs(const ag_function_desc *d, ag_tensor *outputs)
 }
 
 /* Finds or traces the concrete function for keys (under the entry's lock,
- * so concurrent first calls with one signature trace once). */
+ * so concurrent first calls with one signature trace once) and returns it
+ * with a reference for the call: eviction by another thread's trace
+ * cannot free it while it runs. */
 static ag_concrete_function *lookup_or_trace(fn_entry *e, ag_loc loc, const arg_key *keys)
 {
     pthread_mutex_lock(&e->lock);
+    /* the previous call's keys, read before find_concrete reorders */
+    const arg_key *previous = e->concretes ? e->concretes->keys : NULL;
     ag_concrete_function *cf = find_concrete(e, keys);
     bool traced = false;
-    const arg_key *previous = e->concretes ? e->concretes->keys : NULL;
     if (!cf) {
         cf = trace_concrete(e, keys);
         traced = cf != NULL;
     }
     note_call(e, loc, traced, previous, keys);
+    ref_locked(cf);
+    /* after note_call, which reads `previous`, which this may free */
+    evict_over_bound(e, ag_max_concrete_functions());
     pthread_mutex_unlock(&e->lock);
     return cf;
 }
@@ -433,7 +582,9 @@ bool ag_function_call_at(ag_loc loc, const ag_function_desc *d, const ag_arg *ar
         fail_outputs(d, outputs);
         return false;
     }
-    return run_concrete(cf, loc, args, outputs);
+    bool ok = run_concrete(cf, loc, args, outputs);
+    concrete_release(cf);
+    return ok;
 }
 
 /* ------------------------------------------------------------- inspection */
@@ -442,6 +593,27 @@ int ag_function_trace_count(const char *name)
 {
     fn_entry *e = name ? entry_named(name) : NULL;
     return e ? e->trace_count : 0;
+}
+
+static int list_length(const ag_concrete_function *cf)
+{
+    int n = 0;
+    for (; cf; cf = cf->next)
+        n++;
+    return n;
+}
+
+int ag_function_concrete_count(const char *name)
+{
+    if (!name)
+        return atomic_load(&live_concretes);
+    fn_entry *e = entry_named(name);
+    if (!e)
+        return 0;
+    pthread_mutex_lock(&e->lock);
+    int n = e->n_cached + list_length(e->retired);
+    pthread_mutex_unlock(&e->lock);
+    return n;
 }
 
 static void print_concrete(const ag_concrete_function *cf, FILE *out)
@@ -464,6 +636,13 @@ static void print_concrete(const ag_concrete_function *cf, FILE *out)
         fprintf(out, "    %s\n", ir_type_str(&body->results[i]->type, buf, sizeof buf));
 }
 
+static int by_serial(const void *a, const void *b)
+{
+    unsigned long x = (*(ag_concrete_function *const *)a)->serial;
+    unsigned long y = (*(ag_concrete_function *const *)b)->serial;
+    return (x > y) - (x < y);
+}
+
 void ag_function_print_signatures(const char *name, FILE *out)
 {
     fn_entry *e = name ? entry_named(name) : NULL;
@@ -472,16 +651,17 @@ void ag_function_print_signatures(const char *name, FILE *out)
     if (!e)
         return;
     pthread_mutex_lock(&e->lock);
-    /* Oldest first: the order the signatures were traced in. */
-    int n = 0;
+    /* Oldest first: the order the signatures were traced in, which the
+     * cache's most-recently-used order no longer is. */
+    int n = e->n_cached;
+    ag_concrete_function **all = rt_xcalloc((size_t)n + 1, sizeof *all);
+    int k = 0;
     for (ag_concrete_function *cf = e->concretes; cf; cf = cf->next)
-        n++;
-    for (int k = n - 1; k >= 0; k--) {
-        ag_concrete_function *cf = e->concretes;
-        for (int j = 0; j < k; j++)
-            cf = cf->next;
-        print_concrete(cf, out);
-    }
+        all[k++] = cf;
+    qsort(all, (size_t)n, sizeof *all, by_serial);
+    for (k = 0; k < n; k++)
+        print_concrete(all[k], out);
+    free(all);
     pthread_mutex_unlock(&e->lock);
 }
 
@@ -549,10 +729,34 @@ ag_concrete_function *ag_get_concrete_function_at(ag_loc loc, const char *name,
         cf = find_concrete(e, keys);
         if (!cf)
             cf = trace_concrete(e, keys);
+        if (ref_locked(cf))
+            cf->user_refs++; /* the caller's, until ag_concrete_release */
+        evict_over_bound(e, ag_max_concrete_functions());
         pthread_mutex_unlock(&e->lock);
     }
     free(keys);
     return cf;
+}
+
+/* A release without a matching ag_get_concrete_function is refused: it
+ * would drop a running call's or the cache's reference, and free the
+ * function under them. */
+void ag_concrete_release_at(ag_loc loc, ag_concrete_function *cf)
+{
+    if (!cf)
+        return;
+    fn_entry *e = cf->entry;
+    pthread_mutex_lock(&e->lock);
+    bool held = cf->user_refs > 0;
+    if (held) {
+        cf->user_refs--;
+        unref_locked(e, cf);
+    }
+    pthread_mutex_unlock(&e->lock);
+    if (!held)
+        rt_report(loc, "ag_concrete_release: this concrete function of '%s' was released "
+                       "more often than ag_get_concrete_function returned it",
+                  e->desc->name);
 }
 
 bool fn_compile_spec(ag_loc loc, const char *name, const char *spec_text, pl_stage stop,

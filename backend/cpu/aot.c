@@ -7,7 +7,9 @@
  *      table the native code reads (aot.h says why it needs nodes);
  *   2. checks the arguments against the signature the function was
  *      compiled for (dtypes and dims of tensors, values of C scalars) and
- *      reports a mismatch at the user's definition, naming the parameter;
+ *      reports a mismatch naming the parameter: at the caller's line when
+ *      the call came through ag_aot_call_at (the header's macro), which
+ *      also names the definition, else at the definition;
  *   3. runs the native code and hands its results out as tensors.
  *
  * This file and what it uses (the runtime's core and kernels, the IR and
@@ -122,6 +124,23 @@ static aot_loaded *loaded(struct ag_aot_function *f)
 
 /* -------------------------------------------------------------- checking */
 
+/* Where a call's errors go: the caller's line when known. `from` says
+ * where the function is defined, when that is not the line reported. */
+typedef struct call_site {
+    ag_loc loc;
+    char from[320];
+} call_site;
+
+static call_site site_of(const struct ag_aot_function *f, ag_loc caller)
+{
+    call_site s = {.loc = definition(f)};
+    if (caller.file) {
+        s.loc = caller;
+        snprintf(s.from, sizeof s.from, " (defined at %s:%lld)", f->file, (long long)f->line);
+    }
+    return s;
+}
+
 static const ir_spec_entry *fixed_value(const aot_loaded *l, const char *name)
 {
     for (int i = 0; i < l->signature.n; i++)
@@ -132,7 +151,7 @@ static const ir_spec_entry *fixed_value(const aot_loaded *l, const char *name)
 }
 
 /* A C scalar must have the value the function was compiled for. */
-static bool check_scalar(const aot_loaded *l, int i, int64_t bits)
+static bool check_scalar(const aot_loaded *l, const call_site *at, int i, int64_t bits)
 {
     const struct ag_aot_function *f = l->fn;
     const ir_spec_entry *want = fixed_value(l, f->param_names[i]);
@@ -151,32 +170,34 @@ static bool check_scalar(const aot_loaded *l, int i, int64_t bits)
         snprintf(fixed, sizeof fixed, "%lld", want ? (long long)want->i : 0LL);
     }
     if (!ok)
-        rt_report(definition(f), "'%s' was compiled ahead of time with %s=%s "
-                                 "(AG_SIGNATURE(\"%s\")), but this call passes %s=%s; compile "
-                                 "it for that value too, or build this call with agc's staged C",
-                  f->name, f->param_names[i], fixed, f->signature, f->param_names[i], got);
+        rt_report(at->loc, "'%s'%s was compiled ahead of time with %s=%s "
+                           "(AG_SIGNATURE(\"%s\")), but this call passes %s=%s; compile "
+                           "it for that value too, or build this call with agc's staged C",
+                  f->name, at->from, f->param_names[i], fixed, f->signature, f->param_names[i],
+                  got);
     return ok;
 }
 
 /* A tensor must have the dtype and the known dims it was compiled for. */
-static bool check_tensor(const aot_loaded *l, int i, const ir_node *param, const rt_value *v)
+static bool check_tensor(const aot_loaded *l, const call_site *at, int i, const ir_node *param,
+                         const rt_value *v)
 {
     if (ir_value_has_type(&param->type, v))
         return true;
     const struct ag_aot_function *f = l->fn;
     char want[160], got[160];
     ir_type vt = {.dtype = v->dtype, .elem_dtype = v->elem_dtype, .shape = v->shape};
-    rt_report(definition(f), "'%s' was compiled ahead of time for %s %s (AG_SIGNATURE(\"%s\")), "
-                             "but this call passes %s %s; pass a tensor of that type, or build "
-                             "this call with agc's staged C",
-              f->name, f->param_names[i], ir_type_str(&param->type, want, sizeof want),
+    rt_report(at->loc, "'%s'%s was compiled ahead of time for %s %s (AG_SIGNATURE(\"%s\")), "
+                       "but this call passes %s %s; pass a tensor of that type, or build "
+                       "this call with agc's staged C",
+              f->name, at->from, f->param_names[i], ir_type_str(&param->type, want, sizeof want),
               f->signature, f->param_names[i], ir_type_str(&vt, got, sizeof got));
     return false;
 }
 
 /* The arguments as the native code takes them; false after reporting. */
-static bool gather(const aot_loaded *l, const ag_tensor *tensors, const int64_t *scalars,
-                   rt_value **in)
+static bool gather(const aot_loaded *l, const call_site *at, const ag_tensor *tensors,
+                   const int64_t *scalars, rt_value **in)
 {
     const struct ag_aot_function *f = l->fn;
     const ir_graph *body = l->graph->body;
@@ -184,7 +205,7 @@ static bool gather(const aot_loaded *l, const ag_tensor *tensors, const int64_t 
     for (int i = 0; i < f->n_params; i++) {
         int64_t kind = f->param_kinds[i];
         if (kind == AG_ARG_INT || kind == AG_ARG_FLOAT) {
-            if (!check_scalar(l, i, scalars[i]))
+            if (!check_scalar(l, at, i, scalars[i]))
                 return false;
             continue;
         }
@@ -193,8 +214,8 @@ static bool gather(const aot_loaded *l, const ag_tensor *tensors, const int64_t 
                                      "its compiled graph", f->name);
             return false;
         }
-        rt_value *v = rt_handle_get(definition(f), tensors[i]);
-        if (!v || !check_tensor(l, i, body->params[t], v))
+        rt_value *v = rt_handle_get(at->loc, tensors[i]); /* a freed tensor: the caller's */
+        if (!v || !check_tensor(l, at, i, body->params[t], v))
             return false;
         in[t++] = v;
     }
@@ -208,18 +229,28 @@ static bool gather(const aot_loaded *l, const ag_tensor *tensors, const int64_t 
 
 /* ------------------------------------------------------------------ call */
 
-bool ag_aot_call(ag_aot_function *f, const ag_tensor *tensors, const int64_t *scalars,
-                 ag_tensor *outputs)
+/* Errors in loading the object are its own, reported at the definition;
+ * errors in the arguments are the caller's. */
+bool ag_aot_call_at(ag_loc caller, ag_aot_function *f, const ag_tensor *tensors,
+                    const int64_t *scalars, ag_tensor *outputs)
 {
     aot_loaded *l = loaded(f);
     const ir_graph *body = l ? l->graph->body : NULL;
     size_t n_in = (size_t)(body && body->n_params ? body->n_params : 1);
     rt_value **in = rt_xcalloc(n_in, sizeof *in);
     rt_value **out = rt_xcalloc((size_t)f->n_outputs + 1, sizeof *out);
-    bool ok = l && gather(l, tensors, scalars, in) && f->entry(in, out) != 0;
+    call_site at = site_of(f, caller);
+    bool ok = l && gather(l, &at, tensors, scalars, in) && f->entry(in, out) != 0;
     for (int i = 0; i < f->n_outputs; i++)
         outputs[i] = ok ? rt_handle_new(out[i]) : rt_error_tensor();
     free(in);
     free(out);
     return ok;
+}
+
+/* The C function with the user's prototype cannot know its caller. */
+bool ag_aot_call(ag_aot_function *f, const ag_tensor *tensors, const int64_t *scalars,
+                 ag_tensor *outputs)
+{
+    return ag_aot_call_at((ag_loc){0}, f, tensors, scalars, outputs);
 }

@@ -41,6 +41,9 @@ cg_code *cg_compile(const ir_function *fn, pass_analyses *am, const tgt_options 
 bool cg_run(const cg_code *c, rt_value *const *args, int n_args, rt_value **results);
 
 void cg_free(cg_code *c);
+/* Compiled code not yet freed (its JIT memory still held), for tests
+ * that check ag_shutdown frees it all. */
+int cg_live_codes(void);
 
 /* Whether code can be compiled for o (JIT or ahead of time): LLVM knows
  * its triple and CPU. False with the reason in err (cg_target.c). */

@@ -13,6 +13,12 @@
  * done for the two 64-bit targets agc supports, x86-64 (System V) and
  * AArch64 (AAPCS64), which agree on everything used here except how a
  * 16-byte struct is returned.
+ *
+ * Each function is there twice: NAME with the user's prototype, which
+ * reports a mismatched call at the function's definition (it cannot know
+ * its caller), and NAME_at, which takes the caller's ag_loc first; the
+ * header agc writes makes NAME(...) a macro for NAME_at(AG_HERE, ...), as
+ * ag.h does for its ops, so that errors name the caller's line.
  */
 #include "cg.h"
 
@@ -148,13 +154,34 @@ static LLVMTypeRef pair_type(aot *A)
     return LLVMArrayType2(A->t_i64, 2);
 }
 
-static LLVMValueRef declare_c_function(aot *A, const tgt_aot_function *f, ret_kind rk)
+/* Where the user's parameters begin: after the sret pointer, and after
+ * the caller's ag_loc in the NAME_at form. */
+static int first_user_param(ret_kind rk, bool with_loc)
 {
-    int n = f->n_params + (rk == RET_MEMORY);
+    return (rk == RET_MEMORY) + (with_loc ? 2 : 0);
+}
+
+/* ag_loc ({const char *, int}, 16 bytes) by value is two INTEGER
+ * eightbytes on x86-64 and two general registers on AArch64: a pointer
+ * and an i64 whose low 32 bits are the line. It comes first (after sret,
+ * which AArch64 passes in x8 anyway), so it is always in registers. */
+static void loc_params(aot *A, LLVMTypeRef *pt, int *k)
+{
+    pt[(*k)++] = A->t_ptr;
+    pt[(*k)++] = A->t_i64;
+}
+
+static LLVMValueRef declare_c_function(aot *A, const tgt_aot_function *f, ret_kind rk,
+                                       bool with_loc)
+{
+    int first = first_user_param(rk, with_loc);
+    int n = f->n_params + first;
     LLVMTypeRef *pt = rt_xcalloc((size_t)n + 1, sizeof *pt);
     int k = 0;
     if (rk == RET_MEMORY)
         pt[k++] = A->t_ptr;
+    if (with_loc)
+        loc_params(A, pt, &k);
     for (int i = 0; i < f->n_params; i++) {
         const tgt_aot_param *p = &f->params[i];
         bool scalar = p->kind == AG_ARG_INT || p->kind == AG_ARG_FLOAT;
@@ -163,7 +190,9 @@ static LLVMValueRef declare_c_function(aot *A, const tgt_aot_function *f, ret_ki
     LLVMTypeRef ret = rk == RET_VOID || rk == RET_MEMORY ? A->t_void
                       : rk == RET_ONE                   ? A->t_i64
                                                         : pair_type(A);
-    LLVMValueRef fn = LLVMAddFunction(A->mod, f->name, LLVMFunctionType(ret, pt, (unsigned)n, 0));
+    char name[200];
+    snprintf(name, sizeof name, "%s%s", f->name, with_loc ? "_at" : "");
+    LLVMValueRef fn = LLVMAddFunction(A->mod, name, LLVMFunctionType(ret, pt, (unsigned)n, 0));
     free(pt);
     add_attr(A, fn, LLVMAttributeFunctionIndex, "nounwind");
     if (rk == RET_MEMORY) {
@@ -175,7 +204,7 @@ static LLVMValueRef declare_c_function(aot *A, const tgt_aot_function *f, ret_ki
     for (int i = 0; i < f->n_params; i++) {
         const tgt_aot_param *p = &f->params[i];
         if (p->kind == AG_ARG_INT && p->bits < 32)
-            add_attr(A, fn, (unsigned)(i + 1 + (rk == RET_MEMORY)),
+            add_attr(A, fn, (unsigned)(i + 1 + first),
                      p->is_signed && p->bits > 1 ? "signext" : "zeroext");
     }
     return fn;
@@ -222,34 +251,61 @@ static void emit_return(aot *A, const tgt_aot_function *f, ret_kind rk, LLVMValu
     }
 }
 
-/* The C function: packs its arguments for ag_aot_call, returns the
- * outputs the C way. */
-static void c_function(aot *A, const tgt_aot_function *f, LLVMValueRef desc)
+/* Calls the runtime: ag_aot_call(desc, tensors, scalars, outs), or
+ * ag_aot_call_at(loc, desc, ...) with the caller's location forwarded as
+ * it came (loc_params: the same registers, so the line's upper bits do
+ * not matter). */
+static void call_runtime(aot *A, LLVMValueRef fn, ret_kind rk, bool with_loc,
+                         LLVMValueRef ptrs[4])
+{
+    const char *name = with_loc ? "ag_aot_call_at" : "ag_aot_call";
+    LLVMTypeRef pt[6];
+    LLVMValueRef args[6];
+    int k = 0;
+    if (with_loc) {
+        int at = rk == RET_MEMORY;
+        loc_params(A, pt, &k);
+        args[0] = LLVMGetParam(fn, (unsigned)at);
+        args[1] = LLVMGetParam(fn, (unsigned)at + 1);
+    }
+    for (int i = 0; i < 4; i++) {
+        pt[k] = A->t_ptr;
+        args[k++] = ptrs[i];
+    }
+    LLVMTypeRef call_t = LLVMFunctionType(A->t_i1, pt, (unsigned)k, 0);
+    LLVMValueRef callee = LLVMGetNamedFunction(A->mod, name);
+    if (!callee) {
+        callee = LLVMAddFunction(A->mod, name, call_t);
+        add_attr(A, callee, LLVMAttributeReturnIndex, "zeroext");
+    }
+    LLVMBuildCall2(A->b, call_t, callee, args, (unsigned)k, "");
+}
+
+/* The C function (NAME, or NAME_at with the caller's location): packs
+ * its arguments for the runtime, returns the outputs the C way. */
+static void c_function(aot *A, const tgt_aot_function *f, LLVMValueRef desc, bool with_loc)
 {
     ret_kind rk = return_kind(f);
-    LLVMValueRef fn = declare_c_function(A, f, rk);
+    LLVMValueRef fn = declare_c_function(A, f, rk, with_loc);
+    int first = first_user_param(rk, with_loc);
     LLVMPositionBuilderAtEnd(A->b, LLVMAppendBasicBlockInContext(A->ctx, fn, "entry"));
     int n = f->n_params ? f->n_params : 1, n_out = f->n_outputs ? f->n_outputs : 1;
     LLVMValueRef tensors = LLVMBuildAlloca(A->b, LLVMArrayType2(A->t_i64, (uint64_t)n), "tensors");
     LLVMValueRef scalars = LLVMBuildAlloca(A->b, LLVMArrayType2(A->t_i64, (uint64_t)n), "scalars");
     LLVMValueRef outs = LLVMBuildAlloca(A->b, LLVMArrayType2(A->t_i64, (uint64_t)n_out), "outs");
+    if (with_loc) {
+        LLVMSetValueName2(LLVMGetParam(fn, (unsigned)(first - 2)), "file", 4);
+        LLVMSetValueName2(LLVMGetParam(fn, (unsigned)(first - 1)), "line", 4);
+    }
     for (int i = 0; i < f->n_params; i++) {
         const tgt_aot_param *p = &f->params[i];
-        LLVMValueRef v = LLVMGetParam(fn, (unsigned)(i + (rk == RET_MEMORY)));
+        LLVMValueRef v = LLVMGetParam(fn, (unsigned)(i + first));
         LLVMSetValueName2(v, p->name, strlen(p->name));
         bool scalar = p->kind == AG_ARG_INT || p->kind == AG_ARG_FLOAT;
         LLVMBuildStore(A->b, scalar ? scalar_bits(A, p, v) : v,
                        slot(A, scalar ? scalars : tensors, n, i));
     }
-    LLVMTypeRef pt[4] = {A->t_ptr, A->t_ptr, A->t_ptr, A->t_ptr};
-    LLVMTypeRef call_t = LLVMFunctionType(A->t_i1, pt, 4, 0);
-    LLVMValueRef callee = LLVMGetNamedFunction(A->mod, "ag_aot_call");
-    if (!callee) {
-        callee = LLVMAddFunction(A->mod, "ag_aot_call", call_t);
-        add_attr(A, callee, LLVMAttributeReturnIndex, "zeroext");
-    }
-    LLVMValueRef args[4] = {desc, tensors, scalars, outs};
-    LLVMBuildCall2(A->b, call_t, callee, args, 4, "");
+    call_runtime(A, fn, rk, with_loc, (LLVMValueRef[4]){desc, tensors, scalars, outs});
     emit_return(A, f, rk, fn, outs, n_out);
 }
 
@@ -291,7 +347,9 @@ static LLVMModuleRef function_module(aot *A, const tgt_aot_function *f)
         LLVMSetLinkage(code, LLVMInternalLinkage);
         LLVMValueRef nodes = LLVMGetNamedGlobal(mod, table);
         int n_nodes = (int)LLVMGetArrayLength2(LLVMGlobalGetValueType(nodes));
-        c_function(A, f, descriptor(A, f, text, code, nodes, n_nodes));
+        LLVMValueRef desc = descriptor(A, f, text, code, nodes, n_nodes);
+        c_function(A, f, desc, false);
+        c_function(A, f, desc, true);
     }
     pass_analyses_free(am);
     if (g)

@@ -8,6 +8,9 @@
  * exactly that code's memory, and symbol names are unique per compile.
  * The JIT lives until the process exits (reachable, so leak checkers do
  * not report it), which lets compiled code outlive ag_shutdown safely.
+ * Symbol names are recycled once their code is freed: the JIT interns
+ * every name it sees and never forgets one, so a program that retraces
+ * forever would otherwise grow it without bound.
  *
  * A compile lowers the graph into a fresh LLVMContext (so that threads
  * compile independently), runs the O2 pipeline with a target machine for
@@ -41,6 +44,7 @@ struct cg_code {
     pass_analyses *am;  /* fn's, for cg_module_text */
     tgt_options opt;    /* the CPU it was compiled for (the triple is the host's) */
     char name[96];
+    int number; /* in name; back to free_numbers when the code is removed */
     cg_entry entry;
     LLVMOrcResourceTrackerRef tracker;
 };
@@ -51,7 +55,32 @@ static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t jit_lock = PTHREAD_MUTEX_INITIALIZER;
 static LLVMOrcLLJITRef jit;
 static char jit_error[256];
-static atomic_int code_counter;
+static atomic_int live_codes; /* cg_code made and not yet freed */
+
+/* Numbers for symbol names, under jit_lock: freed ones first, so that the
+ * names in use stay as few as the code alive at once. */
+static int next_number;
+static int *free_numbers, n_free_numbers, cap_free_numbers;
+
+static int take_number(void)
+{
+    pthread_mutex_lock(&jit_lock);
+    int k = n_free_numbers > 0 ? free_numbers[--n_free_numbers] : next_number++;
+    pthread_mutex_unlock(&jit_lock);
+    return k;
+}
+
+/* Under jit_lock, once no symbol of that name is defined. */
+static void give_number_locked(int k)
+{
+    if (n_free_numbers == cap_free_numbers) {
+        cap_free_numbers = cap_free_numbers ? 2 * cap_free_numbers : 64;
+        free_numbers = rt_xrealloc(free_numbers, (size_t)cap_free_numbers * sizeof *free_numbers);
+    }
+    free_numbers[n_free_numbers++] = k;
+}
+
+int cg_live_codes(void) { return atomic_load(&live_codes); }
 
 static bool take_error(LLVMErrorRef e, const char *what, char *buf, size_t n)
 {
@@ -153,7 +182,7 @@ static bool optimize(LLVMModuleRef mod, const tgt_options *o, char *err, size_t 
 
 /* ------------------------------------------------------------ compile */
 
-static void symbol_name(const ir_function *fn, char *buf, size_t n)
+static void symbol_name(const ir_function *fn, int number, char *buf, size_t n)
 {
     char clean[48];
     const char *src = fn->name ? fn->name : "fn";
@@ -165,7 +194,7 @@ static void symbol_name(const ir_function *fn, char *buf, size_t n)
         clean[k++] = ok ? ch : '_';
     }
     clean[k] = '\0';
-    snprintf(buf, n, "agc_%s_%d", clean, atomic_fetch_add(&code_counter, 1));
+    snprintf(buf, n, "agc_%s_%d", clean, number);
 }
 
 static LLVMModuleRef build_module(const cg_code *c, LLVMContextRef ctx, char *err, size_t errlen)
@@ -188,12 +217,14 @@ cg_code *cg_compile(const ir_function *fn, pass_analyses *am, const tgt_options 
     c->am = am;
     if (o)
         c->opt = *o;
-    symbol_name(fn, c->name, sizeof c->name);
+    c->number = take_number();
+    symbol_name(fn, c->number, c->name, sizeof c->name);
+    atomic_fetch_add(&live_codes, 1);
     LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
     LLVMModuleRef mod = build_module(c, LLVMOrcThreadSafeContextGetContext(tsc), err, errlen);
     if (!mod) {
         LLVMOrcDisposeThreadSafeContext(tsc);
-        free(c);
+        cg_free(c);
         return NULL;
     }
     LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
@@ -219,14 +250,20 @@ void cg_free(cg_code *c)
 {
     if (!c)
         return;
+    pthread_mutex_lock(&jit_lock);
+    bool removed = true;
     if (c->tracker) {
-        pthread_mutex_lock(&jit_lock);
         LLVMErrorRef e = LLVMOrcResourceTrackerRemove(c->tracker);
-        if (e)
+        if (e) {
             LLVMConsumeError(e); /* nothing to do: the memory stays mapped */
+            removed = false;     /* and the name defined: never reuse it */
+        }
         LLVMOrcReleaseResourceTracker(c->tracker);
-        pthread_mutex_unlock(&jit_lock);
     }
+    if (removed)
+        give_number_locked(c->number);
+    pthread_mutex_unlock(&jit_lock);
+    atomic_fetch_sub(&live_codes, 1);
     free(c);
 }
 

@@ -534,7 +534,23 @@ ag_concrete_function *ag_get_concrete_function_at(ag_loc loc, const char *name,
     ag_get_concrete_function_at(AG_HERE, (name), (spec))
 void ag_concrete_print_graph(const ag_concrete_function *cf, FILE *out);
 int ag_concrete_num_nodes(const ag_concrete_function *cf);
+/* Gives back what ag_get_concrete_function returned: the function stays
+ * valid until then (or ag_shutdown), even if the cache evicts it. */
+void ag_concrete_release_at(ag_loc loc, ag_concrete_function *cf);
+#define ag_concrete_release(cf) ag_concrete_release_at(AG_HERE, (cf))
 void ag_run_functions_eagerly(bool on); /* also: AG_RUN_FUNCTIONS_EAGERLY=1 */
+
+/* The cache keeps at most this many concrete functions per AG_FUNCTION,
+ * evicting the least recently used (a later call with its signature
+ * traces again). n > 0 sets the bound, 0 removes it, a negative n goes
+ * back to the environment's AG_MAX_CONCRETE_FUNCTIONS (default 64).
+ * Lowering it evicts at once. */
+void ag_set_max_concrete_functions(int n);
+int ag_max_concrete_functions(void); /* the bound in effect; 0: none */
+/* Concrete functions alive for the AG_FUNCTION `name`: those cached, and
+ * those evicted but still running or held (ag_get_concrete_function).
+ * NULL: for every function, 0 after ag_shutdown. */
+int ag_function_concrete_count(const char *name);
 
 /* The target that compiles and runs concrete functions traced from now
  * on: "cpu" (LLVM, the default) or "reference" (the interpreter), or any
@@ -662,6 +678,11 @@ ag_batch_stats ag_batcher_stats(ag_batcher *b);
 typedef struct ag_aot_function ag_aot_function;
 bool ag_aot_call(ag_aot_function *fn, const ag_tensor *tensors, const int64_t *scalars,
                  ag_tensor *outputs);
+/* The same, from the C function NAME_at(loc, ...) that the generated
+ * header's macro NAME(...) calls with AG_HERE: a call that does not match
+ * what was compiled is reported at loc, the caller's line. */
+bool ag_aot_call_at(ag_loc loc, ag_aot_function *fn, const ag_tensor *tensors,
+                    const int64_t *scalars, ag_tensor *outputs);
 
 /* ---------------------------------------------------------------- memory */
 
