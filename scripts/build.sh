@@ -2,7 +2,8 @@
 # scripts/build.sh - one entry point for a fresh Debian machine or a dev tree.
 #
 #   bash scripts/build.sh demo    install what is missing, build, run the main job:
-#                                 agc converts an example, both builds run
+#                                 agc converts an example, both builds run; then
+#                                 the other examples, and an MLP on the TPU-model
 #   bash scripts/build.sh test    install what is missing, build, run every test
 #                                 (the normal build and the ASan+UBSan build),
 #                                 the threading tests under ThreadSanitizer,
@@ -87,6 +88,11 @@ run_demo() {
     cc "${cflags[@]}" "$out/$ex.ag.c" "${libs[@]}" -o "$out/$ex.staged"
     "$out/$ex.staged"
   done
+  say "examples/tpu/mlp.c on the CPU, then on the simulated TPU with its profile"
+  "$build_dir/frontend/agc" examples/tpu/mlp.c -o "$out/tpu_mlp.ag.c"
+  cc "${cflags[@]}" "$out/tpu_mlp.ag.c" "${libs[@]}" -o "$out/tpu_mlp"
+  "$out/tpu_mlp"
+  AG_TARGET=tpu-model AG_PROFILE=1 "$out/tpu_mlp" 2>&1
 }
 
 run_tests() { # dir
