@@ -650,10 +650,27 @@ static fe_cond *flags_cond(gen *g, const fe_stmt *s, unsigned ex, int line, fe_r
     return c;
 }
 
-static void set_lead(gen *g, const fe_stmt *exit, const fe_stmt *first)
+/* Where the user's text that leads to `first` starts: the end of the
+ * statement before it in its block (or the block's '{'). Not the end of
+ * the exit that moved it: a statement absorbed into a branch already left
+ * its source neighbours (`if (c) { if (d) break; } else continue; rest`
+ * moves `rest` into the then branch, after the inner if, but the text
+ * before `rest` is the else branch's end, not the inner if's). */
+static unsigned lead_start(const fe_stmt *first)
+{
+    const fe_stmt *b = first->parent;
+    if (!b || b->kind != FE_BLOCK)
+        return first->range.begin;
+    for (int i = 0; i < b->n_kids; i++)
+        if (b->kids[i] == first)
+            return i ? b->kids[i - 1]->range.end : b->range.begin + 1;
+    return first->range.begin;
+}
+
+static void set_lead(gen *g, const fe_stmt *first)
 {
     g->lead_stmt = first;
-    g->lead_from = exit->range.end;
+    g->lead_from = lead_start(first);
 }
 
 /* agc moves the parts of a staged construct, and the statements after an
@@ -688,8 +705,8 @@ static void gen_guard(gen *g, fe_out *o, const fe_stmt *s, unsigned ex, fe_stmt 
     p->extra = extra;
     if (n) {
         p->lead_stmt = rest[0];
-        p->lead_from = s->range.end;
-        check_directives(g, (fe_range){s->range.end, rest[n - 1]->range.end}, at,
+        p->lead_from = lead_start(rest[0]);
+        check_directives(g, (fe_range){p->lead_from, rest[n - 1]->range.end}, at,
                          "the statements after a staged exit");
     }
     R->parts[R->n_parts++] = p;
@@ -709,7 +726,7 @@ static void gen_staged_if(gen *g, fe_out *o, fe_stmt *s, fe_stmt **rest, int n_r
     region *R = new_region(g, unique(g, "if", s->line), fe_range_at(s->range.begin, 2));
     check_directives(g, s->range, R->at, "this staged if");
     if (n_rest)
-        check_directives(g, (fe_range){s->range.end, rest[n_rest - 1]->range.end}, R->at,
+        check_directives(g, (fe_range){lead_start(rest[0]), rest[n_rest - 1]->range.end}, R->at,
                          "the statements after this staged if");
     for (int b = 0; b < 2; b++) {
         fe_stmt *branch = b ? s->else_s : s->then_s;
@@ -725,7 +742,7 @@ static void gen_staged_if(gen *g, fe_out *o, fe_stmt *s, fe_stmt **rest, int n_r
             p->stmts[p->n++] = rest[i];
         if (gets_rest && n_rest) {
             p->lead_stmt = rest[0];
-            p->lead_from = s->range.end;
+            p->lead_from = lead_start(rest[0]);
         }
         p->extra = gets_rest ? extra : NULL;
         R->parts[R->n_parts++] = p;
@@ -927,6 +944,23 @@ static void gen_c_stmt(gen *g, fe_out *o, fe_stmt *s, bool lifted)
     fe_out_user(o, (fe_range){pos, s->range.end});
 }
 
+/* A branch followed by the statements moved after it, as one list: a
+ * lowered exit in the branch then guards them (gen_list), as it would
+ * have where they were. */
+static void gen_branch_and_rest(gen *g, fe_out *o, fe_stmt *branch, fe_stmt **rest, int n_rest,
+                                fe_expr *extra, bool lifted)
+{
+    fe_stmt **list = fe_alloc((size_t)(n_rest + 1) * sizeof *list);
+    int n = 0;
+    if (branch)
+        list[n++] = branch;
+    for (int i = 0; i < n_rest; i++)
+        list[n++] = rest[i];
+    if (n_rest)
+        set_lead(g, rest[0]);
+    gen_list(g, o, list, n, lifted, false, extra);
+}
+
 /* A C if whose one branch always exits: the rest of the list goes into
  * the other branch. */
 static void gen_c_if_absorb(gen *g, fe_out *o, fe_stmt *s, fe_stmt **rest, int n_rest,
@@ -942,10 +976,7 @@ static void gen_c_if_absorb(gen *g, fe_out *o, fe_stmt *s, fe_stmt **rest, int n
     if (side == 2) {
         fe_out_inline(o, " {");
         fe_out_eol(o);
-        gen_stmt(g, o, s->then_s, lifted);
-        if (n_rest)
-            set_lead(g, s, rest[0]);
-        gen_list(g, o, rest, n_rest, lifted, false, extra);
+        gen_branch_and_rest(g, o, s->then_s, rest, n_rest, extra, lifted);
         fe_out_gen(o, "%s}\n", ind);
     } else {
         gen_sub(g, o, s->then_s, lifted);
@@ -958,11 +989,7 @@ static void gen_c_if_absorb(gen *g, fe_out *o, fe_stmt *s, fe_stmt **rest, int n
     if (side == 1) {
         fe_out_inline(o, " {");
         fe_out_eol(o);
-        if (s->else_s)
-            gen_stmt(g, o, s->else_s, lifted);
-        if (n_rest)
-            set_lead(g, s, rest[0]);
-        gen_list(g, o, rest, n_rest, lifted, false, extra);
+        gen_branch_and_rest(g, o, s->else_s, rest, n_rest, extra, lifted);
         fe_out_gen(o, "%s}\n", ind);
     } else if (s->else_s) {
         gen_sub(g, o, s->else_s, lifted);
