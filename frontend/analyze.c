@@ -761,6 +761,153 @@ static void check_tern_stmt(fe_stmt *s, void *data)
         check_tern_order(s->inits[i], s->decls, i + 1);
 }
 
+/* -------------------------------------------- lazily evaluated operands */
+
+/*
+ * The right operand of a staged && or ||, and the operands of a staged ?:
+ * (or of a ?: inside a staged condition) run in a staged if: at run time
+ * only when the condition selects them, but while tracing always. So a C
+ * variable assigned there would always take the value (and agc cannot
+ * carry it out of the if, its value being fixed while tracing); a tensor
+ * is a branch output of that if (gen.c carries it when it is read later).
+ */
+typedef struct lazy_ctx {
+    const fe_stmt *stmt; /* the statement holding the operands */
+    const fe_refs *all;  /* every reference of the function */
+} lazy_ctx;
+
+typedef struct lazy_op {
+    const char *name;     /* "&&", "||", "?:" */
+    fe_range at;          /* the whole construct, for the note */
+    const char *when;     /* when the operand runs */
+    const fe_refs *other; /* ?:: what the other operand references */
+    const lazy_ctx *ctx;
+} lazy_op;
+
+/* Whether gen.c carries v out of the operand's staged if (lazy_live):
+ * the statement or what follows it reads v. */
+static bool read_later(const fe_var *v, const fe_stmt *s)
+{
+    return (mode_in(v, s) & FE_READ) || fe_live_after(v, s);
+}
+
+/* A tensor assigned in one operand only, with no value before the
+ * statement: the staged if has no value for it when the other runs. */
+static void check_lazy_tensor(const fe_ref *ref, const lazy_op *op)
+{
+    fe_var *v = ref->var;
+    const fe_stmt *s = op->ctx->stmt;
+    if (v->synthetic || v->is_param || v->has_init ||
+        (op->other && (fe_refs_mode(op->other, v) & FE_WRITE)) ||
+        written_before(op->ctx->all, v, v->decl_off, s->range.begin) ||
+        written_in_enclosing_loop(v, s) || !read_later(v, s))
+        return;
+    fe_error(ref->at,
+             "'%s' is assigned only when this operand of a staged '%s' runs (%s), and has no "
+             "value before the statement; initialize it before, or assign it in the other "
+             "case too",
+             v->name, op->name, op->when);
+    fe_note(op->at, "the staged '%s' is here", op->name);
+    const fe_ref *use = first_ref(op->ctx->all, v, FE_READ, ref->at.end);
+    if (use)
+        fe_note(use->at, "'%s' is used here", v->name);
+}
+
+static void check_lazy_refs(const fe_refs *r, const lazy_op *op)
+{
+    for (int i = 0; i < r->n; i++) {
+        const fe_ref *ref = &r->items[i];
+        fe_var *v = ref->var;
+        if (!(ref->mode & FE_WRITE) || first_ref(r, v, FE_WRITE, 0) != ref)
+            continue;
+        if (fe_is_carriable(v)) {
+            check_lazy_tensor(ref, op);
+            continue;
+        }
+        fe_error(ref->at,
+                 "'%s' is a C '%s' assigned in an operand of a staged '%s', which runs only "
+                 "%s; while tracing every operand runs, and a C variable keeps the value it "
+                 "gets then: assign it in a statement of its own, or make it an ag_tensor",
+                 v->name, v->type_name, op->name, op->when);
+        fe_note(op->at, "the staged '%s' is here", op->name);
+    }
+}
+
+static void check_lazy_cond(const fe_cond *c, const lazy_op *op, const lazy_ctx *ctx);
+
+/* Writes in e, which runs lazily under op (NULL: e runs unconditionally,
+ * only its staged ?: have lazy operands). */
+static void check_lazy_expr(const fe_expr *e, const lazy_op *op, const lazy_ctx *ctx)
+{
+    if (!e)
+        return;
+    if (op) { /* every reference inside, nested ?: included */
+        check_lazy_refs(&e->refs, op);
+        return;
+    }
+    for (int i = 0; i < e->terns.n; i++) {
+        const fe_ternary *t = e->terns.items[i];
+        const char *when = "when its condition selects it";
+        lazy_op then_op = {"?:", t->range, when, &t->else_e->refs, ctx};
+        lazy_op else_op = {"?:", t->range, when, &t->then_e->refs, ctx};
+        check_lazy_cond(t->cond, NULL, ctx);
+        check_lazy_expr(t->then_e, &then_op, ctx);
+        check_lazy_expr(t->else_e, &else_op, ctx);
+    }
+}
+
+static void check_lazy_cond(const fe_cond *c, const lazy_op *op, const lazy_ctx *ctx)
+{
+    if (!c)
+        return;
+    switch (c->kind) {
+    case FE_COND_C:
+    case FE_COND_BOOL:
+        check_lazy_expr(c->e, op, ctx);
+        return;
+    case FE_COND_TENSOR:
+        return;
+    case FE_COND_NOT:
+        check_lazy_cond(c->a, op, ctx);
+        return;
+    case FE_COND_AND:
+    case FE_COND_OR:
+    case FE_COND_SELECT: {
+        check_lazy_cond(c->a, op, ctx);
+        if (!op && c->a->kind == FE_COND_C) {
+            /* a C first operand picks the branch while tracing: the
+             * others run exactly when C says they do */
+            check_lazy_cond(c->b, NULL, ctx);
+            check_lazy_cond(c->c, NULL, ctx);
+            return;
+        }
+        const char *name = c->kind == FE_COND_AND ? "&&" : c->kind == FE_COND_OR ? "||" : "?:";
+        const char *when = c->kind == FE_COND_AND  ? "when the left operand is true"
+                           : c->kind == FE_COND_OR ? "when the left operand is false"
+                                                   : "when its condition selects it";
+        fe_refs rb = {0}, rc = {0};
+        fe_cond_refs(c->b, &rb);
+        fe_cond_refs(c->c, &rc);
+        lazy_op b_op = {name, c->range, when, c->c ? &rc : NULL, ctx};
+        lazy_op c_op = {name, c->range, when, &rb, ctx};
+        check_lazy_cond(c->b, op ? op : &b_op, ctx);
+        check_lazy_cond(c->c, op ? op : &c_op, ctx);
+        return;
+    }
+    }
+}
+
+static void check_lazy_stmt(fe_stmt *s, void *data)
+{
+    lazy_ctx ctx = {s, data};
+    if (!(is_loop(s) && s->staged)) /* check_loop_cond rejects any write there */
+        check_lazy_cond(s->cond, NULL, &ctx);
+    check_lazy_expr(s->expr, NULL, &ctx);
+    check_lazy_expr(s->inc, NULL, &ctx);
+    for (int i = 0; i < s->n_decls; i++)
+        check_lazy_expr(s->inits[i], NULL, &ctx);
+}
+
 /* The lifted code runs in other C functions than the labels. */
 static void check_computed_gotos(const fe_func *fn)
 {
@@ -791,6 +938,7 @@ void fe_analyze(fe_func *fn)
     fe_refs all = {0};
     fe_stmt_refs(fn->body, &all);
     each_stmt(fn->body, check_if_outputs, &all);
+    each_stmt(fn->body, check_lazy_stmt, &all);
     if (fn->has_staged) {
         for (int i = 0; i < fn->vars.n; i++) {
             fe_var *v = fn->vars.items[i];

@@ -38,6 +38,10 @@ typedef struct gen {
      * them. */
     const fe_stmt *lead_stmt;
     unsigned lead_from;
+    /* The statement whose expressions are being lowered: a tensor that a
+     * lazily evaluated operand assigns is carried out of its staged if
+     * when this statement, or what follows it, reads it. NULL: carried. */
+    const fe_stmt *stmt;
 } gen;
 
 /* The contents of one lifted function. */
@@ -286,8 +290,21 @@ static int by_declaration(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* Whether v, assigned in a lazily evaluated operand of g->stmt, is read
+ * later: by the statement itself (an if's branches, a loop's next
+ * iteration) or after it. */
+static bool lazy_live(const gen *g, const fe_var *v)
+{
+    if (!g->stmt)
+        return true;
+    fe_refs r = {0};
+    fe_stmt_refs(g->stmt, &r);
+    return (fe_refs_mode(&r, v) & FE_READ) || fe_live_after(v, g->stmt);
+}
+
 /* Fields and carried variables. `after` is the statement control reaches
- * the region's end from (ifs), or `loop`. */
+ * the region's end from (ifs), or `loop`; both NULL for the staged if of
+ * a lazily evaluated operand (g->stmt). */
 static void region_vars(gen *g, region *R, const fe_stmt *after, const fe_stmt *loop)
 {
     for (int p = 0; p < R->n_parts; p++) {
@@ -305,8 +322,9 @@ static void region_vars(gen *g, region *R, const fe_stmt *after, const fe_stmt *
         fe_var *v = R->fields.items[i];
         if (!(region_mode(R, v) & FE_WRITE))
             continue;
-        bool live = v->synthetic || (loop ? fe_live_after(v, loop) || fe_loop_exposed(v, loop)
-                                          : fe_live_after(v, after));
+        bool live = v->synthetic || (loop    ? fe_live_after(v, loop) || fe_loop_exposed(v, loop)
+                                     : after ? fe_live_after(v, after)
+                                             : lazy_live(g, v));
         if (!live)
             continue;
         if (!fe_is_carriable(v)) {
@@ -721,6 +739,7 @@ static void gen_guard(gen *g, fe_out *o, const fe_stmt *s, unsigned ex, fe_stmt 
 static void gen_staged_if(gen *g, fe_out *o, fe_stmt *s, fe_stmt **rest, int n_rest, fe_expr *extra,
                           int side)
 {
+    g->stmt = s;
     const char *ind = indent_of(g, s->range.begin);
     const char *ind2 = fe_format("%s    ", ind);
     region *R = new_region(g, unique(g, "if", s->line), fe_range_at(s->range.begin, 2));
@@ -804,6 +823,7 @@ static region *loop_region(gen *g, fe_stmt *s, const char *kind)
 
 static void gen_loop(gen *g, fe_out *o, fe_stmt *s, bool lifted)
 {
+    g->stmt = s;
     const char *kind = s->kind == FE_FOR ? "for" : s->kind == FE_DO ? "do" : "while";
     const char *ind = indent_of(g, s->range.begin);
     fe_out_gen(o, "%s{\n", ind);
@@ -826,6 +846,7 @@ static void gen_loop(gen *g, fe_out *o, fe_stmt *s, bool lifted)
 
 static void gen_return(gen *g, fe_out *o, fe_stmt *s, bool lifted)
 {
+    g->stmt = s;
     const char *ind = indent_of(g, s->range.begin);
     if (!lifted) {
         hole h[MAX_HOLES];
@@ -850,6 +871,7 @@ static void gen_return(gen *g, fe_out *o, fe_stmt *s, bool lifted)
  * initializer of uninitialized tensors. */
 static void gen_simple(gen *g, fe_out *o, fe_stmt *s)
 {
+    g->stmt = s;
     const char *ind = indent_of(g, s->range.begin);
     hole h[MAX_HOLES];
     int n = 0;
@@ -914,6 +936,7 @@ static void gen_sub(gen *g, fe_out *o, fe_stmt *s, bool lifted)
  * statements generated in place. */
 static void gen_c_stmt(gen *g, fe_out *o, fe_stmt *s, bool lifted)
 {
+    g->stmt = s;
     fe_stmt *h[3];
     int n = 0;
     if (s->kind == FE_FOR && s->init)
@@ -966,6 +989,7 @@ static void gen_branch_and_rest(gen *g, fe_out *o, fe_stmt *branch, fe_stmt **re
 static void gen_c_if_absorb(gen *g, fe_out *o, fe_stmt *s, fe_stmt **rest, int n_rest,
                             fe_expr *extra, int side, bool lifted)
 {
+    g->stmt = s;
     const char *ind = indent_of(g, s->range.begin);
     const fe_expr *ce = s->cond->kind == FE_COND_C ? s->cond->e : NULL;
     if (ce)
@@ -1077,6 +1101,7 @@ static int absorb_side(const fe_stmt *s, bool lifted)
 
 static void gen_extra(gen *g, fe_out *o, fe_expr *extra)
 {
+    g->stmt = NULL;
     const char *ind = indent_of(g, extra->range.begin);
     pre_terns(g, o, extra, "    ");
     fe_out_at(o, fe_source_line(g->src, extra->range.begin), "%s%s;", ind, expr_text(g, extra));
@@ -1120,7 +1145,7 @@ static void gen_list(gen *g, fe_out *o, fe_stmt **list, int n, bool lifted, bool
 
 void fe_gen_function(fe_func *fn, const fe_source *src, fe_out *lifted, fe_out *body)
 {
-    gen g = {fn, src, lifted, {0}, {0}, NULL, 0};
+    gen g = {fn, src, lifted, {0}, {0}, NULL, 0, NULL};
     fe_set_current_function(fn);
     fe_expr params = {.range = fn->params_text};
     fe_out_gen(body, "static %s %s__staged(%s)\n{\n", fn->ret_type, fn->name,
