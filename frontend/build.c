@@ -413,7 +413,7 @@ static bool write_outputs(build *B)
     const char *hpath = NULL;
     if (ok && (emit & FE_EMIT_HEADER)) {
         hpath = fe_header_path(B->opt, emit);
-        header = fe_header_text(B->opt, B->fns, B->n_fns, hpath,
+        header = fe_header_text(B->opt, B->fns, B->specs, B->n_fns, hpath,
                                 emit & FE_EMIT_OBJ ? out : NULL);
     }
     fe_output outs[3];

@@ -50,9 +50,10 @@ int fe_build(const fe_options *opt, const fe_build_options *b);
  * (its name with .h) when both are asked for. */
 const char *fe_header_path(const fe_options *opt, unsigned emit);
 
-/* header.c: the header declaring the functions compiled into an object;
- * heap text. `path` names the header (for its include guard). */
-char *fe_header_text(const fe_options *opt, const fe_func_info *const *fns, int n,
-                     const char *path, const char *object);
+/* header.c: the header declaring the functions compiled into an object,
+ * each for specs[i]; heap text. `path` names the header (for its include
+ * guard). */
+char *fe_header_text(const fe_options *opt, const fe_func_info *const *fns,
+                     const char *const *specs, int n, const char *path, const char *object);
 
 #endif /* FE_BUILD_H */

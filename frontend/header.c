@@ -25,10 +25,11 @@ static char *guard_of(const char *path)
     return r;
 }
 
-static void declare(fe_buf *b, const fe_options *opt, const fe_func_info *f)
+/* spec: what f was compiled for (its AG_SIGNATURE, or --signature). */
+static void declare(fe_buf *b, const fe_options *opt, const fe_func_info *f, const char *spec)
 {
     fe_buf_printf(b, "/* %s:%d, compiled for AG_SIGNATURE(\"%s\").\n", opt->input, f->line,
-                  f->signature);
+                  spec);
     fe_buf_puts(b, " * A call with tensors of other types, or other values of the C\n"
                    " * scalars, fails with an error naming the parameter. */\n");
     if (f->returns_struct)
@@ -36,8 +37,8 @@ static void declare(fe_buf *b, const fe_options *opt, const fe_func_info *f)
     fe_buf_printf(b, "%s;\n\n", f->prototype);
 }
 
-char *fe_header_text(const fe_options *opt, const fe_func_info *const *fns, int n,
-                     const char *path, const char *object)
+char *fe_header_text(const fe_options *opt, const fe_func_info *const *fns,
+                     const char *const *specs, int n, const char *path, const char *object)
 {
     const char *guard = guard_of(path);
     fe_buf b = {0};
@@ -51,7 +52,7 @@ char *fe_header_text(const fe_options *opt, const fe_func_info *const *fns, int 
     fe_buf_printf(&b, "#ifndef %s\n#define %s\n\n#include <ag.h>\n\n", guard, guard);
     fe_buf_puts(&b, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
     for (int i = 0; i < n; i++)
-        declare(&b, opt, fns[i]);
+        declare(&b, opt, fns[i], specs[i]);
     fe_buf_printf(&b, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s */\n", guard);
     return b.data;
 }

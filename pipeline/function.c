@@ -177,6 +177,71 @@ static bool tensor_key(const fn_entry *e, ag_loc loc, int i, ag_tensor h, bool i
     return true;
 }
 
+/* The C scalar parameters of d, "k, n", for messages. */
+static void scalar_param_names(const fn_entry *e, char *buf, size_t n)
+{
+    const ag_function_desc *d = e->desc;
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < d->n_params; i++) {
+        if (d->param_kinds[i] != AG_ARG_INT && d->param_kinds[i] != AG_ARG_FLOAT)
+            continue;
+        int w = snprintf(buf + len, n - len, "%s%s", len ? ", " : "", param_name(e, i));
+        if (w < 0 || (size_t)w >= n - len)
+            break;
+        len += (size_t)w;
+    }
+}
+
+/* Every entry of a signature must describe a parameter: an extra tensor, a
+ * value for a name that is no C scalar parameter (or given twice), and a
+ * non-integer for an integer parameter are errors, not silently ignored. */
+static bool spec_entries_used(const fn_entry *e, ag_loc loc, const ir_spec *spec,
+                              const char *spec_text)
+{
+    const ag_function_desc *d = e->desc;
+    if (count_tensor_entries(spec) > count_tensor_params(d)) {
+        int np = count_tensor_params(d);
+        rt_report(loc, "the signature \"%s\" describes %d tensors, but '%s' has %d tensor "
+                       "parameter%s", spec_text, count_tensor_entries(spec), d->name, np,
+                  np == 1 ? "" : "s");
+        return false;
+    }
+    for (int j = 0; j < spec->n; j++) {
+        const ir_spec_entry *s = &spec->entries[j];
+        if (!s->is_scalar_value)
+            continue;
+        int param = -1;
+        for (int i = 0; i < d->n_params && param < 0; i++)
+            if (strcmp(param_name(e, i), s->name) == 0)
+                param = i;
+        for (int k = 0; k < j; k++) {
+            if (spec->entries[k].is_scalar_value && strcmp(spec->entries[k].name, s->name) == 0) {
+                rt_report(loc, "the signature \"%s\" gives '%s' twice", spec_text, s->name);
+                return false;
+            }
+        }
+        ag_arg_kind kind = param < 0 ? AG_ARG_TENSOR : d->param_kinds[param];
+        if (param < 0 || (kind != AG_ARG_INT && kind != AG_ARG_FLOAT)) {
+            char names[256];
+            scalar_param_names(e, names, sizeof names);
+            rt_report(loc, "the signature \"%s\" gives a value for '%s', which is not a C "
+                           "scalar parameter of '%s' (%s%s%s)", spec_text, s->name, d->name,
+                      *names ? "its C scalar parameters: " : "it has none", names,
+                      param >= 0 ? "; give a tensor parameter's type as dtype[dims], in order"
+                                 : "");
+            return false;
+        }
+        if (kind == AG_ARG_INT && !s->is_integer) {
+            rt_report(loc, "the signature \"%s\" gives '%s' a value that is not an integer, "
+                           "but '%s' is an integer parameter of '%s'", spec_text, s->name,
+                      s->name, d->name);
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool make_keys(const fn_entry *e, ag_loc loc, const ag_arg *args, arg_key *keys)
 {
     const ag_function_desc *d = e->desc;
@@ -186,6 +251,8 @@ static bool make_keys(const fn_entry *e, ag_loc loc, const ag_arg *args, arg_key
                   count_tensor_params(d));
         return false;
     }
+    if (e->has_signature && !spec_entries_used(e, loc, &e->signature, d->signature))
+        return false;
     int t = 0;
     for (int i = 0; i < d->n_params; i++) {
         arg_key *k = &keys[i];
@@ -442,6 +509,8 @@ void ag_function_print_signatures(const char *name, FILE *out)
 static bool keys_from_spec(const fn_entry *e, ag_loc loc, const ir_spec *spec,
                            const char *spec_text, arg_key *keys)
 {
+    if (!spec_entries_used(e, loc, spec, spec_text))
+        return false;
     const ag_function_desc *d = e->desc;
     int t = 0;
     for (int i = 0; i < d->n_params; i++) {
