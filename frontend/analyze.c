@@ -544,13 +544,32 @@ static void check_returns(fe_func *fn)
     }
 }
 
-/* 'y' must also be initialized in the else branch. */
-static bool written_before(const fe_refs *all, const fe_var *v, unsigned from, unsigned to)
+/* Whether offset `at` is in the other branch of an if that s is in: code
+ * there runs instead of s, not before it (`else if` chains: the first
+ * branch's assignment does not reach the last if). */
+static bool in_other_branch(unsigned at, const fe_stmt *s)
 {
-    for (int i = 0; i < all->n; i++)
-        if (all->items[i].var == v && (all->items[i].mode & FE_WRITE) &&
-            all->items[i].at.begin > from && all->items[i].at.begin < to)
+    for (const fe_stmt *cur = s; cur->parent; cur = cur->parent) {
+        const fe_stmt *p = cur->parent;
+        if (p->kind != FE_IF)
+            continue;
+        const fe_stmt *other = cur == p->then_s ? p->else_s : cur == p->else_s ? p->then_s : NULL;
+        if (other && at >= other->range.begin && at < other->range.end)
             return true;
+    }
+    return false;
+}
+
+/* 'y' must also be initialized in the else branch: whether v is assigned
+ * between its declaration and s, on the way to s. */
+static bool written_before(const fe_refs *all, const fe_var *v, const fe_stmt *s)
+{
+    for (int i = 0; i < all->n; i++) {
+        unsigned at = all->items[i].at.begin;
+        if (all->items[i].var == v && (all->items[i].mode & FE_WRITE) && at > v->decl_off &&
+            at < s->range.begin && !in_other_branch(at, s))
+            return true;
+    }
     return false;
 }
 
@@ -614,7 +633,7 @@ static void check_if_outputs(fe_stmt *s, void *data)
             if (!(in->items[i].mode & FE_WRITE) || v->synthetic || v->is_param || v->has_init ||
                 (fe_refs_mode(other, v) & FE_WRITE) || v->decl_off >= s->range.begin ||
                 first_ref(in, v, FE_WRITE, 0) != &in->items[i] ||
-                written_before(all, v, v->decl_off, s->range.begin) ||
+                written_before(all, v, s) ||
                 written_in_enclosing_loop(v, s) || !fe_live_after(v, s))
                 continue;
             fe_error(fe_range_at(s->range.begin, 2),
@@ -799,7 +818,7 @@ static void check_lazy_tensor(const fe_ref *ref, const lazy_op *op)
     const fe_stmt *s = op->ctx->stmt;
     if (v->synthetic || v->is_param || v->has_init ||
         (op->other && (fe_refs_mode(op->other, v) & FE_WRITE)) ||
-        written_before(op->ctx->all, v, v->decl_off, s->range.begin) ||
+        written_before(op->ctx->all, v, s) ||
         written_in_enclosing_loop(v, s) || !read_later(v, s))
         return;
     fe_error(ref->at,
