@@ -927,6 +927,111 @@ static void check_lazy_stmt(fe_stmt *s, void *data)
         check_lazy_expr(s->inits[i], NULL, &ctx);
 }
 
+/* ------------------------------------------------------------ recursion */
+
+/*
+ * While a function is traced, its call to itself is traced too (inlined),
+ * and a staged condition cannot end that: both branches are traced. Only
+ * C can (a C if on a C scalar parameter that changes). A self-call that C
+ * reaches on every trace of the body never ends: reported here. The
+ * runtime catches the rest (the same types and C values again) by name.
+ */
+
+static bool contains_off(const fe_stmt *s, unsigned at)
+{
+    return s && at >= s->range.begin && at < s->range.end;
+}
+
+/* The innermost statement of s's tree that contains `at`. */
+static const fe_stmt *stmt_at(const fe_stmt *s, unsigned at)
+{
+    for (int i = 0; i < s->n_kids; i++)
+        if (contains_off(s->kids[i], at))
+            return stmt_at(s->kids[i], at);
+    const fe_stmt *parts[] = {s->then_s, s->else_s, s->init, s->body};
+    for (int i = 0; i < 4; i++)
+        if (contains_off(parts[i], at))
+            return stmt_at(parts[i], at);
+    return s;
+}
+
+/* Whether s may leave the code that follows it (towards `at`) while
+ * tracing: a C return, a goto, a C break or continue of a loop around
+ * `at`. Lowered exits do not: the code after them is traced too. */
+static bool leaves_while_tracing(const fe_stmt *s, unsigned at, bool staged)
+{
+    if (!s)
+        return false;
+    switch (s->kind) {
+    case FE_RETURN:
+        return !staged;
+    case FE_GOTO:
+        return true;
+    case FE_BREAK:
+    case FE_CONTINUE:
+        return !s->lowered && s->target && contains_off(s->target, at);
+    default:
+        break;
+    }
+    staged |= is_staged(s);
+    for (int i = 0; i < s->n_kids; i++)
+        if (leaves_while_tracing(s->kids[i], at, staged))
+            return true;
+    return leaves_while_tracing(s->then_s, at, staged) ||
+           leaves_while_tracing(s->else_s, at, staged) ||
+           leaves_while_tracing(s->body, at, staged);
+}
+
+/* Whether every trace of the body reaches offset `at` (in statement s);
+ * *staged gets the innermost staged construct around it. */
+static bool traced_always(const fe_stmt *s, unsigned at, const fe_stmt **staged)
+{
+    *staged = NULL;
+    if (s->kind == FE_FOR || s->kind == FE_DO)
+        return false; /* its increment or condition may not run */
+    for (const fe_stmt *cur = s; cur->parent; cur = cur->parent) {
+        const fe_stmt *p = cur->parent;
+        if (is_staged(p)) {
+            if (!*staged)
+                *staged = p;
+            continue;
+        }
+        if (p->kind != FE_BLOCK)
+            return false; /* a C if, loop, switch or label */
+        for (int i = 0; i < p->n_kids && p->kids[i] != cur; i++) {
+            if (leaves_while_tracing(p->kids[i], at, false))
+                return false;
+            if (!*staged && is_staged(p->kids[i]) && fe_exits(p->kids[i], true))
+                *staged = p->kids[i]; /* its exits do not stop the trace */
+        }
+    }
+    return true;
+}
+
+static void check_recursion(const fe_func *fn)
+{
+    if (fn->has_goto)
+        return;
+    for (int i = 0; i < fn->self_calls.n; i++) {
+        const fe_self_call *sc = fn->self_calls.items[i];
+        const fe_stmt *staged;
+        if (sc->conditional || !traced_always(stmt_at(fn->body, sc->at.begin), sc->at.begin,
+                                              &staged))
+            continue;
+        fe_error(sc->at,
+                 "'%s' calls itself on every trace of its body, so tracing it never ends: "
+                 "the tracer runs both branches of a staged condition; end the recursion on "
+                 "a C condition (such as a C scalar parameter that decreases), or write a "
+                 "staged loop",
+                 fn->name);
+        if (staged)
+            fe_note(fe_range_at(staged->range.begin, (unsigned)strlen(kind_name(staged))),
+                    "this staged %s does not end it: it decides when the graph runs, not "
+                    "while it is traced", kind_name(staged));
+        return;
+    }
+}
+
 /* The lifted code runs in other C functions than the labels. */
 static void check_computed_gotos(const fe_func *fn)
 {
@@ -952,6 +1057,7 @@ void fe_analyze(fe_func *fn)
     each_stmt(fn->body, check_loop_cond, NULL);
     check_gotos(fn);
     check_computed_gotos(fn);
+    check_recursion(fn);
     each_stmt(fn->body, check_tern_stmt, NULL);
     check_returns(fn);
     fe_refs all = {0};

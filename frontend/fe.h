@@ -304,6 +304,12 @@ typedef struct fe_stmt {
 
 typedef enum fe_ret_kind { FE_RET_VOID, FE_RET_TENSOR, FE_RET_STRUCT } fe_ret_kind;
 
+/* A call of an AG_FUNCTION to itself. */
+typedef struct fe_self_call {
+    fe_range at;      /* the callee's name */
+    bool conditional; /* in an operand of a C ?:, && or || */
+} fe_self_call;
+
 typedef struct fe_func {
     const char *name;
     int line;
@@ -323,6 +329,7 @@ typedef struct fe_func {
     bool has_staged;               /* any staged construct */
     bool has_goto;                 /* a goto: liveness gives up on order */
     fe_vec computed_gotos;         /* fe_range*: each `goto *` and `&&label` */
+    fe_vec self_calls;             /* fe_self_call*: its calls to itself */
     fe_var *retval, *returned;     /* when a return is lowered */
     fe_vec vars;                   /* fe_var*: every local and parameter */
 } fe_func;

@@ -436,12 +436,116 @@ static bool run_concrete(ag_concrete_function *cf, ag_loc loc, const ag_arg *arg
     return ok;
 }
 
+/* ------------------------------------------------------- inlined calls */
+
+/*
+ * Inside a trace, a call to an AG_FUNCTION is traced into the caller's
+ * graph (inlined). A function that calls itself is inlined again, and a
+ * staged condition cannot end that: the tracer runs both branches. Only a
+ * C condition can (on a C scalar parameter that changes, or on shapes
+ * that shrink); a call with the same argument types and C values as a
+ * call being inlined would recur forever, and is reported, as is nesting
+ * deeper than MAX_INLINED, instead of overflowing the stack.
+ */
+#define MAX_INLINED 1000
+
+typedef struct inlined_call {
+    const ag_function_desc *d;
+    const ag_arg *args;
+} inlined_call;
+
+static _Thread_local inlined_call inlined[MAX_INLINED];
+static _Thread_local int n_inlined;
+
+static bool same_shape(const ag_shape *a, const ag_shape *b)
+{
+    if (a->rank != b->rank)
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    return true;
+}
+
+static bool same_tensor_type(ag_tensor a, ag_tensor b)
+{
+    if (a.id == b.id && a.gen == b.gen)
+        return true;
+    const rt_value *x = rt_handle_peek(a), *y = rt_handle_peek(b);
+    return x && y && x->dtype == y->dtype && x->elem_dtype == y->elem_dtype &&
+           same_shape(&x->shape, &y->shape);
+}
+
+static bool same_call(const ag_function_desc *d, const ag_arg *a, const ag_arg *b)
+{
+    for (int i = 0; i < d->n_params; i++) {
+        bool same = false;
+        switch (d->param_kinds[i]) {
+        case AG_ARG_TENSOR:
+        case AG_ARG_TENSOR_ARRAY: same = same_tensor_type(a[i].tensor, b[i].tensor); break;
+        case AG_ARG_VARIABLE: same = a[i].variable == b[i].variable; break;
+        case AG_ARG_INT: same = a[i].i == b[i].i; break;
+        case AG_ARG_FLOAT: same = memcmp(&a[i].f, &b[i].f, sizeof a[i].f) == 0; break;
+        }
+        if (!same)
+            return false;
+    }
+    return true;
+}
+
+/* Whether inlining d(args) may go on; reports why not. */
+static bool may_inline(ag_loc loc, const ag_function_desc *d, const ag_arg *args)
+{
+    if (n_inlined == MAX_INLINED) {
+        rt_report(loc, "calls to '%s' are nested more than %d deep while it is traced: a "
+                       "recursion that only a staged condition ends never ends (both "
+                       "branches are traced); end it on a C condition, or write a loop",
+                  d->name, MAX_INLINED);
+        return false;
+    }
+    for (int k = 0; k < n_inlined; k++) {
+        if (inlined[k].d != d || !same_call(d, inlined[k].args, args))
+            continue;
+        char via[256] = "";
+        size_t len = 0;
+        for (int j = k + 1; j < n_inlined && len < sizeof via; j++) {
+            int w = snprintf(via + len, sizeof via - len, "%s'%s'", j > k + 1 ? ", " : " (through ",
+                             inlined[j].d->name);
+            len += w > 0 ? (size_t)w : 0;
+        }
+        if (len && len < sizeof via - 1)
+            strcat(via, ")");
+        rt_report(loc, "'%s' calls itself%s with the same argument types and C values while "
+                       "it is traced, so the recursion never ends (both branches of a staged "
+                       "condition are traced); end it on a C condition, or write a loop",
+                  d->name, via);
+        return false;
+    }
+    return true;
+}
+
+static bool trace_inline(ag_loc loc, const ag_function_desc *d, const ag_arg *args,
+                         ag_tensor *outputs)
+{
+    if (!may_inline(loc, d, args)) {
+        ir_trace_fail();
+        fail_outputs(d, outputs);
+        return false;
+    }
+    inlined[n_inlined++] = (inlined_call){d, args};
+    d->trace(args, outputs);
+    n_inlined--;
+    return true;
+}
+
 bool ag_function_call_at(ag_loc loc, const ag_function_desc *d, const ag_arg *args,
                          ag_tensor *outputs)
 {
     /* Inside a trace, a call to another AG_FUNCTION traces into the
      * caller's graph, as nested tf.functions do. */
-    if (ir_trace_active() || run_eagerly()) {
+    if (ir_trace_active())
+        return trace_inline(loc, d, args, outputs);
+    if (run_eagerly()) {
         d->trace(args, outputs);
         return true;
     }
