@@ -544,13 +544,32 @@ static void check_returns(fe_func *fn)
     }
 }
 
-/* 'y' must also be initialized in the else branch. */
-static bool written_before(const fe_refs *all, const fe_var *v, unsigned from, unsigned to)
+/* Whether offset `at` is in the other branch of an if that s is in: code
+ * there runs instead of s, not before it (`else if` chains: the first
+ * branch's assignment does not reach the last if). */
+static bool in_other_branch(unsigned at, const fe_stmt *s)
 {
-    for (int i = 0; i < all->n; i++)
-        if (all->items[i].var == v && (all->items[i].mode & FE_WRITE) &&
-            all->items[i].at.begin > from && all->items[i].at.begin < to)
+    for (const fe_stmt *cur = s; cur->parent; cur = cur->parent) {
+        const fe_stmt *p = cur->parent;
+        if (p->kind != FE_IF)
+            continue;
+        const fe_stmt *other = cur == p->then_s ? p->else_s : cur == p->else_s ? p->then_s : NULL;
+        if (other && at >= other->range.begin && at < other->range.end)
             return true;
+    }
+    return false;
+}
+
+/* 'y' must also be initialized in the else branch: whether v is assigned
+ * between its declaration and s, on the way to s. */
+static bool written_before(const fe_refs *all, const fe_var *v, const fe_stmt *s)
+{
+    for (int i = 0; i < all->n; i++) {
+        unsigned at = all->items[i].at.begin;
+        if (all->items[i].var == v && (all->items[i].mode & FE_WRITE) && at > v->decl_off &&
+            at < s->range.begin && !in_other_branch(at, s))
+            return true;
+    }
     return false;
 }
 
@@ -614,7 +633,7 @@ static void check_if_outputs(fe_stmt *s, void *data)
             if (!(in->items[i].mode & FE_WRITE) || v->synthetic || v->is_param || v->has_init ||
                 (fe_refs_mode(other, v) & FE_WRITE) || v->decl_off >= s->range.begin ||
                 first_ref(in, v, FE_WRITE, 0) != &in->items[i] ||
-                written_before(all, v, v->decl_off, s->range.begin) ||
+                written_before(all, v, s) ||
                 written_in_enclosing_loop(v, s) || !fe_live_after(v, s))
                 continue;
             fe_error(fe_range_at(s->range.begin, 2),
@@ -761,6 +780,258 @@ static void check_tern_stmt(fe_stmt *s, void *data)
         check_tern_order(s->inits[i], s->decls, i + 1);
 }
 
+/* -------------------------------------------- lazily evaluated operands */
+
+/*
+ * The right operand of a staged && or ||, and the operands of a staged ?:
+ * (or of a ?: inside a staged condition) run in a staged if: at run time
+ * only when the condition selects them, but while tracing always. So a C
+ * variable assigned there would always take the value (and agc cannot
+ * carry it out of the if, its value being fixed while tracing); a tensor
+ * is a branch output of that if (gen.c carries it when it is read later).
+ */
+typedef struct lazy_ctx {
+    const fe_stmt *stmt; /* the statement holding the operands */
+    const fe_refs *all;  /* every reference of the function */
+} lazy_ctx;
+
+typedef struct lazy_op {
+    const char *name;     /* "&&", "||", "?:" */
+    fe_range at;          /* the whole construct, for the note */
+    const char *when;     /* when the operand runs */
+    const fe_refs *other; /* ?:: what the other operand references */
+    const lazy_ctx *ctx;
+} lazy_op;
+
+/* Whether gen.c carries v out of the operand's staged if (lazy_live):
+ * the statement or what follows it reads v. */
+static bool read_later(const fe_var *v, const fe_stmt *s)
+{
+    return (mode_in(v, s) & FE_READ) || fe_live_after(v, s);
+}
+
+/* A tensor assigned in one operand only, with no value before the
+ * statement: the staged if has no value for it when the other runs. */
+static void check_lazy_tensor(const fe_ref *ref, const lazy_op *op)
+{
+    fe_var *v = ref->var;
+    const fe_stmt *s = op->ctx->stmt;
+    if (v->synthetic || v->is_param || v->has_init ||
+        (op->other && (fe_refs_mode(op->other, v) & FE_WRITE)) ||
+        written_before(op->ctx->all, v, s) ||
+        written_in_enclosing_loop(v, s) || !read_later(v, s))
+        return;
+    fe_error(ref->at,
+             "'%s' is assigned only when this operand of a staged '%s' runs (%s), and has no "
+             "value before the statement; initialize it before, or assign it in the other "
+             "case too",
+             v->name, op->name, op->when);
+    fe_note(op->at, "the staged '%s' is here", op->name);
+    const fe_ref *use = first_ref(op->ctx->all, v, FE_READ, ref->at.end);
+    if (use)
+        fe_note(use->at, "'%s' is used here", v->name);
+}
+
+static void check_lazy_refs(const fe_refs *r, const lazy_op *op)
+{
+    for (int i = 0; i < r->n; i++) {
+        const fe_ref *ref = &r->items[i];
+        fe_var *v = ref->var;
+        if (!(ref->mode & FE_WRITE) || first_ref(r, v, FE_WRITE, 0) != ref)
+            continue;
+        if (fe_is_carriable(v)) {
+            check_lazy_tensor(ref, op);
+            continue;
+        }
+        fe_error(ref->at,
+                 "'%s' is a C '%s' assigned in an operand of a staged '%s', which runs only "
+                 "%s; while tracing every operand runs, and a C variable keeps the value it "
+                 "gets then: assign it in a statement of its own, or make it an ag_tensor",
+                 v->name, v->type_name, op->name, op->when);
+        fe_note(op->at, "the staged '%s' is here", op->name);
+    }
+}
+
+static void check_lazy_cond(const fe_cond *c, const lazy_op *op, const lazy_ctx *ctx);
+
+/* Writes in e, which runs lazily under op (NULL: e runs unconditionally,
+ * only its staged ?: have lazy operands). */
+static void check_lazy_expr(const fe_expr *e, const lazy_op *op, const lazy_ctx *ctx)
+{
+    if (!e)
+        return;
+    if (op) { /* every reference inside, nested ?: included */
+        check_lazy_refs(&e->refs, op);
+        return;
+    }
+    for (int i = 0; i < e->terns.n; i++) {
+        const fe_ternary *t = e->terns.items[i];
+        const char *when = "when its condition selects it";
+        lazy_op then_op = {"?:", t->range, when, &t->else_e->refs, ctx};
+        lazy_op else_op = {"?:", t->range, when, &t->then_e->refs, ctx};
+        check_lazy_cond(t->cond, NULL, ctx);
+        check_lazy_expr(t->then_e, &then_op, ctx);
+        check_lazy_expr(t->else_e, &else_op, ctx);
+    }
+}
+
+static void check_lazy_cond(const fe_cond *c, const lazy_op *op, const lazy_ctx *ctx)
+{
+    if (!c)
+        return;
+    switch (c->kind) {
+    case FE_COND_C:
+    case FE_COND_BOOL:
+        check_lazy_expr(c->e, op, ctx);
+        return;
+    case FE_COND_TENSOR:
+        return;
+    case FE_COND_NOT:
+        check_lazy_cond(c->a, op, ctx);
+        return;
+    case FE_COND_AND:
+    case FE_COND_OR:
+    case FE_COND_SELECT: {
+        check_lazy_cond(c->a, op, ctx);
+        if (!op && c->a->kind == FE_COND_C) {
+            /* a C first operand picks the branch while tracing: the
+             * others run exactly when C says they do */
+            check_lazy_cond(c->b, NULL, ctx);
+            check_lazy_cond(c->c, NULL, ctx);
+            return;
+        }
+        const char *name = c->kind == FE_COND_AND ? "&&" : c->kind == FE_COND_OR ? "||" : "?:";
+        const char *when = c->kind == FE_COND_AND  ? "when the left operand is true"
+                           : c->kind == FE_COND_OR ? "when the left operand is false"
+                                                   : "when its condition selects it";
+        fe_refs rb = {0}, rc = {0};
+        fe_cond_refs(c->b, &rb);
+        fe_cond_refs(c->c, &rc);
+        lazy_op b_op = {name, c->range, when, c->c ? &rc : NULL, ctx};
+        lazy_op c_op = {name, c->range, when, &rb, ctx};
+        check_lazy_cond(c->b, op ? op : &b_op, ctx);
+        check_lazy_cond(c->c, op ? op : &c_op, ctx);
+        return;
+    }
+    }
+}
+
+static void check_lazy_stmt(fe_stmt *s, void *data)
+{
+    lazy_ctx ctx = {s, data};
+    if (!(is_loop(s) && s->staged)) /* check_loop_cond rejects any write there */
+        check_lazy_cond(s->cond, NULL, &ctx);
+    check_lazy_expr(s->expr, NULL, &ctx);
+    check_lazy_expr(s->inc, NULL, &ctx);
+    for (int i = 0; i < s->n_decls; i++)
+        check_lazy_expr(s->inits[i], NULL, &ctx);
+}
+
+/* ------------------------------------------------------------ recursion */
+
+/*
+ * While a function is traced, its call to itself is traced too (inlined),
+ * and a staged condition cannot end that: both branches are traced. Only
+ * C can (a C if on a C scalar parameter that changes). A self-call that C
+ * reaches on every trace of the body never ends: reported here. The
+ * runtime catches the rest (the same types and C values again) by name.
+ */
+
+static bool contains_off(const fe_stmt *s, unsigned at)
+{
+    return s && at >= s->range.begin && at < s->range.end;
+}
+
+/* The innermost statement of s's tree that contains `at`. */
+static const fe_stmt *stmt_at(const fe_stmt *s, unsigned at)
+{
+    for (int i = 0; i < s->n_kids; i++)
+        if (contains_off(s->kids[i], at))
+            return stmt_at(s->kids[i], at);
+    const fe_stmt *parts[] = {s->then_s, s->else_s, s->init, s->body};
+    for (int i = 0; i < 4; i++)
+        if (contains_off(parts[i], at))
+            return stmt_at(parts[i], at);
+    return s;
+}
+
+/* Whether s may leave the code that follows it (towards `at`) while
+ * tracing: a C return, a goto, a C break or continue of a loop around
+ * `at`. Lowered exits do not: the code after them is traced too. */
+static bool leaves_while_tracing(const fe_stmt *s, unsigned at, bool staged)
+{
+    if (!s)
+        return false;
+    switch (s->kind) {
+    case FE_RETURN:
+        return !staged;
+    case FE_GOTO:
+        return true;
+    case FE_BREAK:
+    case FE_CONTINUE:
+        return !s->lowered && s->target && contains_off(s->target, at);
+    default:
+        break;
+    }
+    staged |= is_staged(s);
+    for (int i = 0; i < s->n_kids; i++)
+        if (leaves_while_tracing(s->kids[i], at, staged))
+            return true;
+    return leaves_while_tracing(s->then_s, at, staged) ||
+           leaves_while_tracing(s->else_s, at, staged) ||
+           leaves_while_tracing(s->body, at, staged);
+}
+
+/* Whether every trace of the body reaches offset `at` (in statement s);
+ * *staged gets the innermost staged construct around it. */
+static bool traced_always(const fe_stmt *s, unsigned at, const fe_stmt **staged)
+{
+    *staged = NULL;
+    if (s->kind == FE_FOR || s->kind == FE_DO)
+        return false; /* its increment or condition may not run */
+    for (const fe_stmt *cur = s; cur->parent; cur = cur->parent) {
+        const fe_stmt *p = cur->parent;
+        if (is_staged(p)) {
+            if (!*staged)
+                *staged = p;
+            continue;
+        }
+        if (p->kind != FE_BLOCK)
+            return false; /* a C if, loop, switch or label */
+        for (int i = 0; i < p->n_kids && p->kids[i] != cur; i++) {
+            if (leaves_while_tracing(p->kids[i], at, false))
+                return false;
+            if (!*staged && is_staged(p->kids[i]) && fe_exits(p->kids[i], true))
+                *staged = p->kids[i]; /* its exits do not stop the trace */
+        }
+    }
+    return true;
+}
+
+static void check_recursion(const fe_func *fn)
+{
+    if (fn->has_goto)
+        return;
+    for (int i = 0; i < fn->self_calls.n; i++) {
+        const fe_self_call *sc = fn->self_calls.items[i];
+        const fe_stmt *staged;
+        if (sc->conditional || !traced_always(stmt_at(fn->body, sc->at.begin), sc->at.begin,
+                                              &staged))
+            continue;
+        fe_error(sc->at,
+                 "'%s' calls itself on every trace of its body, so tracing it never ends: "
+                 "the tracer runs both branches of a staged condition; end the recursion on "
+                 "a C condition (such as a C scalar parameter that decreases), or write a "
+                 "staged loop",
+                 fn->name);
+        if (staged)
+            fe_note(fe_range_at(staged->range.begin, (unsigned)strlen(kind_name(staged))),
+                    "this staged %s does not end it: it decides when the graph runs, not "
+                    "while it is traced", kind_name(staged));
+        return;
+    }
+}
+
 /* The lifted code runs in other C functions than the labels. */
 static void check_computed_gotos(const fe_func *fn)
 {
@@ -786,11 +1057,13 @@ void fe_analyze(fe_func *fn)
     each_stmt(fn->body, check_loop_cond, NULL);
     check_gotos(fn);
     check_computed_gotos(fn);
+    check_recursion(fn);
     each_stmt(fn->body, check_tern_stmt, NULL);
     check_returns(fn);
     fe_refs all = {0};
     fe_stmt_refs(fn->body, &all);
     each_stmt(fn->body, check_if_outputs, &all);
+    each_stmt(fn->body, check_lazy_stmt, &all);
     if (fn->has_staged) {
         for (int i = 0; i < fn->vars.n; i++) {
             fe_var *v = fn->vars.items[i];

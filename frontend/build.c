@@ -11,8 +11,8 @@
  * through the same passes as at run time, and to the backend's
  * ahead-of-time compiler (backend/cpu/cg_aot.c).
  *
- * Nothing is written until everything succeeded, and then each output
- * atomically (fe_write_file): a failed run leaves the user's files as
+ * Nothing is written until everything succeeded, and then all outputs
+ * together (fe_write_outputs): a failed run leaves the user's files as
  * they were.
  */
 #include "build.h"
@@ -30,7 +30,6 @@
 
 extern char **environ;
 
-bool fe_write_file(const char *path, const char *data, size_t len); /* driver.c */
 
 unsigned fe_emit_parse(const char *list)
 {
@@ -398,12 +397,10 @@ static bool emit_code(build *B, tgt_emit_kind kind, char **data, size_t *len)
     return ok;
 }
 
-/* The header's path: -o's for --emit=header alone; next to the object
- * (its name with .h) when both are asked for. */
-static const char *header_path(const build *B)
+const char *fe_header_path(const fe_options *opt, unsigned emit)
 {
-    const char *out = B->opt->output;
-    if (!(B->b->emit & FE_EMIT_OBJ))
+    const char *out = opt->output;
+    if (!(emit & FE_EMIT_OBJ))
         return out;
     size_t n = strlen(out);
     if (n > 2 && strcmp(out + n - 2, ".o") == 0)
@@ -434,16 +431,20 @@ static bool write_outputs(build *B)
     char *header = NULL;
     const char *hpath = NULL;
     if (ok && (emit & FE_EMIT_HEADER)) {
-        hpath = header_path(B);
-        header = fe_header_text(B->opt, B->fns, B->n_fns, hpath,
+        hpath = fe_header_path(B->opt, emit);
+        header = fe_header_text(B->opt, B->fns, B->specs, B->n_fns, hpath,
                                 emit & FE_EMIT_OBJ ? out : NULL);
     }
-    if (ok && data)
-        ok = fe_write_file(out, data, len);
-    if (ok && header)
-        ok = fe_write_file(hpath, header, strlen(header));
-    if (ok && B->conv.deps)
-        ok = fe_write_file(fe_deps_file(B->opt), B->conv.deps, B->conv.deps_len);
+    fe_output outs[3];
+    int n = 0;
+    if (data)
+        outs[n++] = (fe_output){out, data, len};
+    if (header)
+        outs[n++] = (fe_output){hpath, header, strlen(header)};
+    if (B->conv.deps)
+        outs[n++] = (fe_output){fe_deps_file(B->opt), B->conv.deps, B->conv.deps_len};
+    if (ok)
+        ok = fe_write_outputs(outs, n);
     free(data);
     free(header);
     return ok;

@@ -47,9 +47,14 @@ unsigned fe_emit_parse(const char *list);
  * object's header goes next to it, with .h). Returns the exit status. */
 int fe_build(const fe_options *opt, const fe_build_options *b);
 
-/* header.c: the header declaring the functions compiled into an object;
- * heap text. `path` names the header (for its include guard). */
-char *fe_header_text(const fe_options *opt, const fe_func_info *const *fns, int n,
-                     const char *path, const char *object);
+/* The header's path: -o's for --emit=header alone; next to the object
+ * (its name with .h) when both are asked for. */
+const char *fe_header_path(const fe_options *opt, unsigned emit);
+
+/* header.c: the header declaring the functions compiled into an object,
+ * each for specs[i]; heap text. `path` names the header (for its include
+ * guard). */
+char *fe_header_text(const fe_options *opt, const fe_func_info *const *fns,
+                     const char *const *specs, int n, const char *path, const char *object);
 
 #endif /* FE_BUILD_H */

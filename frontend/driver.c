@@ -4,9 +4,9 @@
  *   agc [options] input.c -o output.ag.c
  *
  * Exit status: 0 on success, 1 on errors in the user's code (or when the
- * output cannot be written), 2 on bad usage. The output is written to a
- * temporary file and renamed, so a failed run never leaves a partial file
- * and never touches an existing one.
+ * output cannot be written, or is the input), 2 on bad usage. The outputs
+ * are written all or nothing (files.c), so a failed run never leaves a
+ * partial file and never touches an existing one.
  */
 #include "build.h"
 
@@ -258,47 +258,38 @@ static int parse_args(int argc, char **argv, fe_options *opt, fe_build_options *
     return 0;
 }
 
-bool fe_write_file(const char *path, const char *data, size_t len)
+/* Like gcc ("input file 'x.c' is the same as output file"), agc never
+ * writes over its input: not with -o, -MF or the header of --emit. */
+static bool output_is_input(const fe_options *opt, const fe_build_options *b)
 {
-    if (strcmp(path, "-") == 0) {
-        bool ok = fwrite(data, 1, len, stdout) == len && fflush(stdout) == 0;
-        if (!ok)
-            fe_diag_plain(FE_ERROR, "cannot write to stdout: %s", strerror(errno));
-        return ok;
+    const char *outs[3] = {opt->output, NULL, NULL};
+    if (opt->md)
+        outs[1] = fe_deps_file(opt);
+    if (b->emit & FE_EMIT_HEADER)
+        outs[2] = fe_header_path(opt, b->emit);
+    for (int i = 0; i < 3; i++) {
+        if (outs[i] && fe_same_file(opt->input, outs[i])) {
+            fe_diag_plain(FE_ERROR, "input file '%s' is the same as output file '%s'",
+                          opt->input, outs[i]);
+            return true;
+        }
     }
-    char *tmp = fe_format("%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        fe_diag_plain(FE_ERROR, "cannot create '%s': %s", tmp, strerror(errno));
-        return false;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    FILE *f = fdopen(fd, "wb");
-    bool ok = f && fwrite(data, 1, len, f) == len;
-    ok = (f ? fclose(f) == 0 : (close(fd), false)) && ok;
-    if (ok && rename(tmp, path) != 0) {
-        fe_diag_plain(FE_ERROR, "cannot write '%s': %s", path, strerror(errno));
-        ok = false;
-    } else if (!ok) {
-        fe_diag_plain(FE_ERROR, "cannot write '%s': %s", tmp, strerror(errno));
-    }
-    if (!ok)
-        unlink(tmp);
-    return ok;
+    return false;
 }
 
 /* Converts, then writes the output and the dependency file. */
 static int run(const fe_options *opt, const fe_build_options *b)
 {
+    if (output_is_input(opt, b))
+        return 1;
     if (b->emit != FE_EMIT_C)
         return fe_build(opt, b);
     fe_result res;
     if (fe_convert(opt, &res) != 0)
         return 1;
-    bool ok = fe_write_file(opt->output, res.output, res.output_len) &&
-              (!res.deps || fe_write_file(fe_deps_file(opt), res.deps, res.deps_len));
+    fe_output outs[2] = {{opt->output, res.output, res.output_len},
+                         {res.deps ? fe_deps_file(opt) : NULL, res.deps, res.deps_len}};
+    bool ok = fe_write_outputs(outs, res.deps ? 2 : 1);
     fe_result_free(&res);
     return ok ? 0 : 1;
 }

@@ -24,7 +24,7 @@
  *
  * Support: util.c (buffers, the arena), source.c (files and positions),
  * diag.c (clang-style diagnostics), out.c (the output writer that keeps
- * #line directives right).
+ * #line directives right), files.c (writing the output files).
  */
 #ifndef FE_H
 #define FE_H
@@ -304,6 +304,12 @@ typedef struct fe_stmt {
 
 typedef enum fe_ret_kind { FE_RET_VOID, FE_RET_TENSOR, FE_RET_STRUCT } fe_ret_kind;
 
+/* A call of an AG_FUNCTION to itself. */
+typedef struct fe_self_call {
+    fe_range at;      /* the callee's name */
+    bool conditional; /* in an operand of a C ?:, && or || */
+} fe_self_call;
+
 typedef struct fe_func {
     const char *name;
     int line;
@@ -323,6 +329,7 @@ typedef struct fe_func {
     bool has_staged;               /* any staged construct */
     bool has_goto;                 /* a goto: liveness gives up on order */
     fe_vec computed_gotos;         /* fe_range*: each `goto *` and `&&label` */
+    fe_vec self_calls;             /* fe_self_call*: its calls to itself */
     fe_var *retval, *returned;     /* when a return is lowered */
     fe_vec vars;                   /* fe_var*: every local and parameter */
 } fe_func;
@@ -449,8 +456,20 @@ typedef struct fe_result {
 int fe_convert(const fe_options *opt, fe_result *res);
 void fe_result_free(fe_result *res);
 
-/* driver.c: writes data to path atomically (temporary file + rename). */
+/* files.c: writes a run's outputs all or nothing: regular files (and the
+ * files symbolic links name) through a temporary renamed once all are
+ * ready, devices and FIFOs in place, "-" to stdout. False after
+ * reporting why; then no regular file was touched. */
+typedef struct fe_output {
+    const char *path;
+    const char *data;
+    size_t len;
+} fe_output;
+bool fe_write_outputs(const fe_output *outs, int n);
 bool fe_write_file(const char *path, const char *data, size_t len);
+/* Whether both paths name the same existing file (gcc refuses to write
+ * its input). */
+bool fe_same_file(const char *a, const char *b);
 
 #define AGC_VERSION_STRING "0.1.0"
 

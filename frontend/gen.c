@@ -38,6 +38,10 @@ typedef struct gen {
      * them. */
     const fe_stmt *lead_stmt;
     unsigned lead_from;
+    /* The statement whose expressions are being lowered: a tensor that a
+     * lazily evaluated operand assigns is carried out of its staged if
+     * when this statement, or what follows it, reads it. NULL: carried. */
+    const fe_stmt *stmt;
 } gen;
 
 /* The contents of one lifted function. */
@@ -286,8 +290,21 @@ static int by_declaration(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* Whether v, assigned in a lazily evaluated operand of g->stmt, is read
+ * later: by the statement itself (an if's branches, a loop's next
+ * iteration) or after it. */
+static bool lazy_live(const gen *g, const fe_var *v)
+{
+    if (!g->stmt)
+        return true;
+    fe_refs r = {0};
+    fe_stmt_refs(g->stmt, &r);
+    return (fe_refs_mode(&r, v) & FE_READ) || fe_live_after(v, g->stmt);
+}
+
 /* Fields and carried variables. `after` is the statement control reaches
- * the region's end from (ifs), or `loop`. */
+ * the region's end from (ifs), or `loop`; both NULL for the staged if of
+ * a lazily evaluated operand (g->stmt). */
 static void region_vars(gen *g, region *R, const fe_stmt *after, const fe_stmt *loop)
 {
     for (int p = 0; p < R->n_parts; p++) {
@@ -305,8 +322,9 @@ static void region_vars(gen *g, region *R, const fe_stmt *after, const fe_stmt *
         fe_var *v = R->fields.items[i];
         if (!(region_mode(R, v) & FE_WRITE))
             continue;
-        bool live = v->synthetic || (loop ? fe_live_after(v, loop) || fe_loop_exposed(v, loop)
-                                          : fe_live_after(v, after));
+        bool live = v->synthetic || (loop    ? fe_live_after(v, loop) || fe_loop_exposed(v, loop)
+                                     : after ? fe_live_after(v, after)
+                                             : lazy_live(g, v));
         if (!live)
             continue;
         if (!fe_is_carriable(v)) {
@@ -650,10 +668,27 @@ static fe_cond *flags_cond(gen *g, const fe_stmt *s, unsigned ex, int line, fe_r
     return c;
 }
 
-static void set_lead(gen *g, const fe_stmt *exit, const fe_stmt *first)
+/* Where the user's text that leads to `first` starts: the end of the
+ * statement before it in its block (or the block's '{'). Not the end of
+ * the exit that moved it: a statement absorbed into a branch already left
+ * its source neighbours (`if (c) { if (d) break; } else continue; rest`
+ * moves `rest` into the then branch, after the inner if, but the text
+ * before `rest` is the else branch's end, not the inner if's). */
+static unsigned lead_start(const fe_stmt *first)
+{
+    const fe_stmt *b = first->parent;
+    if (!b || b->kind != FE_BLOCK)
+        return first->range.begin;
+    for (int i = 0; i < b->n_kids; i++)
+        if (b->kids[i] == first)
+            return i ? b->kids[i - 1]->range.end : b->range.begin + 1;
+    return first->range.begin;
+}
+
+static void set_lead(gen *g, const fe_stmt *first)
 {
     g->lead_stmt = first;
-    g->lead_from = exit->range.end;
+    g->lead_from = lead_start(first);
 }
 
 /* agc moves the parts of a staged construct, and the statements after an
@@ -688,8 +723,8 @@ static void gen_guard(gen *g, fe_out *o, const fe_stmt *s, unsigned ex, fe_stmt 
     p->extra = extra;
     if (n) {
         p->lead_stmt = rest[0];
-        p->lead_from = s->range.end;
-        check_directives(g, (fe_range){s->range.end, rest[n - 1]->range.end}, at,
+        p->lead_from = lead_start(rest[0]);
+        check_directives(g, (fe_range){p->lead_from, rest[n - 1]->range.end}, at,
                          "the statements after a staged exit");
     }
     R->parts[R->n_parts++] = p;
@@ -704,12 +739,13 @@ static void gen_guard(gen *g, fe_out *o, const fe_stmt *s, unsigned ex, fe_stmt 
 static void gen_staged_if(gen *g, fe_out *o, fe_stmt *s, fe_stmt **rest, int n_rest, fe_expr *extra,
                           int side)
 {
+    g->stmt = s;
     const char *ind = indent_of(g, s->range.begin);
     const char *ind2 = fe_format("%s    ", ind);
     region *R = new_region(g, unique(g, "if", s->line), fe_range_at(s->range.begin, 2));
     check_directives(g, s->range, R->at, "this staged if");
     if (n_rest)
-        check_directives(g, (fe_range){s->range.end, rest[n_rest - 1]->range.end}, R->at,
+        check_directives(g, (fe_range){lead_start(rest[0]), rest[n_rest - 1]->range.end}, R->at,
                          "the statements after this staged if");
     for (int b = 0; b < 2; b++) {
         fe_stmt *branch = b ? s->else_s : s->then_s;
@@ -725,7 +761,7 @@ static void gen_staged_if(gen *g, fe_out *o, fe_stmt *s, fe_stmt **rest, int n_r
             p->stmts[p->n++] = rest[i];
         if (gets_rest && n_rest) {
             p->lead_stmt = rest[0];
-            p->lead_from = s->range.end;
+            p->lead_from = lead_start(rest[0]);
         }
         p->extra = gets_rest ? extra : NULL;
         R->parts[R->n_parts++] = p;
@@ -787,6 +823,7 @@ static region *loop_region(gen *g, fe_stmt *s, const char *kind)
 
 static void gen_loop(gen *g, fe_out *o, fe_stmt *s, bool lifted)
 {
+    g->stmt = s;
     const char *kind = s->kind == FE_FOR ? "for" : s->kind == FE_DO ? "do" : "while";
     const char *ind = indent_of(g, s->range.begin);
     fe_out_gen(o, "%s{\n", ind);
@@ -809,6 +846,7 @@ static void gen_loop(gen *g, fe_out *o, fe_stmt *s, bool lifted)
 
 static void gen_return(gen *g, fe_out *o, fe_stmt *s, bool lifted)
 {
+    g->stmt = s;
     const char *ind = indent_of(g, s->range.begin);
     if (!lifted) {
         hole h[MAX_HOLES];
@@ -833,6 +871,7 @@ static void gen_return(gen *g, fe_out *o, fe_stmt *s, bool lifted)
  * initializer of uninitialized tensors. */
 static void gen_simple(gen *g, fe_out *o, fe_stmt *s)
 {
+    g->stmt = s;
     const char *ind = indent_of(g, s->range.begin);
     hole h[MAX_HOLES];
     int n = 0;
@@ -897,6 +936,7 @@ static void gen_sub(gen *g, fe_out *o, fe_stmt *s, bool lifted)
  * statements generated in place. */
 static void gen_c_stmt(gen *g, fe_out *o, fe_stmt *s, bool lifted)
 {
+    g->stmt = s;
     fe_stmt *h[3];
     int n = 0;
     if (s->kind == FE_FOR && s->init)
@@ -927,11 +967,29 @@ static void gen_c_stmt(gen *g, fe_out *o, fe_stmt *s, bool lifted)
     fe_out_user(o, (fe_range){pos, s->range.end});
 }
 
+/* A branch followed by the statements moved after it, as one list: a
+ * lowered exit in the branch then guards them (gen_list), as it would
+ * have where they were. */
+static void gen_branch_and_rest(gen *g, fe_out *o, fe_stmt *branch, fe_stmt **rest, int n_rest,
+                                fe_expr *extra, bool lifted)
+{
+    fe_stmt **list = fe_alloc((size_t)(n_rest + 1) * sizeof *list);
+    int n = 0;
+    if (branch)
+        list[n++] = branch;
+    for (int i = 0; i < n_rest; i++)
+        list[n++] = rest[i];
+    if (n_rest)
+        set_lead(g, rest[0]);
+    gen_list(g, o, list, n, lifted, false, extra);
+}
+
 /* A C if whose one branch always exits: the rest of the list goes into
  * the other branch. */
 static void gen_c_if_absorb(gen *g, fe_out *o, fe_stmt *s, fe_stmt **rest, int n_rest,
                             fe_expr *extra, int side, bool lifted)
 {
+    g->stmt = s;
     const char *ind = indent_of(g, s->range.begin);
     const fe_expr *ce = s->cond->kind == FE_COND_C ? s->cond->e : NULL;
     if (ce)
@@ -942,10 +1000,7 @@ static void gen_c_if_absorb(gen *g, fe_out *o, fe_stmt *s, fe_stmt **rest, int n
     if (side == 2) {
         fe_out_inline(o, " {");
         fe_out_eol(o);
-        gen_stmt(g, o, s->then_s, lifted);
-        if (n_rest)
-            set_lead(g, s, rest[0]);
-        gen_list(g, o, rest, n_rest, lifted, false, extra);
+        gen_branch_and_rest(g, o, s->then_s, rest, n_rest, extra, lifted);
         fe_out_gen(o, "%s}\n", ind);
     } else {
         gen_sub(g, o, s->then_s, lifted);
@@ -958,11 +1013,7 @@ static void gen_c_if_absorb(gen *g, fe_out *o, fe_stmt *s, fe_stmt **rest, int n
     if (side == 1) {
         fe_out_inline(o, " {");
         fe_out_eol(o);
-        if (s->else_s)
-            gen_stmt(g, o, s->else_s, lifted);
-        if (n_rest)
-            set_lead(g, s, rest[0]);
-        gen_list(g, o, rest, n_rest, lifted, false, extra);
+        gen_branch_and_rest(g, o, s->else_s, rest, n_rest, extra, lifted);
         fe_out_gen(o, "%s}\n", ind);
     } else if (s->else_s) {
         gen_sub(g, o, s->else_s, lifted);
@@ -1050,6 +1101,7 @@ static int absorb_side(const fe_stmt *s, bool lifted)
 
 static void gen_extra(gen *g, fe_out *o, fe_expr *extra)
 {
+    g->stmt = NULL;
     const char *ind = indent_of(g, extra->range.begin);
     pre_terns(g, o, extra, "    ");
     fe_out_at(o, fe_source_line(g->src, extra->range.begin), "%s%s;", ind, expr_text(g, extra));
@@ -1093,7 +1145,7 @@ static void gen_list(gen *g, fe_out *o, fe_stmt **list, int n, bool lifted, bool
 
 void fe_gen_function(fe_func *fn, const fe_source *src, fe_out *lifted, fe_out *body)
 {
-    gen g = {fn, src, lifted, {0}, {0}, NULL, 0};
+    gen g = {fn, src, lifted, {0}, {0}, NULL, 0, NULL};
     fe_set_current_function(fn);
     fe_expr params = {.range = fn->params_text};
     fe_out_gen(body, "static %s %s__staged(%s)\n{\n", fn->ret_type, fn->name,

@@ -67,11 +67,12 @@ static bool declare_at(fe_buf *b, const fe_func_info *f)
  * NAME pass its own file and line, as ag.h's ops do: a call that does
  * not match what was compiled is reported where it is written.
  * AGC_NO_CALLER_LINES before the include keeps NAME a plain function
- * (for a file that declares it again, or takes its address by name). */
-static void declare(fe_buf *b, const fe_options *opt, const fe_func_info *f)
+ * (for a file that declares it again, or takes its address by name).
+ * spec: what f was compiled for (its AG_SIGNATURE, or --signature). */
+static void declare(fe_buf *b, const fe_options *opt, const fe_func_info *f, const char *spec)
 {
     fe_buf_printf(b, "/* %s:%d, compiled for AG_SIGNATURE(\"%s\").\n", opt->input, f->line,
-                  f->signature);
+                  spec);
     fe_buf_puts(b, " * A call with tensors of other types, or other values of the C\n"
                    " * scalars, fails with an error naming the parameter, at the\n"
                    " * caller's line. */\n");
@@ -89,8 +90,8 @@ static void declare(fe_buf *b, const fe_options *opt, const fe_func_info *f)
     fe_buf_puts(b, "\n");
 }
 
-char *fe_header_text(const fe_options *opt, const fe_func_info *const *fns, int n,
-                     const char *path, const char *object)
+char *fe_header_text(const fe_options *opt, const fe_func_info *const *fns,
+                     const char *const *specs, int n, const char *path, const char *object)
 {
     const char *guard = guard_of(path);
     fe_buf b = {0};
@@ -104,7 +105,7 @@ char *fe_header_text(const fe_options *opt, const fe_func_info *const *fns, int 
     fe_buf_printf(&b, "#ifndef %s\n#define %s\n\n#include <ag.h>\n\n", guard, guard);
     fe_buf_puts(&b, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
     for (int i = 0; i < n; i++)
-        declare(&b, opt, fns[i]);
+        declare(&b, opt, fns[i], specs[i]);
     fe_buf_printf(&b, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s */\n", guard);
     return b.data;
 }

@@ -35,6 +35,7 @@ typedef struct parser {
     CXFile file;
     fe_func *fn;
     fe_vec ternaries; /* fe_ternary* found in the function, to dedupe */
+    int c_cond;       /* > 0: walking an operand a C ?:, && or || may skip */
 } parser;
 
 /* ------------------------------------------------------------ positions */
@@ -573,6 +574,31 @@ static void misplaced_bool(parser *p, CXCursor c)
              "combined into one with !, && and ||");
 }
 
+/* A call of the function being parsed to itself (analyze.c checks that
+ * a C condition can end the recursion while tracing). */
+static void note_self_call(parser *p, CXCursor call)
+{
+    if (strcmp(callee_name(call), p->fn->name) != 0)
+        return;
+    fe_self_call *sc = fe_alloc(sizeof *sc);
+    unsigned off = start_of(p, call), end;
+    ident_at(p, off, &end);
+    sc->at = (fe_range){off, end > off ? end : off + 1};
+    sc->conditional = p->c_cond > 0;
+    fe_vec_push(&p->fn->self_calls, sc);
+}
+
+/* Walks the operands of a C ?:, && or ||: all but the first may not run. */
+static void walk_c_conditional(parser *p, CXCursor c, int mode, fe_expr *e)
+{
+    kids ks = children(c);
+    for (int i = 0; i < ks.n; i++) {
+        p->c_cond += i > 0;
+        walk(p, ks.c[i], mode, e);
+        p->c_cond -= i > 0;
+    }
+}
+
 static void walk(parser *p, CXCursor c, int mode, fe_expr *e)
 {
     kids ks;
@@ -586,6 +612,11 @@ static void walk(parser *p, CXCursor c, int mode, fe_expr *e)
             walk(p, ks.c[0], FE_WRITE, e);
             walk(p, ks.c[1], FE_READ, e);
             record_assign(p, ks.c[0], ks.c[1], e);
+            return;
+        }
+        if (clang_getCursorBinaryOperatorKind(c) == CXBinaryOperator_LAnd ||
+            clang_getCursorBinaryOperatorKind(c) == CXBinaryOperator_LOr) {
+            walk_c_conditional(p, c, FE_READ, e);
             return;
         }
         walk_kids(p, c, FE_READ, e);
@@ -630,6 +661,7 @@ static void walk(parser *p, CXCursor c, int mode, fe_expr *e)
     case CXCursor_CallExpr:
         if (is_ag_bool_call(c))
             misplaced_bool(p, c);
+        note_self_call(p, c);
         walk_kids(p, c, FE_READ, e);
         return;
     case CXCursor_ConditionalOperator:
@@ -638,7 +670,7 @@ static void walk(parser *p, CXCursor c, int mode, fe_expr *e)
             staged_ternary(p, c, e);
             return;
         }
-        walk_kids(p, c, FE_READ, e);
+        walk_c_conditional(p, c, FE_READ, e);
         return;
     default:
         walk_kids(p, c, FE_READ, e);
@@ -780,7 +812,9 @@ static fe_cond *build_cond(parser *p, CXCursor c, fe_range r)
             n->staged = true;
             unsigned right = start_of(p, ks.c[1]);
             n->a = build_cond(p, ks.c[0], (fe_range){r.begin, operator_before(p, right)});
+            p->c_cond += n->a->kind == FE_COND_C; /* decided while tracing */
             n->b = build_cond(p, ks.c[1], (fe_range){right, r.end});
+            p->c_cond -= n->a->kind == FE_COND_C;
             return n;
         }
         break;
@@ -791,8 +825,10 @@ static fe_cond *build_cond(parser *p, CXCursor c, fe_range r)
             fe_cond *n = new_cond(p, FE_COND_SELECT, r);
             n->staged = true;
             n->a = build_cond(p, ks.c[0], (fe_range){r.begin, q});
+            p->c_cond += n->a->kind == FE_COND_C;
             n->b = build_cond(p, ks.c[1], (fe_range){q + 1, colon});
             n->c = build_cond(p, ks.c[2], (fe_range){colon + 1, r.end});
+            p->c_cond -= n->a->kind == FE_COND_C;
             return n;
         }
         break;
@@ -1571,7 +1607,7 @@ fe_unit *fe_parse(const fe_options *opt, fe_vec *deps)
     if (clang_errors(tu, src, file)) {
         u = fe_alloc(sizeof *u);
         u->src = src;
-        parser p = {tu, src, file, NULL, {0}};
+        parser p = {tu, src, file, NULL, {0}, 0};
         unit_walk w = {&p, u};
         clang_visitChildren(clang_getTranslationUnitCursor(tu), visit_top, &w);
         deps_walk dw = {deps, tu, opt->mmd};

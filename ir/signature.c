@@ -105,7 +105,11 @@ static bool parse_value_entry(const char **pp, ir_spec_entry *e, char *err, size
         snprintf(err, errlen, "expected a number after '%s='", e->name);
         return false;
     }
-    e->i = (int64_t)strtoll(p, NULL, 0);
+    char *iend;
+    errno = 0;
+    e->i = (int64_t)strtoll(p, &iend, 0);
+    /* as in C: 7, -7, 0x1f, 017; not 2.5, 1e3, or out of range */
+    e->is_integer = iend == end && errno == 0;
     e->is_scalar_value = true;
     *pp = end;
     return true;

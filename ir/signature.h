@@ -24,6 +24,7 @@ typedef struct ir_spec_entry {
     char name[64];
     int64_t i;
     double f;
+    bool is_integer; /* the value is an integer literal (i is exact) */
 } ir_spec_entry;
 
 typedef struct ir_spec {

@@ -369,6 +369,14 @@ typedef struct loop {
     ir_node *cond_out;
     ir_frame fc, fb;
     bool has_flag;
+    /* agc's variables ("<return value>") undefined on entry that the body
+     * does not set either in this trace (the return that sets it is under
+     * a C condition that is false): they are no loop variables, and stay
+     * undefined; vars and names then point at own copies without them. */
+    ag_tensor **kept_vars;
+    const char **kept_names;
+    ag_tensor **dropped;
+    int n_dropped;
 } loop;
 
 /* Traces the body once in a throwaway region to learn the types of
@@ -390,6 +398,10 @@ static bool discover_types(ir_trace *t, loop *L, ag_body_fn body, void *state)
     for (int i = 0; i < L->n_vars && ok; i++) {
         bool undefined;
         ir_node *n = ir_trace_node_of_handle(t, *L->vars[i], L->loc, &undefined);
+        if (undefined && L->names[i][0] == '<') {
+            L->dropped[L->n_dropped++] = L->vars[i]; /* a flag guards every use */
+            continue;
+        }
         if (undefined)
             rt_report(L->loc, "'%s' is not initialized before the loop nor by its body",
                       L->names[i]);
@@ -403,6 +415,55 @@ static bool discover_types(ir_trace *t, loop *L, ag_body_fn body, void *state)
         *L->vars[i] = saved[i];
     free(saved);
     return ok && !t->failed;
+}
+
+static bool is_dropped(const loop *L, ag_tensor *const var)
+{
+    for (int k = 0; k < L->n_dropped; k++)
+        if (L->dropped[k] == var)
+            return true;
+    return false;
+}
+
+/* Removes the dropped variables from the loop's (discover_types). */
+static void remove_dropped(loop *L)
+{
+    if (!L->n_dropped)
+        return;
+    L->kept_vars = rt_xmalloc((size_t)L->n_vars * sizeof *L->kept_vars);
+    L->kept_names = rt_xmalloc((size_t)L->n_vars * sizeof *L->kept_names);
+    int k = 0;
+    for (int i = 0; i < L->n_vars; i++) {
+        if (is_dropped(L, L->vars[i]))
+            continue;
+        L->kept_vars[k] = L->vars[i];
+        L->kept_names[k] = L->names[i];
+        L->init[k] = L->init[i];
+        L->undef[k] = L->undef[i];
+        L->ptype[k] = L->ptype[i];
+        L->before[k] = L->before[i];
+        k++;
+    }
+    L->vars = (ag_tensor *const *)L->kept_vars;
+    L->names = L->kept_names;
+    L->n_vars = L->n = k;
+}
+
+/* A dropped variable the body set after all (a trace that differs from
+ * the first): its value would escape the loop's region. */
+static bool dropped_still_undefined(const loop *L)
+{
+    for (int k = 0; k < L->n_dropped; k++) {
+        ag_tensor h = *L->dropped[k];
+        if (h.id != 0 || h.gen != 0) {
+            rt_report(L->loc, "the loop body set an internal variable in one trace and "
+                              "not in another: its C conditions must not change between "
+                              "traces");
+            *L->dropped[k] = (ag_tensor){0, 0};
+            return false;
+        }
+    }
+    return true;
 }
 
 /* A zero initial value for a variable undefined on entry. */
@@ -438,6 +499,10 @@ static bool loop_entry(ir_trace *t, loop *L, ag_body_fn body, void *state)
     }
     if (need_discovery && !discover_types(t, L, body, state))
         return false;
+    remove_dropped(L);
+    L->has_flag = false;
+    for (int i = 0; i < L->n_vars; i++)
+        L->has_flag |= L->undef[i];
     for (int i = 0; i < L->n_vars; i++) {
         if (L->undef[i])
             L->init[i] = placeholder(t, &L->ptype[i], L->loc);
@@ -510,6 +575,7 @@ static bool trace_loop_regions(ir_trace *t, loop *L, ag_cond_fn cond, ag_body_fn
         }
         if (ok && L->has_flag)
             L->outs[L->n_vars] = bool_const(t, true, L->loc);
+        ok = dropped_still_undefined(L) && ok;
         ir_frame_pop(t, &L->fb);
     }
     free(params);
@@ -579,6 +645,7 @@ static void traced_while(ir_trace *t, ag_loc loc, int n_vars, ag_tensor *const *
     L.ptype = rt_xcalloc(cap, sizeof *L.ptype);
     L.before = rt_xcalloc(cap, sizeof *L.before);
     L.outs = rt_xcalloc(cap, sizeof *L.outs);
+    L.dropped = rt_xcalloc(cap, sizeof *L.dropped);
     for (int i = 0; i < n_vars; i++)
         saved[i] = *vars[i];
     bool ok = loop_entry(t, &L, body, state) && trace_loop_regions(t, &L, cond, body, state);
@@ -597,6 +664,9 @@ static void traced_while(ir_trace *t, ag_loc loc, int n_vars, ag_tensor *const *
     free(L.ptype);
     free(L.before);
     free(L.outs);
+    free(L.dropped);
+    free(L.kept_vars);
+    free(L.kept_names);
 }
 
 void ag_while_at(ag_loc loc, int n_vars, ag_tensor *const *vars, const char *const *names,

@@ -138,9 +138,14 @@ static void hoist_region(licm *L, ir_node *w, int r)
         for (int i = 0; i < n->n_in && !pass_map_get(&L->moved, n); i++)
             if (pass_map_get(&L->moved, n->in[i]))
                 n->in[i] = param_for(L, w, r, n->in[i]);
-    for (int i = 0; i < g->n_results; i++)
-        if (pass_map_get(&L->moved, g->results[i]))
-            g->results[i] = param_for(L, w, r, g->results[i]);
+    for (int i = 0; i < g->n_results; i++) {
+        if (!pass_map_get(&L->moved, g->results[i]))
+            continue;
+        /* param_for may give the body a new results array: store into
+         * the array there is after the call, not the one before */
+        ir_node *p = param_for(L, w, r, g->results[i]);
+        g->results[i] = p;
+    }
     for (ir_node *n = g->first, *next; n; n = next) {
         next = n->next;
         if (pass_map_get(&L->moved, n))

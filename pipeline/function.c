@@ -220,6 +220,71 @@ static bool tensor_key(const fn_entry *e, ag_loc loc, int i, ag_tensor h, bool i
     return true;
 }
 
+/* The C scalar parameters of d, "k, n", for messages. */
+static void scalar_param_names(const fn_entry *e, char *buf, size_t n)
+{
+    const ag_function_desc *d = e->desc;
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < d->n_params; i++) {
+        if (d->param_kinds[i] != AG_ARG_INT && d->param_kinds[i] != AG_ARG_FLOAT)
+            continue;
+        int w = snprintf(buf + len, n - len, "%s%s", len ? ", " : "", param_name(e, i));
+        if (w < 0 || (size_t)w >= n - len)
+            break;
+        len += (size_t)w;
+    }
+}
+
+/* Every entry of a signature must describe a parameter: an extra tensor, a
+ * value for a name that is no C scalar parameter (or given twice), and a
+ * non-integer for an integer parameter are errors, not silently ignored. */
+static bool spec_entries_used(const fn_entry *e, ag_loc loc, const ir_spec *spec,
+                              const char *spec_text)
+{
+    const ag_function_desc *d = e->desc;
+    if (count_tensor_entries(spec) > count_tensor_params(d)) {
+        int np = count_tensor_params(d);
+        rt_report(loc, "the signature \"%s\" describes %d tensors, but '%s' has %d tensor "
+                       "parameter%s", spec_text, count_tensor_entries(spec), d->name, np,
+                  np == 1 ? "" : "s");
+        return false;
+    }
+    for (int j = 0; j < spec->n; j++) {
+        const ir_spec_entry *s = &spec->entries[j];
+        if (!s->is_scalar_value)
+            continue;
+        int param = -1;
+        for (int i = 0; i < d->n_params && param < 0; i++)
+            if (strcmp(param_name(e, i), s->name) == 0)
+                param = i;
+        for (int k = 0; k < j; k++) {
+            if (spec->entries[k].is_scalar_value && strcmp(spec->entries[k].name, s->name) == 0) {
+                rt_report(loc, "the signature \"%s\" gives '%s' twice", spec_text, s->name);
+                return false;
+            }
+        }
+        ag_arg_kind kind = param < 0 ? AG_ARG_TENSOR : d->param_kinds[param];
+        if (param < 0 || (kind != AG_ARG_INT && kind != AG_ARG_FLOAT)) {
+            char names[256];
+            scalar_param_names(e, names, sizeof names);
+            rt_report(loc, "the signature \"%s\" gives a value for '%s', which is not a C "
+                           "scalar parameter of '%s' (%s%s%s)", spec_text, s->name, d->name,
+                      *names ? "its C scalar parameters: " : "it has none", names,
+                      param >= 0 ? "; give a tensor parameter's type as dtype[dims], in order"
+                                 : "");
+            return false;
+        }
+        if (kind == AG_ARG_INT && !s->is_integer) {
+            rt_report(loc, "the signature \"%s\" gives '%s' a value that is not an integer, "
+                           "but '%s' is an integer parameter of '%s'", spec_text, s->name,
+                      s->name, d->name);
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool make_keys(const fn_entry *e, ag_loc loc, const ag_arg *args, arg_key *keys)
 {
     const ag_function_desc *d = e->desc;
@@ -229,6 +294,8 @@ static bool make_keys(const fn_entry *e, ag_loc loc, const ag_arg *args, arg_key
                   count_tensor_params(d));
         return false;
     }
+    if (e->has_signature && !spec_entries_used(e, loc, &e->signature, d->signature))
+        return false;
     int t = 0;
     for (int i = 0; i < d->n_params; i++) {
         arg_key *k = &keys[i];
@@ -564,12 +631,116 @@ bool fn_concrete_call(ag_loc loc, ag_concrete_function *cf, const ag_arg *args,
     return run_concrete(cf, loc, args, outputs);
 }
 
+/* ------------------------------------------------------- inlined calls */
+
+/*
+ * Inside a trace, a call to an AG_FUNCTION is traced into the caller's
+ * graph (inlined). A function that calls itself is inlined again, and a
+ * staged condition cannot end that: the tracer runs both branches. Only a
+ * C condition can (on a C scalar parameter that changes, or on shapes
+ * that shrink); a call with the same argument types and C values as a
+ * call being inlined would recur forever, and is reported, as is nesting
+ * deeper than MAX_INLINED, instead of overflowing the stack.
+ */
+#define MAX_INLINED 1000
+
+typedef struct inlined_call {
+    const ag_function_desc *d;
+    const ag_arg *args;
+} inlined_call;
+
+static _Thread_local inlined_call inlined[MAX_INLINED];
+static _Thread_local int n_inlined;
+
+static bool same_shape(const ag_shape *a, const ag_shape *b)
+{
+    if (a->rank != b->rank)
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    return true;
+}
+
+static bool same_tensor_type(ag_tensor a, ag_tensor b)
+{
+    if (a.id == b.id && a.gen == b.gen)
+        return true;
+    const rt_value *x = rt_handle_peek(a), *y = rt_handle_peek(b);
+    return x && y && x->dtype == y->dtype && x->elem_dtype == y->elem_dtype &&
+           same_shape(&x->shape, &y->shape);
+}
+
+static bool same_call(const ag_function_desc *d, const ag_arg *a, const ag_arg *b)
+{
+    for (int i = 0; i < d->n_params; i++) {
+        bool same = false;
+        switch (d->param_kinds[i]) {
+        case AG_ARG_TENSOR:
+        case AG_ARG_TENSOR_ARRAY: same = same_tensor_type(a[i].tensor, b[i].tensor); break;
+        case AG_ARG_VARIABLE: same = a[i].variable == b[i].variable; break;
+        case AG_ARG_INT: same = a[i].i == b[i].i; break;
+        case AG_ARG_FLOAT: same = memcmp(&a[i].f, &b[i].f, sizeof a[i].f) == 0; break;
+        }
+        if (!same)
+            return false;
+    }
+    return true;
+}
+
+/* Whether inlining d(args) may go on; reports why not. */
+static bool may_inline(ag_loc loc, const ag_function_desc *d, const ag_arg *args)
+{
+    if (n_inlined == MAX_INLINED) {
+        rt_report(loc, "calls to '%s' are nested more than %d deep while it is traced: a "
+                       "recursion that only a staged condition ends never ends (both "
+                       "branches are traced); end it on a C condition, or write a loop",
+                  d->name, MAX_INLINED);
+        return false;
+    }
+    for (int k = 0; k < n_inlined; k++) {
+        if (inlined[k].d != d || !same_call(d, inlined[k].args, args))
+            continue;
+        char via[256] = "";
+        size_t len = 0;
+        for (int j = k + 1; j < n_inlined && len < sizeof via; j++) {
+            int w = snprintf(via + len, sizeof via - len, "%s'%s'", j > k + 1 ? ", " : " (through ",
+                             inlined[j].d->name);
+            len += w > 0 ? (size_t)w : 0;
+        }
+        if (len && len < sizeof via - 1)
+            strcat(via, ")");
+        rt_report(loc, "'%s' calls itself%s with the same argument types and C values while "
+                       "it is traced, so the recursion never ends (both branches of a staged "
+                       "condition are traced); end it on a C condition, or write a loop",
+                  d->name, via);
+        return false;
+    }
+    return true;
+}
+
+static bool trace_inline(ag_loc loc, const ag_function_desc *d, const ag_arg *args,
+                         ag_tensor *outputs)
+{
+    if (!may_inline(loc, d, args)) {
+        ir_trace_fail();
+        fail_outputs(d, outputs);
+        return false;
+    }
+    inlined[n_inlined++] = (inlined_call){d, args};
+    d->trace(args, outputs);
+    n_inlined--;
+    return true;
+}
+
 bool ag_function_call_at(ag_loc loc, const ag_function_desc *d, const ag_arg *args,
                          ag_tensor *outputs)
 {
     /* Inside a trace, a call to another AG_FUNCTION traces into the
      * caller's graph, as nested tf.functions do. */
-    if (ir_trace_active() || run_eagerly()) {
+    if (ir_trace_active())
+        return trace_inline(loc, d, args, outputs);
+    if (run_eagerly()) {
         d->trace(args, outputs);
         return true;
     }
@@ -668,6 +839,8 @@ void ag_function_print_signatures(const char *name, FILE *out)
 static bool keys_from_spec(const fn_entry *e, ag_loc loc, const ir_spec *spec,
                            const char *spec_text, arg_key *keys)
 {
+    if (!spec_entries_used(e, loc, spec, spec_text))
+        return false;
     const ag_function_desc *d = e->desc;
     int t = 0;
     for (int i = 0; i < d->n_params; i++) {

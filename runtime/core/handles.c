@@ -121,6 +121,12 @@ rt_value *rt_handle_get(ag_loc loc, ag_tensor t)
     return NULL;
 }
 
+rt_value *rt_handle_peek(ag_tensor t)
+{
+    slot *sl = live_slot(t);
+    return sl ? sl->value : NULL;
+}
+
 void rt_handle_set(ag_tensor t, rt_value *v)
 {
     slot *sl = live_slot(t);

@@ -192,6 +192,8 @@ ag_tensor rt_handle_new(rt_value *v);
  * (error tensor, never-initialized handle, or a tensor used after free).
  * Returns NULL silently for an error tensor in AG_ERRORS_RETURN mode. */
 rt_value *rt_handle_get(ag_loc loc, ag_tensor t);
+/* The value behind a live handle, or NULL, without reporting. */
+rt_value *rt_handle_peek(ag_tensor t);
 /* Replaces the value behind a live handle (tensor arrays). */
 void rt_handle_set(ag_tensor t, rt_value *v);
 /* ag_keep, telling whether t moved (it belonged to the innermost scope). */

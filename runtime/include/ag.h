@@ -173,7 +173,8 @@ static inline ag_operand ag__bool_operand(_Bool v)
     return o;
 }
 
-#define AG_OPERAND(x) _Generic((x),            \
+/* The conversion that AG_OPERAND applies to an operand of x's type. */
+#define AG__OPERAND_FN(x) _Generic((x),        \
     ag_tensor: ag__tensor_operand,             \
     _Bool: ag__bool_operand,                   \
     char: ag__int_operand,                     \
@@ -188,7 +189,52 @@ static inline ag_operand ag__bool_operand(_Bool v)
     long long: ag__int_operand,                \
     unsigned long long: ag__int_operand,       \
     float: ag__float_operand,                  \
-    double: ag__float_operand)(x)
+    double: ag__float_operand)
+
+/*
+ * AG_OPERAND(x) must expand x once: the ops nest (a polynomial in Horner
+ * form is ag_add(ag_mul(ag_add(ag_mul(...)))), and a macro that copies its
+ * operand doubles the text at every level, 2^depth in all. Standard C11
+ * has no way to name an expression's type and use its value with one copy
+ * of it, so:
+ *   - clang: overloaded functions (its `overloadable` extension of C)
+ *     choose the conversion by the operand's type, as _Generic would;
+ *   - gcc: a statement expression keeps the value in a variable of the
+ *     operand's type (__auto_type), and _Generic looks at the variable;
+ *   - any other C11 compiler: _Generic on a copy of the operand (not
+ *     evaluated), then the call on the operand: exponential, but standard.
+ * Every path gives the same conversion for every type.
+ */
+#if defined(__clang__) && !defined(__cplusplus)
+#define AG__OVERLOAD static inline __attribute__((overloadable))
+AG__OVERLOAD ag_operand ag__operand(ag_tensor v) { return ag__tensor_operand(v); }
+AG__OVERLOAD ag_operand ag__operand(_Bool v) { return ag__bool_operand(v); }
+AG__OVERLOAD ag_operand ag__operand(char v) { return ag__int_operand(v); }
+AG__OVERLOAD ag_operand ag__operand(signed char v) { return ag__int_operand(v); }
+AG__OVERLOAD ag_operand ag__operand(unsigned char v) { return ag__int_operand(v); }
+AG__OVERLOAD ag_operand ag__operand(short v) { return ag__int_operand(v); }
+AG__OVERLOAD ag_operand ag__operand(unsigned short v) { return ag__int_operand(v); }
+AG__OVERLOAD ag_operand ag__operand(int v) { return ag__int_operand(v); }
+AG__OVERLOAD ag_operand ag__operand(unsigned v) { return ag__int_operand((long long)v); }
+AG__OVERLOAD ag_operand ag__operand(long v) { return ag__int_operand(v); }
+AG__OVERLOAD ag_operand ag__operand(unsigned long v) { return ag__int_operand((long long)v); }
+AG__OVERLOAD ag_operand ag__operand(long long v) { return ag__int_operand(v); }
+AG__OVERLOAD ag_operand ag__operand(unsigned long long v)
+{
+    return ag__int_operand((long long)v);
+}
+AG__OVERLOAD ag_operand ag__operand(float v) { return ag__float_operand(v); }
+AG__OVERLOAD ag_operand ag__operand(double v) { return ag__float_operand(v); }
+#define AG_OPERAND(x) ag__operand(x)
+#elif defined(__GNUC__) && !defined(__cplusplus)
+/* the variable's name is unique (__COUNTER__), so that nested operands
+ * never shadow each other (-Wshadow) */
+#define AG_OPERAND(x) AG__OPERAND_ONCE(x, AG__CAT(ag__operand_, __COUNTER__))
+#define AG__OPERAND_ONCE(x, v) \
+    __extension__({ __auto_type v = (x); AG__OPERAND_FN(v)(v); })
+#else
+#define AG_OPERAND(x) AG__OPERAND_FN(x)(x)
+#endif
 
 /* ------------------------------------------------------- making tensors */
 
@@ -403,10 +449,22 @@ static inline ag_print_arg ag__print_tensor(ag_tensor t)
     ag_print_arg a = {NULL, t};
     return a;
 }
-#define AG__PRINT_ARG(x) _Generic((x), \
-    ag_tensor: ag__print_tensor,       \
-    char *: ag__print_text,            \
-    const char *: ag__print_text)(x)
+#define AG__PRINT_ARG_FN(x) _Generic((x), \
+    ag_tensor: ag__print_tensor,          \
+    char *: ag__print_text,               \
+    const char *: ag__print_text)
+/* Each argument expanded once, as AG_OPERAND does (and for its reasons). */
+#if defined(__clang__) && !defined(__cplusplus)
+AG__OVERLOAD ag_print_arg ag__print_arg(ag_tensor v) { return ag__print_tensor(v); }
+AG__OVERLOAD ag_print_arg ag__print_arg(const char *v) { return ag__print_text(v); }
+#define AG__PRINT_ARG(x) ag__print_arg(x)
+#elif defined(__GNUC__) && !defined(__cplusplus)
+#define AG__PRINT_ARG(x) AG__PRINT_ARG_ONCE(x, AG__CAT(ag__print_arg_, __COUNTER__))
+#define AG__PRINT_ARG_ONCE(x, v) \
+    __extension__({ __auto_type v = (x); AG__PRINT_ARG_FN(v)(v); })
+#else
+#define AG__PRINT_ARG(x) AG__PRINT_ARG_FN(x)(x)
+#endif
 
 void ag_print_at(ag_loc loc, int n, const ag_print_arg *args);
 /* ag_print("x =", x): strings and tensors, space-separated, then newline. */
