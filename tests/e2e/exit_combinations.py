@@ -16,7 +16,10 @@ the branches may set (docs/agc.md); the programs check that the moved text
 compiles (cc -Wall -Wextra -Werror) and computes what the eager build
 computes, on inputs that take every path.
 
-usage: exit_combinations.py AGC CC INCLUDE_DIR LIB_DIR WORK_DIR
+usage: exit_combinations.py AGC CC INCLUDE_DIR LIB_DIR WORK_DIR [CFLAGS]
+
+CFLAGS (one argument, words separated by spaces) are added to every C
+compile: the sanitizers, when libag is built with them.
 """
 import itertools
 import os
@@ -97,7 +100,7 @@ def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
-def check(path, agc, cc, include, libdir):
+def check(path, agc, cc, include, libdir, cflags):
     """Converts, compiles and runs one program; a message, or None."""
     staged = path[:-2] + ".ag.c"
     r = run([agc, "-fno-color-diagnostics", path, "-o", staged])
@@ -106,8 +109,8 @@ def check(path, agc, cc, include, libdir):
     outputs = []
     for kind, src in (("eager", path), ("staged", staged)):
         exe = path[:-2] + "." + kind
-        r = run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-I" + include, src, "-o", exe,
-                 "-L" + libdir, "-Wl,-rpath," + libdir, "-lag", "-lm"])
+        r = run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", *cflags, "-I" + include, src,
+                 "-o", exe, "-L" + libdir, "-Wl,-rpath," + libdir, "-lag", "-lm"])
         if r.returncode != 0:
             return f"the {kind} build of {path} does not compile:\n{r.stderr}"
         # the graph interpreter: this test is about agc's output, and it
@@ -124,6 +127,7 @@ def check(path, agc, cc, include, libdir):
 
 def main():
     agc, cc, include, libdir, work = sys.argv[1:6]
+    cflags = sys.argv[6].split() if len(sys.argv) > 6 else []
     os.makedirs(work, exist_ok=True)
     funcs = []
     pairs = list(itertools.product(range(len(BRANCHES)), repeat=2))
@@ -139,7 +143,7 @@ def main():
         path = os.path.join(work, f"combinations_{start // per_file}.c")
         with open(path, "w") as f:
             f.write(program(funcs[start:start + per_file]))
-        msg = check(path, agc, cc, include, libdir)
+        msg = check(path, agc, cc, include, libdir, cflags)
         if msg:
             failures.append(msg)
     for m in failures:
