@@ -88,7 +88,11 @@ typedef struct fe_source {
     int n_lines;
 } fe_source;
 
-/* Loads (once per path) a file; NULL when it cannot be read. */
+/* The largest file agc (and libclang, includes.c) reads. */
+#define FE_MAX_FILE_SIZE (256u << 20)
+
+/* Loads (once per path) a file; NULL (errno set) when it cannot be read,
+ * or is larger than FE_MAX_FILE_SIZE (EFBIG). */
 fe_source *fe_source_load(const char *path);
 /* A file given in memory (copied): later loads of `path` get it. */
 fe_source *fe_source_add(const char *path, const char *text, size_t len);
@@ -360,6 +364,16 @@ typedef struct fe_options {
 /* parse.c: parses the file with libclang. Prints libclang's errors and
  * returns NULL after one. *deps gets the included files (fe_vec of char*). */
 fe_unit *fe_parse(const fe_options *opt, fe_vec *deps);
+
+/* includes.c: the files the input includes (through the headers agc can
+ * follow) that libclang must not read: not regular files, or too large.
+ * fe_parse gives them to libclang as empty unsaved files. */
+typedef struct fe_blocked_file {
+    const char *path;
+    const char *why; /* "it is not a regular file" */
+} fe_blocked_file;
+void fe_blocked_includes(const fe_source *main_src, const char *const *args, int n_args,
+                         fe_vec *blocked);
 
 /* compdb.c: appends to *args (char*) the flags that matter for parsing
  * from the command that compiles `input` in dir/compile_commands.json.
