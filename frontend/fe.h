@@ -180,6 +180,7 @@ typedef struct fe_var {
     unsigned decl_off;   /* where its name is declared */
     fe_range decl_range; /* its declarator, for notes and insertions */
     fe_range type_range; /* its type specifier, for fix-its */
+    fe_range init_range; /* its initializer (empty: none, or from a macro) */
     fe_tclass tclass;
     const char *type_name;  /* for messages: "int" */
     const char *field_decl; /* a struct field holding it: "float *d" */
@@ -187,6 +188,7 @@ typedef struct fe_var {
     bool is_param, has_init;
     bool zero_init;      /* an uninitialized tensor: agc adds "= {0, 0}" (undefined) */
     bool synthetic;      /* a flag or temporary; always carried when written */
+    bool reported;       /* an error about it was given: not again */
     const char *display; /* name in runtime messages: "<break>" */
     int bits;            /* FE_TY_INT, FE_TY_FLOAT: the C type's width (bool: 1) */
     bool is_signed;      /* FE_TY_INT */

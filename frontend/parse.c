@@ -354,6 +354,8 @@ static fe_var *find_var(const parser *p, unsigned decl_off, const char *name)
     return NULL;
 }
 
+static unsigned expr_end(const parser *p, unsigned off);
+
 /* The fe_var of a local variable or parameter; NULL for globals. */
 static fe_var *var_of(parser *p, CXCursor decl)
 {
@@ -388,8 +390,13 @@ static fe_var *var_of(parser *p, CXCursor decl)
     v->field_decl = field_decl(t, name);
     v->local_decl = v->tclass == FE_TY_ARRAY ? v->field_decl : declare(t, name);
     v->is_param = k == CXCursor_ParmDecl;
-    v->has_init =
-        k == CXCursor_VarDecl && !clang_Cursor_isNull(clang_Cursor_getVarDeclInitializer(decl));
+    CXCursor init = k == CXCursor_VarDecl ? clang_Cursor_getVarDeclInitializer(decl)
+                                          : clang_getNullCursor();
+    v->has_init = !clang_Cursor_isNull(init);
+    if (v->has_init) { /* to the ',' or ';' that ends it: a macro's end is not reliable */
+        unsigned b = start_of(p, init);
+        v->init_range = trim(p, (fe_range){b, expr_end(p, b)});
+    }
     fe_vec_push(&p->fn->vars, v);
     return v;
 }
