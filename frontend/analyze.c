@@ -503,12 +503,10 @@ static void report_missing_return(const fe_func *fn, const fe_stmt *s)
         bool then_returns = always_returns(site->then_s);
         const char *branch = then_returns ? "else" : "then";
         if (!site->else_s) {
-            fe_fixit fix = {{site->then_s->range.end, site->then_s->range.end},
-                            " else return /* value */;"};
             fe_error(fe_range_at(site->range.begin, 2),
                      "the else branch must also have a return statement");
-            fe_note_fix((fe_range){site->then_s->range.end, site->then_s->range.end}, fix,
-                        "add an else branch that returns, or a return after the if");
+            fe_note((fe_range){site->then_s->range.end, site->then_s->range.end},
+                    "add an else branch that returns, or a return after the if");
         } else {
             fe_error(fe_range_at(site->range.begin, 2),
                      "the %s branch must also have a return statement", branch);
@@ -598,23 +596,21 @@ static bool written_in_enclosing_loop(const fe_var *v, const fe_stmt *s)
     return false;
 }
 
-static void branch_fixit(const fe_stmt *s, bool missing_else, const fe_var *v)
+/* Where the branch that misses v would assign it. A note, not a fix-it:
+ * only the user knows the value, and a fix-it must compile. */
+static void branch_note(const fe_stmt *s, bool missing_else, const fe_var *v)
 {
     const fe_stmt *b = missing_else ? s->else_s : s->then_s;
-    const char *text;
     unsigned at;
-    if (missing_else && !b) {
+    if (missing_else && !b)
         at = s->then_s->range.end;
-        text = fe_format(" else %s = /* value */;", v->name);
-    } else if (b && b->kind == FE_BLOCK) {
+    else if (b && b->kind == FE_BLOCK)
         at = b->range.begin + 1;
-        text = fe_format(" %s = /* value */;", v->name);
-    } else {
+    else
         return;
-    }
-    fe_fixit fix = {{at, at}, text};
-    fe_note_fix((fe_range){at, at}, fix, "assign '%s' in the %s branch too", v->name,
-                missing_else ? "else" : "then");
+    fe_note((fe_range){at, at}, "assign '%s' in the %s branch too%s", v->name,
+            missing_else ? "else" : "then",
+            missing_else && !b ? fe_format(" (else %s = ...;)", v->name) : "");
 }
 
 static void check_if_outputs(fe_stmt *s, void *data)
@@ -644,7 +640,7 @@ static void check_if_outputs(fe_stmt *s, void *data)
             const fe_ref *use = first_ref(all, v, FE_READ, s->range.end);
             if (use)
                 fe_note(use->at, "'%s' is used here, after the if", v->name);
-            branch_fixit(s, !pass, v);
+            branch_note(s, !pass, v);
         }
     }
 }
@@ -843,6 +839,7 @@ static void check_lazy_refs(const fe_refs *r, const lazy_op *op)
             check_lazy_tensor(ref, op);
             continue;
         }
+        v->reported = true;
         fe_error(ref->at,
                  "'%s' is a C '%s' assigned in an operand of a staged '%s', which runs only "
                  "%s; while tracing every operand runs, and a C variable keeps the value it "

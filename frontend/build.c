@@ -142,6 +142,7 @@ static bool choose(build *B)
     }
     B->fns = fe_alloc((size_t)(r->n_funcs + 1) * sizeof *B->fns);
     B->specs = fe_alloc((size_t)(r->n_funcs + 1) * sizeof *B->specs);
+    bool ok = true; /* every function is checked: one run reports every error */
     for (int i = 0; i < r->n_funcs; i++) {
         const fe_func_info *f = &r->funcs[i];
         if (b->function && strcmp(f->name, b->function) != 0)
@@ -150,15 +151,20 @@ static bool choose(build *B)
         if (!spec && (b->function || r->n_funcs == 1)) {
             error_at(B, f->line, "'%s' has no AG_SIGNATURE: give one that fixes every "
                                  "parameter, or pass --signature \"f32[2,3], n=4\"", f->name);
-            return false;
+            ok = false;
+            continue;
         }
         if (!spec)
             continue; /* several functions: those with a signature are built */
-        if (!aot_params_ok(B, f) || !at_name_free(B, f))
-            return false;
+        if (!aot_params_ok(B, f) || !at_name_free(B, f)) {
+            ok = false;
+            continue;
+        }
         B->fns[B->n_fns] = f;
         B->specs[B->n_fns++] = spec;
     }
+    if (!ok)
+        return false;
     if (b->function && !B->n_fns) {
         fe_diag_plain(FE_ERROR, "%s has no AG_FUNCTION named '%s'", B->opt->input, b->function);
         return false;
@@ -339,10 +345,13 @@ static pl_stage stop_for(unsigned emit)
 static bool emit_graphs(build *B, sink *out)
 {
     unsigned emit = B->b->emit;
+    bool ok = true; /* every function, so that one run reports every error */
     for (int i = 0; i < B->n_fns; i++) {
         pl_result g;
-        if (!run_pipeline(B, i, stop_for(emit), &g))
-            return false;
+        if (!run_pipeline(B, i, stop_for(emit), &g)) {
+            ok = false;
+            continue;
+        }
         if (emit & FE_EMIT_DOT)
             pass_print_dot(g.graph, pass_analyses_fusion(g.am), out->f);
         else if (emit & FE_EMIT_TPU)
@@ -351,7 +360,7 @@ static bool emit_graphs(build *B, sink *out)
             ir_print(g.graph, out->f);
         pl_result_free(&g);
     }
-    return true;
+    return ok;
 }
 
 static ag_arg_kind param_kind(const fe_param_info *p)
@@ -368,11 +377,12 @@ static bool emit_code(build *B, tgt_emit_kind kind, char **data, size_t *len)
 {
     tgt_aot_function *afs = fe_alloc((size_t)B->n_fns * sizeof *afs);
     pl_result *graphs = fe_alloc((size_t)B->n_fns * sizeof *graphs); /* zeroed */
-    bool ok = true;
-    for (int i = 0; i < B->n_fns && ok; i++) {
-        ok = run_pipeline(B, i, PL_OPTIMIZED, &graphs[i]);
-        if (!ok)
-            break;
+    bool ok = true; /* every function, so that one run reports every error */
+    for (int i = 0; i < B->n_fns; i++) {
+        if (!run_pipeline(B, i, PL_OPTIMIZED, &graphs[i])) {
+            ok = false;
+            continue;
+        }
         const fe_func_info *f = B->fns[i];
         tgt_aot_param *ps = fe_alloc((size_t)(f->n_params + 1) * sizeof *ps);
         for (int k = 0; k < f->n_params; k++) {

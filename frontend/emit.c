@@ -219,6 +219,8 @@ static void emit_wrapper(const fe_unit *u, const fe_func *fn, fe_out *o)
 
 static void emit_function(const fe_unit *u, fe_func *fn, fe_out *o)
 {
+    if (!fn->body)
+        return; /* parse.c reported why it has none: there is no output */
     fe_out_at(o, fn->line, "%s;", fe_prototype(u, fn));
     fe_out_gen(o, "\n");
     fe_out lifted, body;

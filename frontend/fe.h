@@ -88,7 +88,11 @@ typedef struct fe_source {
     int n_lines;
 } fe_source;
 
-/* Loads (once per path) a file; NULL when it cannot be read. */
+/* The largest file agc (and libclang, includes.c) reads. */
+#define FE_MAX_FILE_SIZE (256u << 20)
+
+/* Loads (once per path) a file; NULL (errno set) when it cannot be read,
+ * or is larger than FE_MAX_FILE_SIZE (EFBIG). */
 fe_source *fe_source_load(const char *path);
 /* A file given in memory (copied): later loads of `path` get it. */
 fe_source *fe_source_add(const char *path, const char *text, size_t len);
@@ -176,6 +180,7 @@ typedef struct fe_var {
     unsigned decl_off;   /* where its name is declared */
     fe_range decl_range; /* its declarator, for notes and insertions */
     fe_range type_range; /* its type specifier, for fix-its */
+    fe_range init_range; /* its initializer (empty: none, or from a macro) */
     fe_tclass tclass;
     const char *type_name;  /* for messages: "int" */
     const char *field_decl; /* a struct field holding it: "float *d" */
@@ -183,6 +188,7 @@ typedef struct fe_var {
     bool is_param, has_init;
     bool zero_init;      /* an uninitialized tensor: agc adds "= {0, 0}" (undefined) */
     bool synthetic;      /* a flag or temporary; always carried when written */
+    bool reported;       /* an error about it was given: not again */
     const char *display; /* name in runtime messages: "<break>" */
     int bits;            /* FE_TY_INT, FE_TY_FLOAT: the C type's width (bool: 1) */
     bool is_signed;      /* FE_TY_INT */
@@ -360,6 +366,16 @@ typedef struct fe_options {
 /* parse.c: parses the file with libclang. Prints libclang's errors and
  * returns NULL after one. *deps gets the included files (fe_vec of char*). */
 fe_unit *fe_parse(const fe_options *opt, fe_vec *deps);
+
+/* includes.c: the files the input includes (through the headers agc can
+ * follow) that libclang must not read: not regular files, or too large.
+ * fe_parse gives them to libclang as empty unsaved files. */
+typedef struct fe_blocked_file {
+    const char *path;
+    const char *why; /* "it is not a regular file" */
+} fe_blocked_file;
+void fe_blocked_includes(const fe_source *main_src, const char *const *args, int n_args,
+                         fe_vec *blocked);
 
 /* compdb.c: appends to *args (char*) the flags that matter for parsing
  * from the command that compiles `input` in dir/compile_commands.json.

@@ -264,9 +264,51 @@ static const fe_ref *first_write(const region *R, const fe_var *v)
     return NULL;
 }
 
+/* The ag_scalar call that makes a tensor of a C scalar's value. */
+static const char *scalar_maker(const fe_var *v)
+{
+    if (v->tclass == FE_TY_FLOAT)
+        return v->bits == 32 ? "ag_scalar_f32" : "ag_scalar_f64";
+    if (v->tclass == FE_TY_INT)
+        return v->bits == 1 ? "ag_scalar_bool" : v->bits > 32 ? "ag_scalar_i64" : "ag_scalar_i32";
+    return NULL;
+}
+
+/* `int steps = 0` -> `ag_tensor steps = ag_scalar_i32(0)`: a fix-it that
+ * compiles (only the declaration: its uses are the user's to change).
+ * None for pointers and structs, nor when the type is shared with other
+ * declarators (`int a = 0, steps = 0`). */
+static bool tensor_decl_fixit(gen *g, const fe_var *v, fe_fixit *fix)
+{
+    const char *maker = scalar_maker(v);
+    if (!maker || v->is_param || v->type_range.end <= v->type_range.begin)
+        return false;
+    unsigned after = fe_skip_space(g->src, v->has_init ? v->init_range.end : v->decl_range.end);
+    if (after < g->src->len && g->src->text[after] == ',')
+        return false; /* more declarators share the type */
+    const char *t = g->src->text;
+    fe_range r = v->type_range;
+    if (!v->has_init) { /* through the declarator: "ag_tensor count" */
+        unsigned end = v->decl_range.end;
+        if (end < r.end || end > v->decl_off + strlen(v->name))
+            return false;
+        fix->range = (fe_range){r.begin, end};
+        fix->text = fe_format("ag_tensor%.*s", (int)(end - r.end), t + r.end);
+        return true;
+    }
+    fe_range in = v->init_range;
+    if (in.end <= in.begin || in.begin < r.end)
+        return false;
+    r.end = in.end;
+    fix->range = r;
+    fix->text = fe_format("ag_tensor%.*s%s(%.*s)", (int)(in.begin - v->type_range.end),
+                          t + v->type_range.end, maker, (int)(in.end - in.begin), t + in.begin);
+    return true;
+}
+
 static void report_scalar(gen *g, const region *R, fe_var *v)
 {
-    if (vec_has(&g->reported, v))
+    if (v->reported || vec_has(&g->reported, v))
         return;
     fe_vec_push(&g->reported, v);
     const fe_ref *w = first_write(R, v);
@@ -275,10 +317,13 @@ static void report_scalar(gen *g, const region *R, fe_var *v)
              "variable keeps the one value it has while tracing: make it an ag_tensor",
              v->name, v->type_name);
     fe_note(R->at, "the staged control flow is here");
-    if (!v->is_param && v->type_range.end > v->type_range.begin) {
-        fe_fixit fix = {v->type_range, "ag_tensor"};
+    if (v->is_param || v->type_range.end <= v->type_range.begin)
+        return;
+    fe_fixit fix;
+    if (tensor_decl_fixit(g, v, &fix))
         fe_note_fix(v->type_range, fix, "declare '%s' as an ag_tensor", v->name);
-    }
+    else
+        fe_note(v->type_range, "declare '%s' as an ag_tensor", v->name);
 }
 
 /* Fields in the order of the variables' declarations. */
@@ -652,8 +697,10 @@ static fe_cond *flags_cond(gen *g, const fe_stmt *s, unsigned ex, int line, fe_r
         f[n++] = loop->cont;
     if ((ex & FE_EXIT_RETURN) && g->fn->returned)
         f[n++] = g->fn->returned;
-    if (!n)
+    if (!n && !fe_diag_errors())
         FE_BUG("no flag for exits %u at line %d", ex, line);
+    if (!n) /* analyze.c rejected that exit: the output is dropped anyway */
+        f[n++] = temp_var(g, "ag__none", "<none>");
     fe_cond *c = fe_alloc(sizeof *c);
     c->kind = FE_COND_TENSOR;
     c->line = line;

@@ -17,9 +17,11 @@
 
 #include <clang-c/Index.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef AGC_RUNTIME_INCLUDE_DIR
@@ -352,6 +354,8 @@ static fe_var *find_var(const parser *p, unsigned decl_off, const char *name)
     return NULL;
 }
 
+static unsigned expr_end(const parser *p, unsigned off);
+
 /* The fe_var of a local variable or parameter; NULL for globals. */
 static fe_var *var_of(parser *p, CXCursor decl)
 {
@@ -386,8 +390,13 @@ static fe_var *var_of(parser *p, CXCursor decl)
     v->field_decl = field_decl(t, name);
     v->local_decl = v->tclass == FE_TY_ARRAY ? v->field_decl : declare(t, name);
     v->is_param = k == CXCursor_ParmDecl;
-    v->has_init =
-        k == CXCursor_VarDecl && !clang_Cursor_isNull(clang_Cursor_getVarDeclInitializer(decl));
+    CXCursor init = k == CXCursor_VarDecl ? clang_Cursor_getVarDeclInitializer(decl)
+                                          : clang_getNullCursor();
+    v->has_init = !clang_Cursor_isNull(init);
+    if (v->has_init) { /* to the ',' or ';' that ends it: a macro's end is not reliable */
+        unsigned b = start_of(p, init);
+        v->init_range = trim(p, (fe_range){b, expr_end(p, b)});
+    }
     fe_vec_push(&p->fn->vars, v);
     return v;
 }
@@ -1557,6 +1566,63 @@ static void visit_inclusion(CXFile f, CXSourceLocation *stack, unsigned depth, C
     fe_vec_push(deps, name);
 }
 
+/* ---------------------------------------------- files libclang skipped */
+
+typedef struct blocked_walk {
+    const fe_vec *blocked;
+    fe_source *main_src;
+    CXFile main_file;
+    bool any;
+} blocked_walk;
+
+static const fe_blocked_file *blocked_file(const fe_vec *blocked, CXFile f)
+{
+    const char *name = str(clang_getFileName(f));
+    struct stat a, b;
+    if (stat(name, &a) != 0)
+        return NULL;
+    for (int i = 0; i < blocked->n; i++) {
+        const fe_blocked_file *bf = blocked->items[i];
+        if (strcmp(bf->path, name) == 0 ||
+            (stat(bf->path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+            return bf;
+    }
+    return NULL;
+}
+
+/* An #include that libclang followed to a blocked file: an error at it. */
+static void visit_blocked(CXFile f, CXSourceLocation *stack, unsigned depth, CXClientData d)
+{
+    blocked_walk *w = d;
+    const fe_blocked_file *bf = depth ? blocked_file(w->blocked, f) : NULL;
+    if (!bf)
+        return;
+    CXFile at_file;
+    unsigned line, col, off;
+    clang_getFileLocation(stack[0], &at_file, &line, &col, &off);
+    fe_source *src = NULL;
+    if (at_file && clang_File_isEqual(at_file, w->main_file))
+        src = w->main_src;
+    else if (at_file)
+        src = fe_source_load(str(clang_getFileName(at_file)));
+    if (src && off > src->len)
+        src = NULL;
+    fe_diag_at(FE_ERROR, src, off, NULL, 0, NULL, 0,
+               fe_format("agc does not read '%s': %s", bf->path, bf->why));
+    w->any = true;
+}
+
+/* Reports the blocked files libclang was asked to include; true if any. */
+static bool blocked_includes(CXTranslationUnit tu, fe_source *main_src, CXFile main_file,
+                             const fe_vec *blocked)
+{
+    if (!blocked->n)
+        return false;
+    blocked_walk w = {blocked, main_src, main_file, false};
+    clang_getInclusions(tu, visit_blocked, &w);
+    return w.any;
+}
+
 typedef struct unit_walk {
     parser *p;
     fe_unit *u;
@@ -1580,7 +1646,8 @@ fe_unit *fe_parse(const fe_options *opt, fe_vec *deps)
     fe_source *src = opt->contents ? fe_source_add(opt->input, opt->contents, opt->contents_len)
                                    : fe_source_load(opt->input);
     if (!src) {
-        fe_diag_plain(FE_ERROR, "cannot read '%s'", opt->input);
+        fe_diag_plain(FE_ERROR, "cannot read '%s': %s", opt->input,
+                      errno == EFBIG ? "it is larger than 256 MiB" : strerror(errno));
         return NULL;
     }
     fe_diag_set_main(src);
@@ -1591,12 +1658,20 @@ fe_unit *fe_parse(const fe_options *opt, fe_vec *deps)
     if (!argv)
         return NULL;
     /* The text agc rewrites is the text libclang parses, even when the
-     * file changes on disk meanwhile: libclang gets it as an unsaved file. */
-    struct CXUnsavedFile unsaved = {opt->input, src->text, src->len};
+     * file changes on disk meanwhile: libclang gets it as an unsaved file;
+     * and the included files it must not read as empty ones. */
+    fe_vec blocked = {0};
+    fe_blocked_includes(src, argv, argc, &blocked);
+    struct CXUnsavedFile *unsaved = fe_alloc((size_t)(blocked.n + 1) * sizeof *unsaved);
+    unsaved[0] = (struct CXUnsavedFile){opt->input, src->text, src->len};
+    for (int i = 0; i < blocked.n; i++)
+        unsaved[i + 1] =
+            (struct CXUnsavedFile){((fe_blocked_file *)blocked.items[i])->path, "", 0};
     CXIndex index = clang_createIndex(0, 0);
     CXTranslationUnit tu = NULL;
-    enum CXErrorCode err = clang_parseTranslationUnit2(index, opt->input, argv, argc, &unsaved, 1,
-                                                       CXTranslationUnit_None, &tu);
+    enum CXErrorCode err =
+        clang_parseTranslationUnit2(index, opt->input, argv, argc, unsaved,
+                                    (unsigned)blocked.n + 1, CXTranslationUnit_None, &tu);
     if (err != CXError_Success || !tu) {
         fe_diag_plain(FE_ERROR, "libclang could not parse '%s' (error %d)", opt->input, (int)err);
         clang_disposeIndex(index);
@@ -1604,7 +1679,8 @@ fe_unit *fe_parse(const fe_options *opt, fe_vec *deps)
     }
     fe_unit *u = NULL;
     CXFile file = clang_getFile(tu, opt->input);
-    if (clang_errors(tu, src, file)) {
+    bool included_blocked = blocked_includes(tu, src, file, &blocked);
+    if (clang_errors(tu, src, file) && !included_blocked) {
         u = fe_alloc(sizeof *u);
         u->src = src;
         parser p = {tu, src, file, NULL, {0}, 0};

@@ -4,6 +4,8 @@
  */
 #include "fe.h"
 
+#include <errno.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +20,15 @@ static char *read_all(const char *path, unsigned *len)
     fe_buf b = {0};
     char chunk[65536];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+    /* bounded: the path may name a device or a FIFO (/dev/zero) */
+    while (b.len <= FE_MAX_FILE_SIZE && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
         fe_buf_add(&b, chunk, n);
-    bool bad = ferror(f);
+    bool bad = ferror(f), big = b.len > FE_MAX_FILE_SIZE;
+    int err = errno;
     fclose(f);
-    if (bad) {
+    if (bad || big) {
         fe_buf_free(&b);
+        errno = big ? EFBIG : err;
         return NULL;
     }
     char *text = fe_strndup(b.data ? b.data : "", b.len);

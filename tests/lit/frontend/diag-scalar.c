@@ -26,7 +26,7 @@ AG_FUNCTION ag_tensor f(ag_tensor x, float scale)
 // CHECK: diag-scalar.c:8:5: note: declare 'steps' as an ag_tensor
 // CHECK-NEXT: {{^}}    8 |     int steps = 0;
 // CHECK-NEXT: {{^}}      |     ^~~
-// CHECK-NEXT: {{^}}      |     ag_tensor
+// CHECK-NEXT: {{^}}      |     ag_tensor steps = ag_scalar_i32(0)
 // CHECK: diag-scalar.c:16:9: error: 'scale' is a C 'float' assigned inside staged control flow
 // CHECK-NOT: declare 'scale'
 // CHECK: diag-scalar.c:18:9: error: 'p' is a C 'const float *' assigned inside staged control flow
