@@ -652,23 +652,13 @@ typedef struct inlined_call {
 static _Thread_local inlined_call inlined[MAX_INLINED];
 static _Thread_local int n_inlined;
 
-static bool same_shape(const ag_shape *a, const ag_shape *b)
-{
-    if (a->rank != b->rank)
-        return false;
-    for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i])
-            return false;
-    return true;
-}
-
 static bool same_tensor_type(ag_tensor a, ag_tensor b)
 {
     if (a.id == b.id && a.gen == b.gen)
         return true;
     const rt_value *x = rt_handle_peek(a), *y = rt_handle_peek(b);
     return x && y && x->dtype == y->dtype && x->elem_dtype == y->elem_dtype &&
-           same_shape(&x->shape, &y->shape);
+           ag_shape_equal(x->shape, y->shape);
 }
 
 static bool same_call(const ag_function_desc *d, const ag_arg *a, const ag_arg *b)
