@@ -684,6 +684,7 @@ ag_concrete_function *ag_get_concrete_function_at(ag_loc loc, const char *name,
 
 bool fn_compile_spec(ag_loc loc, const char *name, const char *spec_text, pl_stage stop,
                      const tgt_target *target, const tgt_options *options, bool bf16,
+                     void (*progress)(void *ctx, const char *stage), void *progress_ctx,
                      pl_result *out)
 {
     fn_entry *e = name ? entry_named(name) : NULL;
@@ -706,6 +707,8 @@ bool fn_compile_spec(ag_loc loc, const char *name, const char *spec_text, pl_sta
         r.target = target;
         r.strict = true;
         r.bf16 = bf16;
+        r.progress = progress;
+        r.progress_ctx = progress_ctx;
         if (options)
             r.options = *options;
         pthread_mutex_lock(&e->lock);

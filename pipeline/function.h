@@ -16,8 +16,10 @@
  * (agc --bf16) as AG_BFLOAT16 does. Nothing is cached. False after
  * reporting an error at loc.
  */
+/* progress: as pl_request's (agc -v), may be NULL. */
 bool fn_compile_spec(ag_loc loc, const char *name, const char *spec, pl_stage stop,
                      const tgt_target *target, const tgt_options *options, bool bf16,
+                     void (*progress)(void *ctx, const char *stage), void *progress_ctx,
                      pl_result *out);
 
 #endif
