@@ -219,6 +219,7 @@ static bool compile_staged(build *B, const char *c_path, const char *so_path)
     argv[n++] = "-iquote";
     argv[n++] = slash ? fe_strndup(B->opt->input, (size_t)(slash - B->opt->input) + 1) : ".";
     argv[n] = NULL;
+    fe_step("compile the staged C, to trace it: %s", fe_join_args(argv, n));
     if (run_compiler(argv) == 0)
         return true;
     fe_diag_plain(FE_ERROR, "'%s' could not compile the staged C of %s to trace its functions "
@@ -242,6 +243,7 @@ static bool load_staged(build *B)
     if (!fe_write_file(c_path, B->conv.output, B->conv.output_len) ||
         !compile_staged(B, c_path, so_path))
         return false;
+    fe_step("load %s, which registers its AG_FUNCTIONs", so_path);
     B->lib = dlopen(so_path, RTLD_LAZY | RTLD_LOCAL);
     if (!B->lib)
         fe_diag_plain(FE_ERROR, "cannot load the staged C of %s to trace it: %s", B->opt->input,
@@ -303,6 +305,13 @@ static tgt_options build_options(const build *B)
                          .device_spec = B->b->device_spec};
 }
 
+/* agc -v: a stage of the pipeline of one function. */
+static void pipeline_step(void *ctx, const char *stage)
+{
+    const char *const *spec = ctx; /* name, signature */
+    fe_step("'%s' for \"%s\": %s", spec[0], spec[1], stage);
+}
+
 /* Runs the compile pipeline on fns[i] up to `stop`; false after
  * reporting why. */
 static bool run_pipeline(build *B, int i, pl_stage stop, pl_result *out)
@@ -310,7 +319,9 @@ static bool run_pipeline(build *B, int i, pl_stage stop, pl_result *out)
     const fe_func_info *f = B->fns[i];
     ag_loc loc = {B->opt->input, f->line};
     tgt_options o = build_options(B);
-    pl_request flags = {.bf16 = B->b->bf16, .soft_placement = B->b->soft_placement};
+    const char *what[2] = {f->name, B->specs[i]};
+    pl_request flags = {.bf16 = B->b->bf16, .soft_placement = B->b->soft_placement,
+                        .progress = pipeline_step, .progress_ctx = (void *)what};
     bool ok = fn_compile_spec(loc, f->name, B->specs[i], stop, build_target(B), &o, &flags, out);
     if (!ok)
         report_runtime_error();
@@ -398,6 +409,11 @@ static bool emit_code(build *B, tgt_emit_kind kind, char **data, size_t *len)
     }
     char err[768];
     tgt_options o = build_options(B);
+    static const char *const kinds[] = {"an object file", "assembly", "LLVM IR"};
+    if (ok)
+        fe_step("the target '%s': %s of %d function%s", build_target(B)->name,
+                kinds[kind == TGT_EMIT_OBJECT ? 0 : kind == TGT_EMIT_ASM ? 1 : 2], B->n_fns,
+                B->n_fns == 1 ? "" : "s");
     if (ok && !pl_emit(build_target(B), afs, B->n_fns, &o, kind, data, len, err, sizeof err)) {
         fe_diag_plain(FE_ERROR, "%s", err);
         ok = false;

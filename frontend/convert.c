@@ -60,12 +60,14 @@ static int run(const fe_options *opt, fe_result *res)
     fe_unit *u = fe_parse(opt, &deps);
     if (!u)
         return 1;
+    fe_step("analyze %d AG_FUNCTION%s", u->funcs.n, u->funcs.n == 1 ? "" : "s");
     for (int i = 0; i < u->funcs.n; i++)
         fe_analyze(u->funcs.items[i]);
     /* gen.c finds errors of its own (a C scalar carried out of staged
      * code, a preprocessor conditional across a staged construct): it runs
      * after analysis errors too, so that one run reports every error, and
      * its output is then dropped */
+    fe_step("generate the staged C");
     fe_out o;
     fe_out_init(&o, u->src);
     fe_emit_unit(u, &o);

@@ -64,6 +64,7 @@ static const char usage[] =
     "  -MF FILE                the dependency file (default: the output with .d)\n"
     "  -MT TARGET              the target of the dependency rule (default: the output)\n"
     "  -MP                     add a phony target for each header\n"
+    "  -v                      print each step agc takes (and its commands) on stderr\n"
     "  -fcolor-diagnostics, -fno-color-diagnostics\n"
     "                          force colors in diagnostics on or off\n"
     "  -- ARGS                 pass the remaining arguments to libclang\n"
@@ -178,6 +179,10 @@ static int parse_args(int argc, char **argv, fe_options *opt, fe_build_options *
         }
         if (strcmp(a, "--bf16") == 0 || strcmp(a, "--soft-device-placement") == 0) {
             *(a[2] == 'b' ? &b->bf16 : &b->soft_placement) = true;
+            continue;
+        }
+        if (strcmp(a, "-v") == 0) {
+            fe_verbose = true;
             continue;
         }
         int built = parse_build_arg(argc, argv, &i, b);

@@ -73,6 +73,12 @@ typedef struct fe_vec {
 } fe_vec;
 void fe_vec_push(fe_vec *v, void *item);
 
+/* agc -v: each step agc takes, on stderr ("agc: parse x.c ..."). */
+extern bool fe_verbose;
+void fe_step(const char *fmt, ...) FE_PRINTF(1, 2);
+/* "cc -shared ...": an argument vector on one line, for fe_step. */
+const char *fe_join_args(const char *const *argv, int argc);
+
 /* Internal bugs: never user diagnostics. Prints and aborts. */
 _Noreturn void fe_internal_error(const char *file, int line, const char *fmt, ...) FE_PRINTF(3, 4);
 #define FE_BUG(...) fe_internal_error(__FILE__, __LINE__, __VA_ARGS__)

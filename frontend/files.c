@@ -133,6 +133,9 @@ static void discard(pending *ps, int n)
 
 bool fe_write_outputs(const fe_output *outs, int n)
 {
+    for (int i = 0; i < n; i++)
+        fe_step("write %s (%zu bytes)", strcmp(outs[i].path, "-") ? outs[i].path : "stdout",
+                outs[i].len);
     pending *ps = fe_alloc((size_t)(n ? n : 1) * sizeof *ps);
     for (int i = 0; i < n; i++)
         ps[i].how = classify(outs[i].path, &ps[i].target);

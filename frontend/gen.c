@@ -1146,9 +1146,25 @@ static int absorb_side(const fe_stmt *s, bool lifted)
     return 0;
 }
 
+/* The for loop whose increment is inc. */
+static const fe_stmt *loop_of_inc(const fe_stmt *s, const fe_expr *inc)
+{
+    if (!s)
+        return NULL;
+    if (s->inc == inc)
+        return s;
+    const fe_stmt *r = NULL;
+    for (int i = 0; i < s->n_kids && !r; i++)
+        r = loop_of_inc(s->kids[i], inc);
+    const fe_stmt *parts[] = {s->then_s, s->else_s, s->body};
+    for (int i = 0; i < 3 && !r; i++)
+        r = loop_of_inc(parts[i], inc);
+    return r;
+}
+
 static void gen_extra(gen *g, fe_out *o, fe_expr *extra)
 {
-    g->stmt = NULL;
+    g->stmt = loop_of_inc(g->fn->body, extra); /* as analyze.c's check_lazy_stmt */
     const char *ind = indent_of(g, extra->range.begin);
     pre_terns(g, o, extra, "    ");
     fe_out_at(o, fe_source_line(g->src, extra->range.begin), "%s%s;", ind, expr_text(g, extra));

@@ -1667,6 +1667,7 @@ fe_unit *fe_parse(const fe_options *opt, fe_vec *deps)
     for (int i = 0; i < blocked.n; i++)
         unsaved[i + 1] =
             (struct CXUnsavedFile){((fe_blocked_file *)blocked.items[i])->path, "", 0};
+    fe_step("parse %s with libclang: %s", opt->input, fe_join_args(argv, argc));
     CXIndex index = clang_createIndex(0, 0);
     CXTranslationUnit tu = NULL;
     enum CXErrorCode err =

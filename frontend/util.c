@@ -1,9 +1,10 @@
 /*
  * util.c - byte buffers, the frontend's arena, pointer vectors, and the
- * internal-error exit.
+ * internal-error exit, and agc -v's steps.
  */
 #include "fe.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +227,33 @@ int fe_refs_mode(const fe_refs *r, const fe_var *v)
 }
 
 /* -------------------------------------------------------- internal bugs */
+
+bool fe_verbose;
+
+void fe_step(const char *fmt, ...)
+{
+    if (!fe_verbose)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fflush(stdout);
+    fputs("agc: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+const char *fe_join_args(const char *const *argv, int argc)
+{
+    fe_buf b = {0};
+    for (int i = 0; i < argc; i++) {
+        bool quote = !*argv[i] || strpbrk(argv[i], " \t\"'$") != NULL;
+        fe_buf_printf(&b, quote ? "%s'%s'" : "%s%s", i ? " " : "", argv[i]);
+    }
+    const char *r = fe_strdup(b.data ? b.data : "");
+    fe_buf_free(&b);
+    return r;
+}
 
 void fe_internal_error(const char *file, int line, const char *fmt, ...)
 {

@@ -947,6 +947,8 @@ bool fn_compile_spec(ag_loc loc, const char *name, const char *spec_text, pl_sta
         r.strict = true;
         r.bf16 = flags && flags->bf16;
         r.soft_placement = flags && flags->soft_placement;
+        r.progress = flags ? flags->progress : NULL;
+        r.progress_ctx = flags ? flags->progress_ctx : NULL;
         if (options)
             r.options = *options;
         pthread_mutex_lock(&e->lock);

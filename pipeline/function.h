@@ -13,10 +13,12 @@
  * `name` for a signature "f32[2,?], n=3" that gives every parameter, up
  * to `stop`, for `target` (NULL: the selected one) strictly: a graph the
  * target cannot compile is an error; `flags` (NULL: none) gives the
- * request's bf16 and soft_placement (agc --bf16, --soft-device-placement).
+ * request's bf16, soft_placement and progress (agc --bf16,
+ * --soft-device-placement, -v).
  * Nothing is cached. False after
  * reporting an error at loc.
  */
+/* progress: as pl_request's (agc -v), may be NULL. */
 bool fn_compile_spec(ag_loc loc, const char *name, const char *spec, pl_stage stop,
                      const tgt_target *target, const tgt_options *options,
                      const pl_request *flags, pl_result *out);

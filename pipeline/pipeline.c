@@ -267,6 +267,15 @@ static bool run_passes(const pl_request *r, pl_result *out)
            check_supported(out->graph->body, t, pass_analyses_liveness(out->am));
 }
 
+static void progress(const pl_request *r, const char *fmt, const char *name)
+{
+    if (!r->progress)
+        return;
+    char stage[160];
+    snprintf(stage, sizeof stage, fmt, name);
+    r->progress(r->progress_ctx, stage);
+}
+
 bool pl_run(const pl_request *r, pl_result *out)
 {
     memset(out, 0, sizeof *out);
@@ -277,17 +286,22 @@ bool pl_run(const pl_request *r, pl_result *out)
         return false;
     pl_request req = *r;
     req.strict = strict;
-    bool ok = take_env_cpu(&req, out->target) && (out->graph = trace(&req)) != NULL;
+    bool ok = take_env_cpu(&req, out->target);
+    progress(r, "trace and verify%s", "");
+    ok = ok && (out->graph = trace(&req)) != NULL;
     if (ok && req.stop >= PL_OPTIMIZED) {
         /* the analyses are planned for the target that will compile */
+        progress(r, "passes, planned for the target '%s'", out->target->name);
         out->am = pass_analyses_new(out->graph, &out->target->caps);
         ok = run_passes(&req, out);
 #ifndef NDEBUG
         ok = ok && verify(r->desc, out->graph, "optimized");
 #endif
     }
-    if (ok && req.stop >= PL_COMPILED)
+    if (ok && req.stop >= PL_COMPILED) {
+        progress(r, "compile for the target '%s'", out->target->name);
         ok = compile(&req, out);
+    }
     if (!ok)
         pl_result_free(out);
     return ok;

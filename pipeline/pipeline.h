@@ -38,6 +38,10 @@ typedef struct pl_request {
     bool bf16;              /* convert to bf16 (agc --bf16), as AG_BFLOAT16 does */
     bool soft_placement;    /* ops a device lacks run on the host (agc --soft-device-placement) */
     tgt_options options;
+    /* Not NULL: called as each stage starts ("trace", "passes for the
+     * target 'cpu'"...), for agc -v. */
+    void (*progress)(void *ctx, const char *stage);
+    void *progress_ctx;
 } pl_request;
 
 /* What a run made. The graph and its analyses belong to the result; so
