@@ -35,6 +35,11 @@ def command(name):
 
 
 config.substitutions.append(("%agc-opt", config.agc_opt))
+# A memory limit for a command that must not run away ("ulimit -v ...;").
+# Under AddressSanitizer none: its shadow memory needs terabytes of
+# address space; the tests' time limits bound those runs instead.
+sanitized = getattr(config, "ag_sanitize", "OFF").upper() in ("ON", "1", "TRUE", "YES")
+config.substitutions.append(("%memory-limit", "" if sanitized else "ulimit -v 4000000;"))
 config.substitutions.append((command("FileCheck"), config.filecheck))
 config.substitutions.append((command("not"), llvm_tool("not")))
 config.substitutions.append((command("count"), llvm_tool("count")))

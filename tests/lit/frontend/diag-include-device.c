@@ -3,8 +3,8 @@
 // here so that a regression fails instead of exhausting them). An
 // #include in a group the preprocessor skips is fine.
 // RUN: rm -rf %t && mkdir -p %t && mkfifo %t/pipe.h && printf '#include "pipe.h"\n' > %t/via.h
-// RUN: not sh -c 'ulimit -v 4000000; exec timeout 20 %agc -DZERO %s -o %t/out.c' 2>&1 | FileCheck %s --check-prefix=ZERO
-// RUN: not sh -c 'ulimit -v 4000000; exec timeout 20 %agc -DFIFO -I%t %s -o %t/out.c' 2>&1 | FileCheck %s --check-prefix=FIFO
+// RUN: not sh -c '%memory-limit exec timeout 20 %agc -DZERO %s -o %t/out.c' 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not sh -c '%memory-limit exec timeout 20 %agc -DFIFO -I%t %s -o %t/out.c' 2>&1 | FileCheck %s --check-prefix=FIFO
 // RUN: %agc %s -o %t/out.c
 #include <ag.h>
 
