@@ -77,6 +77,17 @@ static double normwise_error(ag_tensor want, ag_tensor got)
     return diff / scale;
 }
 
+/* A concrete function's graph as text (free it). */
+static char *graph_text(const ag_concrete_function *cf)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ag_concrete_print_graph(cf, f);
+    fclose(f);
+    return text;
+}
+
 static void test_annotated_layer_is_bf16_and_bounded(void **state)
 {
     (void)state;
@@ -89,11 +100,7 @@ static void test_annotated_layer_is_bf16_and_bounded(void **state)
     assert_true(err > 0);     /* it did convert */
     assert_true(err < 2e-2);  /* a few bf16 ulps (2^-8) through matmul, relu, softmax */
     ag_concrete_function *cf = ag_get_concrete_function("layer_bf16", "f32[16,64], f32[64,32], f32[32]");
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    ag_concrete_print_graph(cf, f);
-    fclose(f);
+    char *text = graph_text(cf);
     assert_non_null(strstr(text, "matmul("));
     assert_non_null(strstr(text, ": bf16[16,32]"));
     free(text);
@@ -126,11 +133,7 @@ static void test_env_turns_it_on(void **state)
     setenv("AG_BF16", "1", 1);
     ag_concrete_function *cf = ag_get_concrete_function("layer_f32", "f32[4,8], f32[8,4], f32[4]");
     unsetenv("AG_BF16");
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    ag_concrete_print_graph(cf, f);
-    fclose(f);
+    char *text = graph_text(cf);
     assert_non_null(strstr(text, ": bf16[4,4]"));
     free(text);
 }
