@@ -6,7 +6,10 @@
 #   backend   the target interface (backend/target.h) and the targets:
 #             backend/reference, backend/cpu (LLVM)
 #   pipeline  the one compile pipeline and the function cache
-#   tools     agc (frontend/), agc-opt, tests and benchmarks
+#   model     saved models: the directory format, save, load, call
+#   converter the inference converter: its options, placement, report
+#   tools     agc (frontend/), agc-opt, agc-model, agc-convert, tests and
+#             benchmarks
 #
 # Each layer is an INTERFACE library, ag_layer_<name>, that carries its
 # include directory and the layer below it. Code in a layer links its own
@@ -21,7 +24,7 @@ target_include_directories(ag_layer_runtime INTERFACE
 target_link_libraries(ag_layer_runtime INTERFACE Threads::Threads)
 
 set(_below runtime)
-foreach(layer ir passes backend pipeline)
+foreach(layer ir passes backend pipeline model converter)
   add_library(ag_layer_${layer} INTERFACE)
   target_include_directories(ag_layer_${layer} INTERFACE ${PROJECT_SOURCE_DIR}/${layer})
   target_link_libraries(ag_layer_${layer} INTERFACE ag_layer_${_below})
