@@ -154,6 +154,10 @@ ir_node *ir_append_get(ir_graph *g, ir_node *tuple, int index, ag_loc loc);
 /* The index of a captured variable, adding it if new. */
 int ir_function_var_index(ir_function *fn, rt_variable *v);
 
+/* Makes fn capture vars[i] where it captured fn->vars[i] (every node that
+ * refers to one), e.g. after ir_parse, whose variables are placeholders. */
+void ir_function_rebind_vars(ir_function *fn, rt_variable *const *vars);
+
 /* Unlinks a node from its graph (its uses must be gone). */
 void ir_remove(ir_node *n);
 /* Whether a region (recursively) contains an effectful node. */

@@ -308,7 +308,7 @@ static bool c_names(const ag_signature_def *s, const char *name)
 
 /* The signature's function, optimized for the cpu target with its
  * variables frozen, in *res. */
-static bool optimized(const ag_saved_model *m, int fi, const aot_args *a, pl_result *res)
+static bool optimized(ag_saved_model *m, int fi, const aot_args *a, pl_result *res)
 {
     pl_request r;
     pass_bf16_options bf16;
@@ -333,7 +333,7 @@ static bool optimized(const ag_saved_model *m, int fi, const aot_args *a, pl_res
     return pl_run(&r, res);
 }
 
-static int aot(const ag_saved_model *m, const aot_args *a)
+static int aot(ag_saved_model *m, const aot_args *a)
 {
     const ag_signature_def *s = ag_model_signature(m, a->sig);
     const char *name = a->name ? a->name : a->sig;

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool sm_request(const ag_saved_model *m, int i, pl_stage stop, pl_request *r,
+bool sm_request(ag_saved_model *m, int i, pl_stage stop, pl_request *r,
                 pass_bf16_options *bf16, char *err, size_t errlen)
 {
     const sm_function *f = &m->man->functions[i];
@@ -30,6 +30,11 @@ bool sm_request(const ag_saved_model *m, int i, pl_stage stop, pl_request *r,
     }
     r->strict = r->target != NULL; /* a placement the converter chose is not optional */
     r->soft_placement = f->soft_device_placement;
+    for (int k = 0; k < f->n_device_scopes; k++)
+        m->fns[i].scope_names[k] = f->device_scopes[k].name;
+    r->device_scopes = m->fns[i].scope_names;
+    r->n_device_scopes = f->n_device_scopes;
+    r->options.io_shapes = f->io_shape_optimization;
     if (f->has_bf16) {
         memset(bf16, 0, sizeof *bf16);
         bf16->enabled = f->bf16.enabled;
@@ -43,19 +48,6 @@ bool sm_request(const ag_saved_model *m, int i, pl_stage stop, pl_request *r,
     return true;
 }
 
-/* The device scopes as the pipeline takes them: pointers to the names. */
-typedef struct scopes {
-    const char *names[SM_MAX_SCOPES];
-} scopes;
-
-static void point_scopes(const sm_function *f, pl_request *r, scopes *s)
-{
-    for (int k = 0; k < f->n_device_scopes; k++)
-        s->names[k] = f->device_scopes[k].name;
-    r->device_scopes = s->names;
-    r->n_device_scopes = f->n_device_scopes;
-}
-
 /* Compiles function i once; false after reporting (and for every later
  * call, which reports again). */
 static bool compiled(ag_loc loc, ag_saved_model *m, int i)
@@ -67,10 +59,8 @@ static bool compiled(ag_loc loc, ag_saved_model *m, int i)
         lf->tried = true;
         pl_request r;
         pass_bf16_options bf16;
-        scopes s;
         char err[1024];
         if (sm_request(m, i, PL_COMPILED, &r, &bf16, err, sizeof err)) {
-            point_scopes(lf->rec, &r, &s);
             ok = pl_run(&r, &lf->compiled);
         } else {
             rt_report(loc, "%s", err);

@@ -146,20 +146,6 @@ static bool load_variables(ag_loc loc, ag_saved_model *m, char *err, size_t errl
 
 /* ------------------------------------------------------------- functions */
 
-static void bind_graph(ir_graph *g, rt_variable *const *from, rt_variable *const *to, int n)
-{
-    for (ir_node *node = g->first; node; node = node->next) {
-        for (int i = 0; node->attrs.ref && i < n; i++)
-            if (node->attrs.ref == from[i]) {
-                node->attrs.ref = to[i];
-                break;
-            }
-        for (int r = 0; r < 2; r++)
-            if (node->region[r])
-                bind_graph(node->region[r], from, to, n);
-    }
-}
-
 /* The parsed graph's variables are placeholders with their types; they
  * become the model's, which must have those types. */
 static bool bind_variables(const ag_saved_model *m, const sm_function *f, ir_function *g,
@@ -181,10 +167,8 @@ static bool bind_variables(const ag_saved_model *m, const sm_function *f, ir_fun
             snprintf(err, errlen, "%s/%s: @v%d is not the type of the model's variable %lld",
                      m->dir, f->file, j, (long long)k);
     }
-    if (ok) {
-        bind_graph(g->body, g->vars, to, g->n_vars);
-        memcpy(g->vars, to, (size_t)g->n_vars * sizeof *to);
-    }
+    if (ok)
+        ir_function_rebind_vars(g, to);
     free(to);
     return ok;
 }

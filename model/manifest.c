@@ -50,6 +50,7 @@ static const tp_field function_fields[] = {
     BOOL(sm_function, jit_compile),
     STR(sm_function, target),
     BOOL(sm_function, soft_device_placement),
+    BOOL(sm_function, io_shape_optimization),
     MSGS(sm_function, "device_scope", device_scopes, n_device_scopes, name_message),
     MSGS(sm_function, "call", calls, n_calls, name_message),
     {.name = "bfloat16", .type = TP_MESSAGE, .offset = offsetof(sm_function, bf16),
@@ -180,6 +181,8 @@ static void put_function(FILE *out, const sm_function *f)
     fputc('\n', out);
     if (f->soft_device_placement)
         fputs("  soft_device_placement: true\n", out);
+    if (f->io_shape_optimization)
+        fputs("  io_shape_optimization: true\n", out);
     put_names(out, "device_scope", f->device_scopes, f->n_device_scopes);
     put_names(out, "call", f->calls, f->n_calls);
     if (f->has_bf16) {

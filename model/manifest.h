@@ -73,6 +73,7 @@ typedef struct sm_function {
     bool jit_compile;          /* AG_JIT_COMPILE */
     char target[SM_NAME];      /* where it runs: "cpu", "tpu-model", ... */
     bool soft_device_placement;
+    bool io_shape_optimization; /* tpu-model: tile-friendly host transfers */
     /* placed on the device: only the nodes of these inlined functions
      * (none: all of it, when target is a device) */
     sm_name device_scopes[SM_MAX_SCOPES];

@@ -26,6 +26,7 @@ typedef struct sm_loaded_function {
     char *text;       /* its text IR, as read and checked */
     pthread_mutex_t lock;
     bool tried;           /* compiled (or failed to) already */
+    const char *scope_names[SM_MAX_SCOPES]; /* rec's device scopes, for requests */
     pl_result compiled;   /* its graph, analyses and executable */
 } sm_loaded_function;
 
@@ -63,7 +64,7 @@ const rt_value *sm_variable_value(const ag_saved_model *m, int i);
  * target (the record's, else the process's), device scopes, soft
  * placement and bf16 options; `bf16` receives the bf16 options the
  * request points at. False with a message in err. */
-bool sm_request(const ag_saved_model *m, int i, pl_stage stop, pl_request *r,
+bool sm_request(ag_saved_model *m, int i, pl_stage stop, pl_request *r,
                 pass_bf16_options *bf16, char *err, size_t errlen);
 
 /* Replaces fn's variable reads by constants of their values (for an
