@@ -372,6 +372,22 @@ static void test_capacity_is_an_error(void **state)
 
 /* --------------------------------------------------------------- files */
 
+/* The fuzzer's seed (tests/fuzz) has every message and stays valid. */
+static void test_fuzz_seed_is_valid(void **state)
+{
+    (void)state;
+    cv_options *o = malloc(sizeof *o);
+    char err[512];
+    if (!cv_options_read_file(TEST_CONVERTER_OPTIONS_SEED, o, err, sizeof err))
+        fail_msg("%s", err);
+    assert_int_equal(o->n_tpu_functions, 4);
+    assert_int_equal(o->n_batch_options, 2);
+    assert_string_equal(o->batch_options[1].experimental.function_alias, "tpu_func");
+    assert_int_equal(o->bfloat16_optimization_options.n_filterlist, 3);
+    assert_string_equal(o->xla_sharding_options.topology, "2x2x1");
+    free(o);
+}
+
 static void test_missing_file_is_named(void **state)
 {
     (void)state;
@@ -489,6 +505,7 @@ int main(void)
         cmocka_unit_test(test_batch_errors),
         cmocka_unit_test(test_bf16_and_sharding_errors),
         cmocka_unit_test(test_capacity_is_an_error),
+        cmocka_unit_test(test_fuzz_seed_is_valid),
         cmocka_unit_test(test_missing_file_is_named),
         cmocka_unit_test(test_file_errors_name_the_file),
         cmocka_unit_test(test_print_then_parse_is_the_same),
