@@ -2,8 +2,8 @@
 #
 #   libag     everything: the runtime, the IR and tracer, the passes, the
 #             targets (the CPU one links the shared LLVM library), the
-#             compile pipeline and the function cache, saved models, the converter's
-#             options
+#             compile pipeline and the function cache, saved models,
+#             the converter's options
 #   libag_rt  what a program linked with agc's ahead-of-time objects
 #             needs: the runtime, the IR's core (to load the graphs) and
 #             the CPU target's run-time half (the helpers generated code
