@@ -14,7 +14,8 @@ set(AG_LIB_OBJECTS
   $<TARGET_OBJECTS:ag_target_reference> $<TARGET_OBJECTS:ag_target_cpu>
   $<TARGET_OBJECTS:ag_target_tpu>
   $<TARGET_OBJECTS:ag_cpu_runtime> $<TARGET_OBJECTS:ag_pipeline>
-  $<TARGET_OBJECTS:ag_model> $<TARGET_OBJECTS:ag_converter_options>)
+  $<TARGET_OBJECTS:ag_model> $<TARGET_OBJECTS:ag_converter_options>
+  $<TARGET_OBJECTS:ag_converter>)
 set(AG_RT_OBJECTS $<TARGET_OBJECTS:ag_objects> $<TARGET_OBJECTS:ag_ir_core>
     $<TARGET_OBJECTS:ag_cpu_runtime>)
 

@@ -43,6 +43,22 @@ static void apply_bf16(ag_saved_model *m, const cv_options *o)
     }
 }
 
+/* A TPU function's variables are its weights: one that only reads them
+ * reads constants of the saved values, which live in HBM with the program
+ * instead of crossing the host link at every call. */
+static void freeze_tpu_variables(ag_saved_model *m)
+{
+    char err[256];
+    for (int i = 0; i < m->man->n_functions; i++) {
+        sm_function *f = &m->man->functions[i];
+        if (strcmp(f->target, "tpu-model") != 0 || !f->n_variables)
+            continue;
+        ir_function *g = sm_function_graph(m, i, err, sizeof err);
+        f->freeze_variables = g && sm_freeze_variables(g, err, sizeof err);
+        ir_function_free(g);
+    }
+}
+
 static void apply_io_shapes(ag_saved_model *m)
 {
     for (int i = 0; i < m->man->n_functions; i++) {
@@ -93,6 +109,7 @@ bool cv_convert(ag_saved_model *m, const cv_options *o, const char *source,
         rt_report((ag_loc){0}, "%s", err);
         return false;
     }
+    freeze_tpu_variables(m);
     cv_report *r = rt_xcalloc(1, sizeof *r);
     r->bf16 = cv_optimization_enabled(o, CV_OPT_BFLOAT16);
     r->io_shapes = cv_optimization_enabled(o, CV_OPT_IO_SHAPE);

@@ -63,6 +63,10 @@ static void show_function(const sm_manifest *man, const sm_function *f)
                f->bf16.filterlist[0] ? ", kept in f32: " : "", f->bf16.filterlist);
     if (f->jit_compile)
         printf("    jit_compile: true\n");
+    if (f->io_shape_optimization)
+        printf("    I/O shape optimization\n");
+    if (f->freeze_variables)
+        printf("    variables read as constants of their saved values\n");
     for (int k = 0; k < f->n_calls; k++)
         printf("    calls %s\n", f->calls[k].name);
     show_ios("input", f->inputs, f->n_inputs);

@@ -45,6 +45,11 @@ bool sm_request(ag_saved_model *m, int i, pl_stage stop, pl_request *r,
     }
     if (!(r->graph = sm_function_graph(m, i, err, errlen)))
         return false;
+    if (f->freeze_variables && !sm_freeze_variables(r->graph, err, errlen)) {
+        ir_function_free(r->graph);
+        r->graph = NULL;
+        return false;
+    }
     return true;
 }
 

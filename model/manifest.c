@@ -51,6 +51,7 @@ static const tp_field function_fields[] = {
     STR(sm_function, target),
     BOOL(sm_function, soft_device_placement),
     BOOL(sm_function, io_shape_optimization),
+    BOOL(sm_function, freeze_variables),
     MSGS(sm_function, "device_scope", device_scopes, n_device_scopes, name_message),
     MSGS(sm_function, "call", calls, n_calls, name_message),
     {.name = "bfloat16", .type = TP_MESSAGE, .offset = offsetof(sm_function, bf16),
@@ -183,6 +184,8 @@ static void put_function(FILE *out, const sm_function *f)
         fputs("  soft_device_placement: true\n", out);
     if (f->io_shape_optimization)
         fputs("  io_shape_optimization: true\n", out);
+    if (f->freeze_variables)
+        fputs("  freeze_variables: true\n", out);
     put_names(out, "device_scope", f->device_scopes, f->n_device_scopes);
     put_names(out, "call", f->calls, f->n_calls);
     if (f->has_bf16) {

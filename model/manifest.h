@@ -74,6 +74,9 @@ typedef struct sm_function {
     char target[SM_NAME];      /* where it runs: "cpu", "tpu-model", ... */
     bool soft_device_placement;
     bool io_shape_optimization; /* tpu-model: tile-friendly host transfers */
+    /* its variables are read as constants of the saved values (a function
+     * that only reads them, placed on a device: the weights live there) */
+    bool freeze_variables;
     /* placed on the device: only the nodes of these inlined functions
      * (none: all of it, when target is a device) */
     sm_name device_scopes[SM_MAX_SCOPES];
