@@ -102,7 +102,7 @@ static bool write_model(ag_saved_model *m, const cv_options *o, const cv_report 
 }
 
 bool cv_convert(ag_saved_model *m, const cv_options *o, const char *source,
-                const char *out_dir, FILE *report)
+                const char *out_dir, FILE *print, cv_report *report)
 {
     char err[1024];
     if (!cv_select(m, o, source, err, sizeof err)) {
@@ -118,8 +118,10 @@ bool cv_convert(ag_saved_model *m, const cv_options *o, const char *source,
     if (r->io_shapes)
         apply_io_shapes(m);
     bool ok = cv_cost(m, o, r) && write_model(m, o, r, out_dir);
+    if (ok && print)
+        cv_report_print(r, print);
     if (ok && report)
-        cv_report_print(r, report);
+        *report = *r;
     free(r);
     return ok;
 }

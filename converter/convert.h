@@ -60,9 +60,10 @@ bool cv_cost(ag_saved_model *m, const cv_options *o, cv_report *r);
 /* The report in converter.md §6's form, and what each optimization did. */
 void cv_report_print(const cv_report *r, FILE *out);
 
-/* The whole conversion: options already read; writes out_dir and prints
- * the report to `report` (may be NULL). False after reporting. */
+/* The whole conversion: options already read; writes out_dir, prints
+ * the report to `print` and stores it in *report (each may be NULL).
+ * False after reporting. */
 bool cv_convert(ag_saved_model *m, const cv_options *o, const char *source,
-                const char *out_dir, FILE *report);
+                const char *out_dir, FILE *print, cv_report *report);
 
 #endif
