@@ -69,12 +69,14 @@ static void visit(void *ctx, const ir_node *n, double seconds)
     T->r->cpu_seconds += seconds;
 }
 
-/* Ops that compute in bf16 (casts and transfers are not ops converted). */
+/* Ops that compute in bf16 (casts, constants and transfers are not ops
+ * converted). */
 static int count_bf16(const ir_graph *g)
 {
     int n = 0;
     for (const ir_node *x = g->first; x; x = x->next) {
         n += x->opcode < RT_OP_COUNT && x->type.dtype == AG_BF16 && x->opcode != RT_OP_CAST &&
+             x->opcode != RT_OP_CONST &&
              x->opcode != RT_OP_TO_DEVICE && x->opcode != RT_OP_TO_HOST;
         for (int r = 0; r < 2; r++)
             if (x->region[r])
