@@ -35,6 +35,7 @@ typedef struct cv_report {
     int64_t link_before, link_after; /* host link bytes per call */
     int bf16_ops;               /* ops computing in bf16 after the pass */
     bool bf16, io_shapes;       /* the optimizations that ran */
+    int n_batched;              /* functions whose calls are batched */
     char device[64];            /* the device spec's name */
 } cv_report;
 

@@ -293,6 +293,8 @@ static void free_model(ag_saved_model *m)
     if (!m)
         return;
     for (int i = 0; m->fns && i < m->man->n_functions; i++) {
+        if (m->fns[i].batcher)
+            ag_batcher_free(m->fns[i].batcher); /* its threads run the compiled code */
         pl_result_free(&m->fns[i].compiled);
         free(m->fns[i].text);
         if (m->fns[i].rec)

@@ -40,6 +40,19 @@ static const tp_field bf16_fields[] = {
 };
 static const tp_message bf16_message = {"BFloat16", bf16_fields, COUNT(bf16_fields)};
 
+static const tp_field batch_fields[] = {
+    INT(sm_batch, num_batch_threads, 1, 1024),
+    INT(sm_batch, max_batch_size, 1, 2147483647.0),
+    INT(sm_batch, batch_timeout_micros, 0, 9.2e18),
+    INT(sm_batch, max_enqueued_batches, 0, 2147483647.0),
+    {.name = "allowed_batch_sizes", .type = TP_INT, .offset = offsetof(sm_batch,
+     allowed_batch_sizes), .repeated = true, .capacity = 32,
+     .count_offset = offsetof(sm_batch, n_allowed_batch_sizes), .elem_size = sizeof(int64_t),
+     .lo = 1, .hi = 2147483647.0},
+    BOOL(sm_batch, disable_large_batch_splitting),
+};
+static const tp_message batch_message = {"Batching", batch_fields, COUNT(batch_fields)};
+
 static const tp_field function_fields[] = {
     STR(sm_function, name),
     STR(sm_function, function),
@@ -56,6 +69,8 @@ static const tp_field function_fields[] = {
     MSGS(sm_function, "call", calls, n_calls, name_message),
     {.name = "bfloat16", .type = TP_MESSAGE, .offset = offsetof(sm_function, bf16),
      .message = &bf16_message, .seen_offset = offsetof(sm_function, has_bf16)},
+    {.name = "batch", .type = TP_MESSAGE, .offset = offsetof(sm_function, batch),
+     .message = &batch_message, .seen_offset = offsetof(sm_function, has_batch)},
     MSGS(sm_function, "input", inputs, n_inputs, io_message),
     MSGS(sm_function, "output", outputs, n_outputs, io_message),
     {.name = "variable", .type = TP_INT, .offset = offsetof(sm_function, variables),
@@ -194,6 +209,21 @@ static void put_function(FILE *out, const sm_function *f)
         put_string(out, "filterlist", f->bf16.filterlist);
         fprintf(out, " skip_safety_checks: %s }\n",
                 f->bf16.skip_safety_checks ? "true" : "false");
+    }
+    if (f->has_batch) {
+        const sm_batch *b = &f->batch;
+        fprintf(out, "  batch { num_batch_threads: %lld max_batch_size: %lld "
+                     "batch_timeout_micros: %lld max_enqueued_batches: %lld",
+                (long long)b->num_batch_threads, (long long)b->max_batch_size,
+                (long long)b->batch_timeout_micros, (long long)b->max_enqueued_batches);
+        if (b->n_allowed_batch_sizes) {
+            fputs(" allowed_batch_sizes: [", out);
+            for (int i = 0; i < b->n_allowed_batch_sizes; i++)
+                fprintf(out, "%s%lld", i ? ", " : "", (long long)b->allowed_batch_sizes[i]);
+            fputc(']', out);
+        }
+        fprintf(out, " disable_large_batch_splitting: %s }\n",
+                b->disable_large_batch_splitting ? "true" : "false");
     }
     put_ios(out, "input", f->inputs, f->n_inputs, "  ");
     put_ios(out, "output", f->outputs, f->n_outputs, "  ");

@@ -63,6 +63,15 @@ typedef struct sm_bf16 {
     bool skip_safety_checks;
 } sm_bf16;
 
+/* Batching at a function's inputs (the converter's BatchOptions): the
+ * fields of ag_batch_options. */
+typedef struct sm_batch {
+    int64_t num_batch_threads, max_batch_size, batch_timeout_micros, max_enqueued_batches;
+    int64_t allowed_batch_sizes[32];
+    int n_allowed_batch_sizes;
+    bool disable_large_batch_splitting;
+} sm_batch;
+
 /* One concrete function: a traced graph in the text IR. */
 typedef struct sm_function {
     char name[SM_NAME];        /* __inference_<function>_<n> */
@@ -85,6 +94,8 @@ typedef struct sm_function {
     int n_calls;
     sm_bf16 bf16;
     bool has_bf16;
+    sm_batch batch; /* calls are batched (has_batch) */
+    bool has_batch;
     sm_io inputs[SM_MAX_IO];
     int n_inputs;
     sm_io outputs[SM_MAX_IO];
