@@ -167,7 +167,7 @@ static unsigned char *read_file(const char *path, size_t *len, char *why, size_t
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        if (errno != ENOENT)
+        if (errno != ENOENT && errno != ENOTDIR) /* else no entry, or no directory */
             snprintf(why, whylen, "cannot be read: %s", strerror(errno));
         return NULL;
     }
