@@ -18,6 +18,10 @@
  * module to the JIT. Adding and looking up are serialized by a mutex: the
  * LLJIT's default compiler owns one target machine that is not
  * thread-safe.
+ *
+ * With a compilation cache directory (cache.h), cg_compile hands the
+ * graph to cache.c first, which loads or makes a relocatable object and
+ * links it here (cg_jit_add_object); such code is named after its key.
  */
 #include "cg.h"
 
