@@ -624,6 +624,17 @@ bool ag_set_target_at(ag_loc loc, const char *name);
 /* The name of the target new concrete functions get (NULL after
  * reporting a bad AG_TARGET). */
 const char *ag_target(void);
+/* The persistent compilation cache of the cpu target: compiled code is
+ * stored in directory `dir` and loaded by later processes (or later
+ * compiles) of the same optimized graph for the same CPU, agc and LLVM,
+ * instead of compiling again. Entries are verified on load; a bad one is
+ * ignored with a warning and replaced. NULL goes back to the
+ * environment's AG_CACHE_DIR (unset: no cache); "" turns the cache off.
+ * Takes effect for compiles from now on. */
+void ag_set_cache_dir(const char *dir);
+/* The cache directory in effect, or NULL when there is no cache (the
+ * string is the calling thread's, valid until its next call). */
+const char *ag_cache_dir(void);
 /* Soft device placement, for device targets (tpu-model): ops the device
  * does not run (printing, assertions, variables, ...) run on the host,
  * with explicit transfers, instead of being errors. Overrides the
