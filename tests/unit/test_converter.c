@@ -67,7 +67,8 @@ static void wrapper__trace(const ag_arg *a, ag_tensor *o)
 }
 static const ag_function_desc wrapper__desc = {
     .name = "wrapper", .file = "model.c", .line = 50, .n_params = 1, .param_names = N_X,
-    .param_kinds = K_T, .signature = "f32[?,16]", .n_outputs = 1, .trace = wrapper__trace};
+    .param_kinds = K_T, .signature = "f32[?,16]", .n_outputs = 1, .trace = wrapper__trace,
+    .flags = AG_FN_JIT_COMPILE};
 
 static const int print_line = __LINE__ + 3; /* where noisy prints */
 static void noisy__trace(const ag_arg *a, ag_tensor *o)
@@ -225,9 +226,42 @@ static void test_selection_errors(void **state)
                    "opts:2:35: the model has no function alias 'nosuch' (aliases: ");
     EXPECT_FAILURE("tpu_functions { concrete_function_name: \"__inference_x_9\" }",
                    "opts:1:41: the model has no concrete function '__inference_x_9'");
-    EXPECT_FAILURE("tpu_functions { jit_compile_functions: true }",
-                   "no function of the model is marked AG_JIT_COMPILE");
     EXPECT_FAILURE("xla_sharding_options { num_cores_per_replica: 2 }", "not supported yet");
+}
+
+/* jit_compile_functions: every saved function marked AG_JIT_COMPILE. */
+static void test_jit_compile_functions(void **state)
+{
+    (void)state;
+    static cv_report r;
+    assert_true(convert("tpu_functions { jit_compile_functions: true }", &r, NULL));
+    assert_int_equal(r.n_tpu, 1);
+    assert_string_equal(r.tpu[0].name, "wrapper"); /* no alias: its name */
+    ag_saved_model *m = ag_saved_model_load(out_dir);
+    assert_true(m->man->functions[1].jit_compile);
+    assert_string_equal(m->man->functions[1].target, "tpu-model");
+    assert_string_equal(m->man->functions[0].target, "");
+    ag_saved_model_free(m);
+}
+
+/* bfloat16_optimization_options: scope ALL converts the host's functions
+ * too; the filterlist keeps ops in f32. */
+static void test_bf16_options(void **state)
+{
+    (void)state;
+    static cv_report tpu, all, kept;
+    assert_true(convert("tpu_functions { function_alias: \"tpu_func\" }", &tpu, NULL));
+    assert_true(convert("tpu_functions { function_alias: \"tpu_func\" } "
+                        "bfloat16_optimization_options { scope: ALL }",
+                        &all, NULL));
+    assert_true(convert("tpu_functions { function_alias: \"tpu_func\" } "
+                        "bfloat16_optimization_options { filterlist: \"matmul\" }",
+                        &kept, NULL));
+    assert_true(all.bf16_ops > tpu.bf16_ops);
+    assert_true(kept.bf16_ops < tpu.bf16_ops);
+    ag_saved_model *m = ag_saved_model_load(out_dir);
+    assert_string_equal(m->man->functions[0].bf16.filterlist, "matmul");
+    ag_saved_model_free(m);
 }
 
 /* print is host work: an error at its line, unless soft placement. */
@@ -400,6 +434,8 @@ int main(void)
         TU_TEST(test_whole_function_by_signature),
         TU_TEST(test_selection_errors),
         TU_TEST(test_soft_device_placement),
+        TU_TEST(test_jit_compile_functions),
+        TU_TEST(test_bf16_options),
         TU_TEST(test_report_matches_the_cost_model),
         TU_TEST(test_default_optimizations),
         TU_TEST(test_converted_model_agrees),
