@@ -15,6 +15,8 @@
 
 #include "target.h"
 
+#include <stdatomic.h>
+
 /* Where a run stops: after the stage named. */
 typedef enum pl_stage { PL_TRACED, PL_OPTIMIZED, PL_COMPILED } pl_stage;
 
@@ -28,6 +30,15 @@ typedef struct pl_arg {
     ag_variable var;
 } pl_arg;
 
+/* Where a function's compile time goes, summed over its traces
+ * (AG_PROFILE prints it): added to by the pipeline, and by the background
+ * thread for a compile that runs there. */
+typedef struct pl_timing {
+    atomic_llong trace_ns;   /* trace, verify and the passes */
+    atomic_llong compile_ns; /* the target's compile */
+    atomic_int background;   /* compiles run in the background */
+} pl_timing;
+
 typedef struct pl_request {
     const ag_function_desc *desc;
     const pl_arg *args;     /* one per parameter of desc */
@@ -38,6 +49,11 @@ typedef struct pl_request {
     bool bf16;              /* convert to bf16 (agc --bf16), as AG_BFLOAT16 does */
     bool soft_placement;    /* ops a device lacks run on the host (agc --soft-device-placement) */
     tgt_options options;
+    /* The caller runs results whose target's code still compiles (the
+     * function cache): the jit policy may then compile in the background
+     * (tiered.h). Never when strict. */
+    bool may_tier;
+    pl_timing *timing; /* not NULL: the run's times are added there */
     /* Not NULL: called as each stage starts ("trace", "passes for the
      * target 'cpu'"...), for agc -v. */
     void (*progress)(void *ctx, const char *stage);
@@ -51,6 +67,9 @@ typedef struct pl_result {
     pass_analyses *am;
     const tgt_target *target; /* the request's, or reference after a fallback */
     tgt_exe *exe;             /* PL_COMPILED only */
+    /* Not NULL: target's code compiling in the background (tiered.h);
+     * until it is ready (or if it fails) exe is the reference target's. */
+    struct pl_tier *tier;
 } pl_result;
 
 /*
@@ -60,8 +79,13 @@ typedef struct pl_result {
  * then empty.
  */
 bool pl_run(const pl_request *r, pl_result *out);
-/* Runs a compiled result, with ir_execute's contract (ir/exec.h). */
-bool pl_execute(const pl_result *c, rt_value *const *args, int n_args, rt_value **results);
+/* Runs a compiled result, with ir_execute's contract (ir/exec.h): its
+ * background compile's code once ready, else its executable. *ran (if
+ * ran is not NULL) is the target that ran it. */
+bool pl_execute(const pl_result *c, rt_value *const *args, int n_args, rt_value **results,
+                const tgt_target **ran);
+/* Whether the result's background compile is still queued or running. */
+bool pl_compiling(const pl_result *c);
 void pl_result_free(pl_result *c);
 /* Writes a compiled result's program for people (the target's print
  * hook); false when its target has none. */
