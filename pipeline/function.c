@@ -177,14 +177,18 @@ static void print_profile_locked(void)
 }
 
 /* At exit without ag_shutdown: the profile, nothing freed (another thread
- * may still be calling). Takes no entry's lock: exit may come from an
- * error reported while a trace holds one. */
+ * may still be calling). Takes no entry's lock, and registry_lock only if
+ * it is free: exit may come from an error reported while a trace holds
+ * an entry's, or while entry_for (a bad AG_SIGNATURE) holds
+ * registry_lock on this very thread. Entries are only ever added at the
+ * head, so the walk is safe without it. */
 static void at_exit(void)
 {
     pl_tier_stop();
-    pthread_mutex_lock(&registry_lock);
+    bool locked = pthread_mutex_trylock(&registry_lock) == 0;
     print_profile_locked();
-    pthread_mutex_unlock(&registry_lock);
+    if (locked)
+        pthread_mutex_unlock(&registry_lock);
 }
 
 /* Frees every concrete function, cached or not, whatever its references:

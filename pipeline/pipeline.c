@@ -259,7 +259,7 @@ static void add_time(atomic_llong *to, int64_t since)
 static bool compile_in_background(const pl_request *r, const pl_result *out)
 {
     const tgt_target *t = out->target;
-    return r->may_tier && !r->strict && t->falls_back && strcmp(t->name, "reference") != 0 &&
+    return r->may_tier && !r->strict && t->falls_back &&
            pl_tier_wanted(ir_function_num_nodes(out->graph));
 }
 
