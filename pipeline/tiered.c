@@ -177,15 +177,39 @@ static void *compile_thread(void *arg)
 
 static void stop_at_exit(void) { pl_tier_stop(); }
 
+/* fork: the child has no compile thread. The lock is held across the
+ * fork, so the queue is consistent; in the child every compile queued or
+ * running is cancelled (its calls go on on the reference executor) and
+ * the next submit starts a thread of its own. */
+static void before_fork(void) { pthread_mutex_lock(&lock); }
+static void after_fork_parent(void) { pthread_mutex_unlock(&lock); }
+
+static void after_fork_child(void)
+{
+    for (pl_tier *j = head; j; j = j->next)
+        atomic_store(&j->state, CANCELLED);
+    if (running && running->orphaned)
+        free_orphan(running, NULL); /* its result is gone: nothing else frees it */
+    else if (running)
+        atomic_store(&running->state, CANCELLED);
+    head = tail = running = NULL;
+    thread_alive = false;
+    generation++;
+    pthread_mutex_unlock(&lock);
+}
+
 /* Under lock. False when no thread can be made: the caller compiles
  * synchronously instead. */
 static bool start_thread(void)
 {
-    static bool exit_hook;
+    static bool hooks;
     if (thread_alive)
         return true;
-    if (!exit_hook)
-        exit_hook = atexit(stop_at_exit) == 0;
+    if (!hooks) {
+        hooks = true;
+        atexit(stop_at_exit);
+        pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+    }
     if (pthread_create(&thread, NULL, compile_thread, (void *)generation) != 0)
         return false;
     thread_alive = true;

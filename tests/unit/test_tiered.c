@@ -398,6 +398,46 @@ static void test_async_cpu_identical_results(void **state)
     assert_same_bits(later, want);
 }
 
+/* A child forked while a compile runs has no compile thread: its calls
+ * run on the reference executor, ag_jit_wait does not wait for the
+ * parent's compile, and a new signature compiles on a thread of its own. */
+static void test_fork_while_compiling(void **state)
+{
+    (void)state;
+    reset_gated();
+    ag_set_jit_policy(AG_JIT_ASYNC);
+    ag_tensor x = input(2);
+    ag_tensor want = expected(x, 31);
+    ag_set_target("gated");
+    set_gate(false);
+    ag_free(call(&chain__desc, x, 31));
+    wait_compiling();
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(60);
+        ag_tensor y = call(&chain__desc, x, 31);
+        ag_jit_wait(); /* the parent's compile is not the child's */
+        bool ok = !ag_is_error(y) && memcmp(ag_data(y), ag_data(want), 4 * sizeof(float)) == 0 &&
+                  atomic_load(&runs) == 0;
+#ifndef __SANITIZE_THREAD__ /* TSan refuses new threads after a multi-threaded fork */
+        set_gate(true); /* the child's own compile must not wait for the parent's gate */
+        ag_free(call(&chain__desc, x, 32));
+        ag_jit_wait();
+        ok = ok && atomic_load(&compiled) == 1;
+#endif
+        _exit(ok ? 0 : 1);
+    }
+    int status;
+    assert_true(waitpid(pid, &status, 0) == pid);
+    set_gate(true);
+    ag_jit_wait();
+    ag_set_target(NULL);
+    ag_set_jit_policy(AG_JIT_FROM_ENV);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* ----------------------------------------------------------- shutdown */
 
 static void *open_gate_later(void *arg)
@@ -569,6 +609,7 @@ int main(int argc, char **argv)
         TU_TEST(test_async_compile_failure_falls_back),
         TU_TEST(test_eviction_while_compiling),
         TU_TEST(test_async_cpu_identical_results),
+        TU_TEST(test_fork_while_compiling),
         cmocka_unit_test(test_profile_at_exit),
         cmocka_unit_test(test_profile_row_of_a_background_compile),
         /* last: they shut the runtime down */
