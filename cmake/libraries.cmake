@@ -12,7 +12,8 @@ set(AG_LIB_OBJECTS
   $<TARGET_OBJECTS:ag_passes> $<TARGET_OBJECTS:ag_targets>
   $<TARGET_OBJECTS:ag_target_reference> $<TARGET_OBJECTS:ag_target_cpu>
   $<TARGET_OBJECTS:ag_target_tpu>
-  $<TARGET_OBJECTS:ag_cpu_runtime> $<TARGET_OBJECTS:ag_pipeline>)
+  $<TARGET_OBJECTS:ag_cpu_runtime> $<TARGET_OBJECTS:ag_pipeline>
+  $<TARGET_OBJECTS:ag_model>)
 set(AG_RT_OBJECTS $<TARGET_OBJECTS:ag_objects> $<TARGET_OBJECTS:ag_ir_core>
     $<TARGET_OBJECTS:ag_cpu_runtime>)
 

@@ -182,7 +182,16 @@ static ir_node *node_new(ir_graph *g, int opcode, ag_loc loc)
     n->loc.file = ir_strdup(fn->arena, loc.file);
     n->loc.line = loc.line;
     n->device = IR_DEVICE_CPU;
+    n->scope = fn->scope;
     return n;
+}
+
+bool ir_scope_within(const char *s, const char *outer)
+{
+    if (!s || !outer)
+        return false;
+    size_t n = strlen(outer);
+    return strncmp(s, outer, n) == 0 && (s[n] == '\0' || s[n] == '/');
 }
 
 ir_node *ir_add_param(ir_graph *g, const ir_type *t)

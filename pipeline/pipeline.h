@@ -42,12 +42,22 @@ typedef struct pl_timing {
 typedef struct pl_request {
     const ag_function_desc *desc;
     const pl_arg *args;     /* one per parameter of desc */
+    /* Instead of tracing desc (then NULL): this graph, which pl_run takes
+     * over (a saved model's function, read from its text IR). */
+    ir_function *graph;
     bool first_trace;       /* the function's first (variables may be made) */
     pl_stage stop;
     const tgt_target *target; /* NULL: pl_selected_target() */
     bool strict;            /* a failed compile is an error, not a fallback */
     bool bf16;              /* convert to bf16 (agc --bf16), as AG_BFLOAT16 does */
     bool soft_placement;    /* ops a device lacks run on the host (agc --soft-device-placement) */
+    /* Not NULL: the bf16 pass runs with these options (the converter's
+     * scope and filterlist) instead of the process's. */
+    const pass_bf16_options *bf16_options;
+    /* For a device target: only nodes traced in these AG_FUNCTIONs go to
+     * the device (pass_options.device_scopes); none: every node it runs. */
+    const char *const *device_scopes;
+    int n_device_scopes;
     tgt_options options;
     /* The caller runs results whose target's code still compiles (the
      * function cache): the jit policy may then compile in the background
@@ -80,10 +90,8 @@ typedef struct pl_result {
  */
 bool pl_run(const pl_request *r, pl_result *out);
 /* Runs a compiled result, with ir_execute's contract (ir/exec.h): its
- * background compile's code once ready, else its executable. *ran (if
- * ran is not NULL) is the target that ran it. */
-bool pl_execute(const pl_result *c, rt_value *const *args, int n_args, rt_value **results,
-                const tgt_target **ran);
+ * background compile's code once ready, else its executable. */
+bool pl_execute(const pl_result *c, rt_value *const *args, int n_args, rt_value **results);
 /* Whether the result's background compile is still queued or running. */
 bool pl_compiling(const pl_result *c);
 void pl_result_free(pl_result *c);
