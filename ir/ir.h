@@ -142,6 +142,8 @@ void ir_set_results(ir_graph *g, int n, ir_node *const *values);
  */
 ir_node *ir_append(ir_graph *g, int opcode, const rt_attrs *attrs, int n_in,
                    ir_node *const *in, const ir_type *type, ag_loc loc);
+/* A copy of concrete value v (its data too) in fn's arena, freed with fn. */
+rt_value *ir_arena_value(ir_function *fn, const rt_value *v);
 /* A constant holding a copy of a concrete value. */
 ir_node *ir_append_const(ir_graph *g, const rt_value *v, ag_loc loc);
 /* cond/while with their regions already built; results typed by caller. */

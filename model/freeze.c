@@ -14,20 +14,6 @@ static bool is_assign(int op)
     return op == RT_OP_ASSIGN || op == RT_OP_ASSIGN_ADD || op == RT_OP_ASSIGN_SUB;
 }
 
-/* A copy of v in fn's arena. */
-static rt_value *arena_copy(ir_function *fn, const rt_value *v)
-{
-    rt_value *c = ir_alloc(fn->arena, sizeof *c);
-    *c = *v;
-    c->storage = NULL;
-    c->list = NULL;
-    size_t bytes = rt_value_bytes(v);
-    c->data = ir_alloc(fn->arena, bytes ? bytes : 1);
-    if (bytes)
-        memcpy(c->data, v->data, bytes);
-    return c;
-}
-
 static bool freeze_graph(ir_function *fn, ir_graph *g, char *err, size_t errlen)
 {
     for (ir_node *n = g->first; n; n = n->next) {
@@ -45,7 +31,7 @@ static bool freeze_graph(ir_function *fn, ir_graph *g, char *err, size_t errlen)
         const rt_variable *v = n->attrs.ref;
         n->opcode = RT_OP_CONST;
         memset(&n->attrs, 0, sizeof n->attrs);
-        n->attrs.literal = arena_copy(fn, v->value);
+        n->attrs.literal = ir_arena_value(fn, v->value);
     }
     return true;
 }
