@@ -732,6 +732,7 @@ static void init_types(cg_lower *L)
     L->t_void = LLVMVoidTypeInContext(L->ctx);
     L->t_i1 = LLVMInt1TypeInContext(L->ctx);
     L->t_i8 = LLVMInt8TypeInContext(L->ctx);
+    L->t_i16 = LLVMInt16TypeInContext(L->ctx);
     L->t_i32 = LLVMInt32TypeInContext(L->ctx);
     L->t_i64 = LLVMInt64TypeInContext(L->ctx);
     L->t_f32 = LLVMFloatTypeInContext(L->ctx);

@@ -127,7 +127,7 @@ typedef struct cg_lower {
     LLVMValueRef func;
     LLVMBasicBlockRef entry, fail_bb;
     LLVMValueRef args, results, slots, in_array, box_pool, box_bits;
-    LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_f32, t_f64, t_ptr;
+    LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f32, t_f64, t_ptr;
     LLVMTypeRef t_box; /* [sizeof(rt_value) x i8] */
     cg_helpers h;
     LLVMValueRef *buf_ptr; /* by memory-plan buffer: its frame memory, once made */
@@ -176,6 +176,12 @@ LLVMTypeRef cg_mem_type(cg_lower *L, ag_dtype dt);
 LLVMValueRef cg_load_elem(cg_lower *L, ag_dtype dt, LLVMValueRef ptr);
 void cg_store_elem(cg_lower *L, ag_dtype dt, LLVMValueRef v, LLVMValueRef ptr);
 LLVMValueRef cg_const_elem(cg_lower *L, ag_dtype dt, const void *data, int64_t i);
+/* bf16 (see lower_elem.c): i16 bits to the f32 of the same value, an f32
+ * rounded to bf16 back to its bits, and rounding an f32 to bf16 (to
+ * nearest even, as ag_f32_to_bf16), scalars or vectors. */
+LLVMValueRef cg_widen_bf16(cg_lower *L, LLVMValueRef bits);
+LLVMValueRef cg_narrow_bf16(cg_lower *L, LLVMValueRef v);
+LLVMValueRef cg_round_bf16(cg_lower *L, LLVMValueRef v);
 /* v, or for a float constant an opaque copy LLVM cannot fold (see
  * lower_elem.c). */
 LLVMValueRef cg_opaque_if_const(cg_lower *L, LLVMValueRef v);
