@@ -199,7 +199,7 @@ static void symbol_name(const ir_function *fn, int number, char *buf, size_t n)
 
 static LLVMModuleRef build_module(const cg_code *c, LLVMContextRef ctx, char *err, size_t errlen)
 {
-    LLVMModuleRef mod = cg_lower_function(c->fn, c->am, ctx, c->name, err, errlen);
+    LLVMModuleRef mod = cg_lower_function(c->fn, c->am, ctx, c->name, &c->opt, err, errlen);
     if (mod && !optimize(mod, &c->opt, err, errlen)) {
         LLVMDisposeModule(mod);
         return NULL;

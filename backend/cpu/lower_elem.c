@@ -56,6 +56,18 @@ LLVMTypeRef cg_mem_type(cg_lower *L, ag_dtype dt)
     return dt == AG_BOOL ? L->t_i8 : cg_reg_type(L, dt);
 }
 
+/* The integer constant v of type t, an integer or a vector of them. */
+static LLVMValueRef int_of_type(LLVMTypeRef t, unsigned long long v)
+{
+    if (LLVMGetTypeKind(t) != LLVMVectorTypeKind)
+        return LLVMConstInt(t, v, 0);
+    unsigned n = LLVMGetVectorSize(t);
+    LLVMValueRef one = LLVMConstInt(LLVMGetElementType(t), v, 0), elems[64];
+    for (unsigned i = 0; i < n && i < 64; i++)
+        elems[i] = one;
+    return LLVMConstVector(elems, n);
+}
+
 /* bf16 bits (i16, or a vector of them) as the f32 of the same value. */
 LLVMValueRef cg_widen_bf16(cg_lower *L, LLVMValueRef bits)
 {
@@ -65,7 +77,7 @@ LLVMValueRef cg_widen_bf16(cg_lower *L, LLVMValueRef bits)
     LLVMTypeRef ti = vec ? LLVMVectorType(L->t_i32, n) : L->t_i32;
     LLVMTypeRef tf = vec ? LLVMVectorType(L->t_f32, n) : L->t_f32;
     LLVMValueRef w = LLVMBuildZExt(L->b, bits, ti, "");
-    w = LLVMBuildShl(L->b, w, LLVMConstInt(ti, 16, 0), "");
+    w = LLVMBuildShl(L->b, w, int_of_type(ti, 16), "");
     return LLVMBuildBitCast(L->b, w, tf, "");
 }
 
@@ -78,7 +90,7 @@ LLVMValueRef cg_narrow_bf16(cg_lower *L, LLVMValueRef v)
     LLVMTypeRef ti = vec ? LLVMVectorType(L->t_i32, n) : L->t_i32;
     LLVMTypeRef th = vec ? LLVMVectorType(L->t_i16, n) : L->t_i16;
     LLVMValueRef u = LLVMBuildBitCast(L->b, v, ti, "");
-    u = LLVMBuildLShr(L->b, u, LLVMConstInt(ti, 16, 0), "");
+    u = LLVMBuildLShr(L->b, u, int_of_type(ti, 16), "");
     return LLVMBuildTrunc(L->b, u, th, "");
 }
 
@@ -95,11 +107,11 @@ LLVMValueRef cg_round_bf16(cg_lower *L, LLVMValueRef v)
     bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
     LLVMTypeRef ti = vec ? LLVMVectorType(L->t_i32, LLVMGetVectorSize(t)) : L->t_i32;
     LLVMValueRef u = LLVMBuildBitCast(L->b, v, ti, "");
-    LLVMValueRef keep = LLVMConstInt(ti, 0xFFFF0000u, 0);
-    LLVMValueRef lsb = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, u, LLVMConstInt(ti, 16, 0), ""),
-                                    LLVMConstInt(ti, 1, 0), "");
-    LLVMValueRef up = LLVMBuildAdd(L->b, u, LLVMBuildAdd(L->b, lsb, LLVMConstInt(ti, 0x7FFF, 0), ""), "");
-    LLVMValueRef quiet = LLVMBuildOr(L->b, u, LLVMConstInt(ti, 0x00400000u, 0), "");
+    LLVMValueRef keep = int_of_type(ti, 0xFFFF0000u);
+    LLVMValueRef lsb = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, u, int_of_type(ti, 16), ""),
+                                    int_of_type(ti, 1), "");
+    LLVMValueRef up = LLVMBuildAdd(L->b, u, LLVMBuildAdd(L->b, lsb, int_of_type(ti, 0x7FFF), ""), "");
+    LLVMValueRef quiet = LLVMBuildOr(L->b, u, int_of_type(ti, 0x00400000u), "");
     LLVMValueRef nan = LLVMBuildFCmp(L->b, LLVMRealUNO, v, v, "");
     LLVMValueRef r = LLVMBuildAnd(L->b, LLVMBuildSelect(L->b, nan, quiet, up, ""), keep, "");
     return LLVMBuildBitCast(L->b, r, t, "bf16");

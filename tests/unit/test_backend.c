@@ -1197,6 +1197,81 @@ static void test_bf16_casts_round_once(void **state)
     ir_function_free(fn);
 }
 
+/* A bf16 product m x k x n compiled for cpu (NULL: the host), run on a
+ * and b, against the reference: bit for bit when exact (integers whose
+ * sums f32 holds exactly: every order agrees), else within one bf16
+ * rounding of the result (docs/runtime.md). Returns whether the compiled
+ * module uses vdpbf16ps. */
+static bool check_bf16_matmul(const char *cpu, int m, int k, int n, bool exact)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "func @f(%%0: bf16[%d,%d], %%1: bf16[%d,%d]) -> (bf16[%d,%d]) {\n"
+             "  %%2 = matmul(%%0, %%1) : bf16[%d,%d]\n  return %%2\n}\n",
+             m, k, k, n, m, n, m, n);
+    ir_function *fn = parse_ir(text, __LINE__);
+    float *a = malloc((size_t)m * k * sizeof *a), *b = malloc((size_t)k * n * sizeof *b);
+    for (int i = 0; i < m * k; i++)
+        a[i] = exact ? (float)((i * 7) % 7 - 3) : (float)((i * 37) % 101) / 50.0f - 1.0f;
+    for (int i = 0; i < k * n; i++)
+        b[i] = exact ? (float)((i * 5) % 9 - 4) : (float)((i * 53) % 97) / 40.0f - 1.2f;
+    rt_value *args[2] = {bf16_tensor(AG_SHAPE(m, k), a, m * k), bf16_tensor(AG_SHAPE(k, n), b, k * n)};
+    free(a);
+    free(b);
+    tgt_options o = {.cpu = cpu};
+    char err[512];
+    cg_code *code = tu_compile_for(fn, &o, err, sizeof err);
+    if (!code)
+        fail_msg("bf16 matmul %dx%dx%d for %s: %s", m, k, n, cpu ? cpu : "the host", err);
+    char *ir = cg_module_text(code);
+    bool dot = strstr(ir, "dpbf16ps") != NULL;
+    free(ir);
+    outcome o2 = both_with(fn, code, args, 2, exact ? 0 : 1.0 / 128, __LINE__);
+    assert_true(o2.ok);
+    outcome_free(&o2);
+    tu_code_free(code);
+    ir_function_free(fn);
+    return dot;
+}
+
+/* Both paths on one machine: the host's (vdpbf16ps where it has
+ * AVX512_BF16) and an AVX2 CPU's (converting to f32), over shapes with odd
+ * k, rows left over from the 4-row tiles and columns from the 64-column
+ * blocks, and one large enough to run in parallel. */
+static void test_bf16_matmul_both_paths(void **state)
+{
+    (void)state;
+    static const int shapes[][3] = {{1, 1, 1}, {5, 7, 19}, {4, 2, 64}, {9, 33, 130}, {16, 64, 16}};
+    tgt_options host = {0};
+    bool host_dot = cg_has_bf16_dot(&host);
+    for (int e = 0; e < 2; e++) {
+        for (int i = 0; i < COUNT(shapes); i++) {
+            const int *s = shapes[i];
+            assert_int_equal(check_bf16_matmul(NULL, s[0], s[1], s[2], e), host_dot);
+            assert_false(check_bf16_matmul("x86-64-v3", s[0], s[1], s[2], e));
+        }
+        /* larger than MATMUL_MAX_WORK: the kernel on AVX2, parallel chunks on AVX512_BF16 */
+        assert_int_equal(check_bf16_matmul(NULL, 64, 784, 512, e), host_dot);
+        assert_false(check_bf16_matmul("x86-64-v3", 64, 784, 512, e));
+    }
+}
+
+/* Which CPUs have AVX512_BF16, and the features that override the name. */
+static void test_bf16_dot_cpus(void **state)
+{
+    (void)state;
+    tgt_options spr = {.cpu = "sapphirerapids"}, zen4 = {.cpu = "znver4"}, zen3 = {.cpu = "znver3"};
+    tgt_options off = {.cpu = "sapphirerapids", .features = "+avx2,-avx512bf16"};
+    tgt_options on = {.cpu = "x86-64-v3", .features = "+avx512bf16"};
+    tgt_options arm = {.triple = "aarch64-linux-gnu", .cpu = "sapphirerapids"};
+    assert_true(cg_has_bf16_dot(&spr));
+    assert_true(cg_has_bf16_dot(&zen4));
+    assert_false(cg_has_bf16_dot(&zen3));
+    assert_false(cg_has_bf16_dot(&off));
+    assert_true(cg_has_bf16_dot(&on));
+    assert_false(cg_has_bf16_dot(&arm));
+}
+
 /* ===================================================== random programs */
 
 /*
@@ -2039,6 +2114,8 @@ int main(void)
         TU_TEST(test_cast_saturates),
         TU_TEST(test_bf16_chain_fuses_and_rounds_like_the_kernels),
         TU_TEST(test_bf16_casts_round_once),
+        TU_TEST(test_bf16_matmul_both_paths),
+        TU_TEST(test_bf16_dot_cpus),
         TU_TEST(test_constant_folding_matches),
         TU_TEST(test_where),
         TU_TEST(test_op_table_consistent),
