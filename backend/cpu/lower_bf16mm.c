@@ -29,17 +29,18 @@
  * per pair of k it interleaves two rows of b (64 columns) into 4 vectors
  * of bf16 pairs and broadcasts a pair of a per row. It is an outlined
  * loop over columns, run in parallel chunks (multiples of 64 columns:
- * cg_parallel.c aligns chunks to 64) for large products.
+ * cg_rt_parallel_for aligns chunks to CG_RT_CHUNK_ALIGN) for large products.
  */
+#include "cg_runtime.h"
 #include "lower.h"
 
-#include <string.h>
+#include <stdio.h>
 
 enum { MR = 4, NR = 4, LANES = 16, TILE_COLS = NR * LANES };
+/* Parallel chunks of columns are whole blocks of TILE_COLS (see dot_function). */
+_Static_assert(CG_RT_CHUNK_ALIGN % TILE_COLS == 0, "parallel chunks must hold whole column blocks");
 /* Products of at least this many multiply-adds run in parallel chunks. */
 enum { BF16MM_PARALLEL_WORK = 1 << 21 };
-
-static LLVMValueRef i64c(cg_lower *L, int64_t v) { return cg_i64(L, v); }
 
 static LLVMValueRef gep(cg_lower *L, LLVMTypeRef t, LLVMValueRef base, LLVMValueRef i)
 {
@@ -96,18 +97,18 @@ static LLVMValueRef converting_function(cg_lower *L, int64_t m, int64_t k, int64
     int64_t n_segs = (n + seg - 1) / seg;
 
     cg_loop li, ls, lz, lp, lj, lo;
-    cg_loop_begin(L, &li, i64c(L, m));
-    cg_loop_begin(L, &ls, i64c(L, n_segs));
-    LLVMValueRef j0 = mul(L, ls.iv, i64c(L, seg));
-    LLVMValueRef left = LLVMBuildNSWSub(L->b, i64c(L, n), j0, "");
-    LLVMValueRef full = LLVMBuildICmp(L->b, LLVMIntSGT, left, i64c(L, seg), "");
-    LLVMValueRef width = LLVMBuildSelect(L->b, full, i64c(L, seg), left, "width");
+    cg_loop_begin(L, &li, cg_i64(L, m));
+    cg_loop_begin(L, &ls, cg_i64(L, n_segs));
+    LLVMValueRef j0 = mul(L, ls.iv, cg_i64(L, seg));
+    LLVMValueRef left = LLVMBuildNSWSub(L->b, cg_i64(L, n), j0, "");
+    LLVMValueRef full = LLVMBuildICmp(L->b, LLVMIntSGT, left, cg_i64(L, seg), "");
+    LLVMValueRef width = LLVMBuildSelect(L->b, full, cg_i64(L, seg), left, "width");
     cg_loop_begin(L, &lz, width);
     LLVMBuildStore(L->b, LLVMConstReal(L->t_f32, 0), gep(L, L->t_f32, acc, lz.iv));
     cg_loop_end(L, &lz);
-    cg_loop_begin(L, &lp, i64c(L, k));
-    LLVMValueRef ap = cg_load_elem(L, AG_BF16, gep(L, L->t_i16, a, add(L, mul(L, li.iv, i64c(L, k)), lp.iv)));
-    LLVMValueRef brow = add(L, mul(L, lp.iv, i64c(L, n)), j0);
+    cg_loop_begin(L, &lp, cg_i64(L, k));
+    LLVMValueRef ap = cg_load_elem(L, AG_BF16, gep(L, L->t_i16, a, add(L, mul(L, li.iv, cg_i64(L, k)), lp.iv)));
+    LLVMValueRef brow = add(L, mul(L, lp.iv, cg_i64(L, n)), j0);
     cg_loop_begin(L, &lj, width);
     LLVMValueRef slot = gep(L, L->t_f32, acc, lj.iv);
     LLVMValueRef bv = cg_load_elem(L, AG_BF16, gep(L, L->t_i16, b, add(L, brow, lj.iv)));
@@ -117,7 +118,7 @@ static LLVMValueRef converting_function(cg_lower *L, int64_t m, int64_t k, int64
     cg_loop_end(L, &lj);
     cg_loop_end(L, &lp);
     cg_loop_hints(L, lp.latch, false);
-    LLVMValueRef crow = add(L, mul(L, li.iv, i64c(L, n)), j0);
+    LLVMValueRef crow = add(L, mul(L, li.iv, cg_i64(L, n)), j0);
     cg_loop_begin(L, &lo, width);
     LLVMValueRef v = cg_round_bf16(L, LLVMBuildLoad2(L->b, L->t_f32, gep(L, L->t_f32, acc, lo.iv), ""));
     cg_store_elem(L, AG_BF16, v, gep(L, L->t_i16, c, add(L, crow, lo.iv)));
@@ -183,9 +184,9 @@ static void store_row16(dot *D, LLVMValueRef v, LLVMValueRef base, LLVMValueRef 
 static LLVMValueRef b_pairs(dot *D, LLVMValueRef p, bool second, LLVMValueRef col, int lanes)
 {
     cg_lower *L = D->L;
-    LLVMValueRef lo = load_row16(D, D->b, add(L, mul(L, p, i64c(L, D->n)), col), lanes);
-    LLVMValueRef hi = second ? load_row16(D, D->b, add(L, mul(L, add(L, p, i64c(L, 1)),
-                                                                  i64c(L, D->n)), col), lanes)
+    LLVMValueRef lo = load_row16(D, D->b, add(L, mul(L, p, cg_i64(L, D->n)), col), lanes);
+    LLVMValueRef hi = second ? load_row16(D, D->b, add(L, mul(L, add(L, p, cg_i64(L, 1)),
+                                                                  cg_i64(L, D->n)), col), lanes)
                              : LLVMConstNull(D->v16i16);
     LLVMValueRef idx[2 * LANES];
     for (int j = 0; j < LANES; j++) {
@@ -200,7 +201,7 @@ static LLVMValueRef b_pairs(dot *D, LLVMValueRef p, bool second, LLVMValueRef co
 static LLVMValueRef a_pair(dot *D, LLVMValueRef row, LLVMValueRef p, bool second)
 {
     cg_lower *L = D->L;
-    LLVMValueRef ptr = gep(L, L->t_i16, D->a, add(L, mul(L, row, i64c(L, D->k)), p));
+    LLVMValueRef ptr = gep(L, L->t_i16, D->a, add(L, mul(L, row, cg_i64(L, D->k)), p));
     LLVMValueRef pair;
     if (second) {
         pair = LLVMBuildLoad2(L->b, L->t_i32, ptr, "");
@@ -217,7 +218,7 @@ static LLVMValueRef a_pair(dot *D, LLVMValueRef row, LLVMValueRef p, bool second
 
 static LLVMValueRef acc_slot(dot *D, int r, int v)
 {
-    return gep(D->L, D->v16f, D->acc, i64c(D->L, r * NR + v));
+    return gep(D->L, D->v16f, D->acc, cg_i64(D->L, r * NR + v));
 }
 
 /* One step of k (a pair, or the last single p of an odd k). */
@@ -227,10 +228,10 @@ static void dot_step(dot *D, LLVMValueRef row0, LLVMValueRef col0, int rows, int
     cg_lower *L = D->L;
     LLVMValueRef bv[NR], av[MR];
     for (int v = 0; v < nv; v++)
-        bv[v] = b_pairs(D, p, second, add(L, col0, i64c(L, v * LANES)),
+        bv[v] = b_pairs(D, p, second, add(L, col0, cg_i64(L, v * LANES)),
                         v == nv - 1 ? last_lanes : LANES);
     for (int r = 0; r < rows; r++)
-        av[r] = a_pair(D, add(L, row0, i64c(L, r)), p, second);
+        av[r] = a_pair(D, add(L, row0, cg_i64(L, r)), p, second);
     for (int r = 0; r < rows; r++) {
         for (int v = 0; v < nv; v++) {
             LLVMValueRef slot = acc_slot(D, r, v);
@@ -252,17 +253,17 @@ static void dot_tile(dot *D, LLVMValueRef row0, LLVMValueRef col0, int rows, int
         for (int v = 0; v < nv; v++)
             LLVMBuildStore(L->b, LLVMConstNull(D->v16f), acc_slot(D, r, v));
     cg_loop lp;
-    cg_loop_begin(L, &lp, i64c(L, D->k / 2));
-    dot_step(D, row0, col0, rows, nv, last_lanes, mul(L, lp.iv, i64c(L, 2)), true);
+    cg_loop_begin(L, &lp, cg_i64(L, D->k / 2));
+    dot_step(D, row0, col0, rows, nv, last_lanes, mul(L, lp.iv, cg_i64(L, 2)), true);
     cg_loop_end(L, &lp);
     if (D->k % 2)
-        dot_step(D, row0, col0, rows, nv, last_lanes, i64c(L, D->k - 1), false);
+        dot_step(D, row0, col0, rows, nv, last_lanes, cg_i64(L, D->k - 1), false);
     for (int r = 0; r < rows; r++) {
         for (int v = 0; v < nv; v++) {
             LLVMValueRef s = LLVMBuildLoad2(L->b, D->v16f, acc_slot(D, r, v), "");
             LLVMValueRef bits = cg_narrow_bf16(L, cg_round_bf16(L, s));
-            LLVMValueRef off = add(L, mul(L, add(L, row0, i64c(L, r)), i64c(L, D->n)),
-                                   add(L, col0, i64c(L, v * LANES)));
+            LLVMValueRef off = add(L, mul(L, add(L, row0, cg_i64(L, r)), cg_i64(L, D->n)),
+                                   add(L, col0, cg_i64(L, v * LANES)));
             store_row16(D, bits, D->c, off, v == nv - 1 ? last_lanes : LANES);
         }
     }
@@ -274,11 +275,11 @@ static void dot_columns(dot *D, LLVMValueRef col0, int nv, int last_lanes)
 {
     cg_lower *L = D->L;
     cg_loop lr;
-    cg_loop_begin(L, &lr, i64c(L, D->m / MR));
-    dot_tile(D, mul(L, lr.iv, i64c(L, MR)), col0, MR, nv, last_lanes);
+    cg_loop_begin(L, &lr, cg_i64(L, D->m / MR));
+    dot_tile(D, mul(L, lr.iv, cg_i64(L, MR)), col0, MR, nv, last_lanes);
     cg_loop_end(L, &lr);
     if (D->m % MR)
-        dot_tile(D, i64c(L, D->m / MR * MR), col0, (int)(D->m % MR), nv, last_lanes);
+        dot_tile(D, cg_i64(L, D->m / MR * MR), col0, (int)(D->m % MR), nv, last_lanes);
 }
 
 /*
@@ -308,23 +309,23 @@ static LLVMValueRef dot_function(cg_lower *L, int64_t m, int64_t k, int64_t n)
     LLVMValueRef ctx = LLVMGetParam(f, 0);
     LLVMValueRef ptrs[3];
     for (int i = 0; i < 3; i++)
-        ptrs[i] = LLVMBuildLoad2(L->b, L->t_ptr, gep(L, L->t_ptr, ctx, i64c(L, i)), "");
+        ptrs[i] = LLVMBuildLoad2(L->b, L->t_ptr, gep(L, L->t_ptr, ctx, cg_i64(L, i)), "");
     D.a = ptrs[0], D.b = ptrs[1], D.c = ptrs[2];
     LLVMValueRef begin = LLVMGetParam(f, 1), end = LLVMGetParam(f, 2);
 
     LLVMValueRef blocks = LLVMBuildSDiv(L->b, LLVMBuildNSWSub(L->b, end, begin, ""),
-                                        i64c(L, TILE_COLS), "blocks");
+                                        cg_i64(L, TILE_COLS), "blocks");
     cg_loop lb;
     cg_loop_begin(L, &lb, blocks);
-    dot_columns(&D, add(L, begin, mul(L, lb.iv, i64c(L, TILE_COLS))), NR, LANES);
+    dot_columns(&D, add(L, begin, mul(L, lb.iv, cg_i64(L, TILE_COLS))), NR, LANES);
     cg_loop_end(L, &lb);
     int64_t rest = n % TILE_COLS;
     if (rest) {
         LLVMBasicBlockRef tail = cg_new_block(L, "tail"), done = cg_new_block(L, "done");
-        LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, end, i64c(L, n), ""), tail, done);
+        LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, end, cg_i64(L, n), ""), tail, done);
         LLVMPositionBuilderAtEnd(L->b, tail);
         int nv = (int)((rest + LANES - 1) / LANES), last = (int)(rest - (nv - 1) * LANES);
-        dot_columns(&D, i64c(L, n - rest), nv, last);
+        dot_columns(&D, cg_i64(L, n - rest), nv, last);
         LLVMBuildBr(L->b, done);
         LLVMPositionBuilderAtEnd(L->b, done);
     }
@@ -338,14 +339,14 @@ static void call_dot(cg_lower *L, int64_t m, int64_t k, int64_t n, LLVMValueRef 
     LLVMValueRef f = dot_function(L, m, k, n);
     LLVMValueRef ctx = cg_entry_alloca(L, LLVMArrayType2(L->t_ptr, 3), 8, "mm_ctx");
     for (int i = 0; i < 3; i++)
-        LLVMBuildStore(L->b, abc[i], gep(L, L->t_ptr, ctx, i64c(L, i)));
+        LLVMBuildStore(L->b, abc[i], gep(L, L->t_ptr, ctx, cg_i64(L, i)));
     if ((double)m * (double)k * (double)n >= BF16MM_PARALLEL_WORK && n >= 2 * TILE_COLS) {
-        LLVMValueRef args[4] = {f, ctx, i64c(L, n), i64c(L, TILE_COLS)};
+        LLVMValueRef args[4] = {f, ctx, cg_i64(L, n), cg_i64(L, TILE_COLS)};
         cg_call(L, &L->h.parallel_for, args, 4, "");
         return;
     }
     LLVMTypeRef params[3] = {L->t_ptr, L->t_i64, L->t_i64};
-    LLVMValueRef args[3] = {ctx, i64c(L, 0), i64c(L, n)};
+    LLVMValueRef args[3] = {ctx, cg_i64(L, 0), cg_i64(L, n)};
     LLVMBuildCall2(L->b, LLVMFunctionType(L->t_void, params, 3, 0), f, args, 3, "");
 }
 
