@@ -27,7 +27,21 @@ typedef struct tgt_options {
     const char *cpu;         /* a CPU name, as --cpu takes it (cpu) */
     const char *features;    /* "+avx2,-avx512f" (cpu) */
     const char *device_spec; /* a device spec file (tpu-model; default: AG_DEVICE_SPEC) */
+    /* tpu-model: tensors cross the host link in tile-friendly shapes when
+     * that pads less (the converter's io_shape_optimization) */
+    bool io_shapes;
 } tgt_options;
+
+/* tgt_target.node_costs calls this for each node with what one call of
+ * it costs (n NULL: the function's own inputs and outputs crossing to
+ * and from the device). */
+typedef void (*tgt_node_cost_fn)(void *ctx, const ir_node *n, double seconds);
+
+/* What tgt_target.node_costs says about a whole call. */
+typedef struct tgt_call_estimate {
+    double seconds;     /* the modelled time (units overlap: not the nodes' sum) */
+    int64_t host_bytes; /* over the host link, padding included */
+} tgt_call_estimate;
 
 /* A target's compiled form of one graph; only its target looks inside. */
 typedef struct tgt_exe tgt_exe;
@@ -102,6 +116,13 @@ typedef struct tgt_target {
     void (*free)(tgt_exe *x);
     /* What one call of fn is estimated to cost on this target. */
     tgt_cost (*cost)(const ir_function *fn, pass_analyses *am);
+    /* Optional: what one call of x costs, node by node, from the target's
+     * model of itself (a loop's body counted once): visit(ctx, node,
+     * seconds) for each node that costs anything, and the whole call in
+     * *whole. False when x cannot say (a shape known only at the call).
+     * The converter's report splits a model's cost by function with it. */
+    bool (*node_costs)(const tgt_exe *x, tgt_node_cost_fn visit, void *ctx,
+                       tgt_call_estimate *whole);
     /* Optional: writes the compiled form for people (agc --emit=tpu). */
     void (*print)(const tgt_exe *x, FILE *out);
     /* Optional: whether the target can compile for o (its CPU, say);

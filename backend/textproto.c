@@ -234,8 +234,9 @@ static bool read_string(reader *R, const tp_field *f, const tp_message *m, char 
     if (R->tok.kind != T_STRING)
         return wrong_type(R, f, m);
     size_t len = 0;
+    size_t capacity = f->repeated ? f->elem_size : f->capacity;
     for (;;) {
-        if (!unescape(R, &R->tok, out, f->capacity, &len))
+        if (!unescape(R, &R->tok, out, capacity, &len))
             return false;
         const char *save = R->p;
         int save_line = R->line;
@@ -292,9 +293,10 @@ static bool read_value(reader *R, const tp_field *f, const tp_message *m, void *
     case TP_STRING: ok = read_string(R, f, m, dst); break;
     case TP_ENUM: ok = read_enum(R, f, m, dst); break;
     case TP_MESSAGE: {
-        char open = is_punct(R, '<') ? '<' : '{';
-        if (!expect_punct(R, open, "to open a message"))
-            return false;
+        if (!is_punct(R, '{') && !is_punct(R, '<'))
+            return wrong_type(R, f, m);
+        char open = *R->tok.start;
+        next(R);
         return read_message(R, f->message, dst, open == '<' ? '>' : '}');
     }
     default: ok = false;
@@ -304,15 +306,25 @@ static bool read_value(reader *R, const tp_field *f, const tp_message *m, void *
     return ok;
 }
 
+/* Records where the value of f (element `index` if repeated) starts. */
+static void note_loc(const reader *R, const tp_field *f, void *base, size_t index)
+{
+    if (!f->loc_offset)
+        return;
+    tp_loc *loc = (tp_loc *)((char *)base + f->loc_offset) + (f->repeated ? index : 0);
+    *loc = (tp_loc){R->tok.line, R->tok.col};
+}
+
 /* Where the next element of repeated field f goes; NULL after an error. */
 static void *next_element(reader *R, const tp_field *f, const tp_message *m, void *base)
 {
     int *count = (int *)((char *)base + f->count_offset);
-    if ((size_t)*count >= f->capacity) {
+    if (*count < 0 || (size_t)*count >= f->capacity) {
         fail_at(R, &R->tok, "field '%s' of %s is repeated more than %zu times", f->name,
                 m->name, f->capacity);
         return NULL;
     }
+    note_loc(R, f, base, (size_t)*count);
     return (char *)base + f->offset + (size_t)(*count)++ * f->elem_size;
 }
 
@@ -324,7 +336,13 @@ static bool read_field_values(reader *R, const tp_field *f, const tp_message *m,
     for (;;) {
         if (list && is_punct(R, ']'))
             break;
-        void *dst = f->repeated ? next_element(R, f, m, base) : (char *)base + f->offset;
+        void *dst;
+        if (f->repeated) {
+            dst = next_element(R, f, m, base);
+        } else {
+            note_loc(R, f, base, 0);
+            dst = (char *)base + f->offset;
+        }
         if (!dst || !read_value(R, f, m, dst))
             return false;
         if (!list)
@@ -346,6 +364,19 @@ static const tp_field *find_field(const tp_message *m, const token *t)
     return NULL;
 }
 
+/* The field of f's oneof already given, if any. */
+static const tp_field *oneof_rival(const tp_message *m, const tp_field *f, const bool *given)
+{
+    if (!f->oneof)
+        return NULL;
+    for (int i = 0; i < m->n_fields; i++) {
+        const tp_field *g = &m->fields[i];
+        if (g != f && given[i] && g->oneof && strcmp(g->oneof, f->oneof) == 0)
+            return g;
+    }
+    return NULL;
+}
+
 static bool read_field(reader *R, const tp_message *m, void *base, bool *given)
 {
     char buf[64];
@@ -360,6 +391,12 @@ static bool read_field(reader *R, const tp_message *m, void *base, bool *given)
     int index = (int)(f - m->fields);
     if (given[index] && !f->repeated)
         return fail_at(R, &name, "field '%s' of %s is given twice", f->name, m->name);
+    const tp_field *rival = oneof_rival(m, f, given);
+    if (rival)
+        return fail_at(R, &name,
+                       "field '%s' of %s is given along with '%s': both are in oneof '%s', "
+                       "give only one",
+                       f->name, m->name, rival->name, f->oneof);
     given[index] = true;
     if (f->seen_offset)
         *(bool *)((char *)base + f->seen_offset) = true;

@@ -16,8 +16,11 @@
  * repeated, and where the value goes in a C struct (an offset). tp_parse
  * reads text into such a struct, checking everything a schema says; every
  * error names the source, line and column ("spec.txt:3:9: unknown field
- * 'clok_hz' in DeviceSpec"). Messages nest; a repeated message field
- * fills an array the struct holds (up to a fixed capacity).
+ * 'clok_hz' in DeviceSpec"). Messages nest; a repeated field (of
+ * messages, numbers or strings) fills an array the struct holds, up to a
+ * fixed capacity. Fields may form a oneof (at most one of them given), and
+ * a field may record where its value was written, so that the caller's
+ * own checks after parsing can point at the text too.
  */
 #ifndef TP_TEXTPROTO_H
 #define TP_TEXTPROTO_H
@@ -37,11 +40,17 @@ typedef enum tp_type {
 
 typedef struct tp_message tp_message;
 
+/* A place in the text; line 0: not given. */
+typedef struct tp_loc {
+    int line, col;
+} tp_loc;
+
 typedef struct tp_field {
     const char *name;
     tp_type type;
     size_t offset;   /* of the value (or of the array, when repeated) */
-    size_t capacity; /* TP_STRING: bytes; repeated: most elements */
+    size_t capacity; /* TP_STRING: bytes; repeated: most elements (a
+                        repeated string's bytes are its elem_size) */
     bool repeated;
     size_t count_offset;      /* repeated: where the int count goes */
     size_t elem_size;         /* repeated: bytes per element */
@@ -49,6 +58,12 @@ typedef struct tp_field {
     const tp_message *message; /* TP_MESSAGE */
     size_t seen_offset;       /* nonzero: a bool set when the field is given */
     double lo, hi;            /* TP_INT, TP_DOUBLE: the allowed range, if lo < hi */
+    /* nonzero: a tp_loc set to the value's first token (for a message, its
+     * '{'); repeated: an array of `capacity` tp_loc, one per element */
+    size_t loc_offset;
+    /* non-NULL: the name of a oneof; of the fields sharing it, at most one
+     * may be given */
+    const char *oneof;
 } tp_field;
 
 struct tp_message {
@@ -60,8 +75,9 @@ struct tp_message {
 /*
  * Reads `text` (named `source` in messages) into *out as message m. Only
  * fields present in the text are written; the caller fills defaults
- * first. A singular field given twice is an error, as in protobuf's
- * parser. False with "source:line:col: message" in err.
+ * first. A singular field given twice, or two fields of one oneof, is an
+ * error, as in protobuf's parser. False with "source:line:col: message"
+ * in err.
  */
 bool tp_parse(const char *text, const char *source, const tp_message *m, void *out, char *err,
               size_t errlen);

@@ -2,7 +2,8 @@
 #
 #   libag     everything: the runtime, the IR and tracer, the passes, the
 #             targets (the CPU one links the shared LLVM library), the
-#             compile pipeline and the function cache
+#             compile pipeline and the function cache, saved models,
+#             the converter's options
 #   libag_rt  what a program linked with agc's ahead-of-time objects
 #             needs: the runtime, the IR's core (to load the graphs) and
 #             the CPU target's run-time half (the helpers generated code
@@ -12,7 +13,9 @@ set(AG_LIB_OBJECTS
   $<TARGET_OBJECTS:ag_passes> $<TARGET_OBJECTS:ag_targets>
   $<TARGET_OBJECTS:ag_target_reference> $<TARGET_OBJECTS:ag_target_cpu>
   $<TARGET_OBJECTS:ag_target_tpu>
-  $<TARGET_OBJECTS:ag_cpu_runtime> $<TARGET_OBJECTS:ag_pipeline>)
+  $<TARGET_OBJECTS:ag_cpu_runtime> $<TARGET_OBJECTS:ag_pipeline>
+  $<TARGET_OBJECTS:ag_model> $<TARGET_OBJECTS:ag_converter_options>
+  $<TARGET_OBJECTS:ag_converter>)
 set(AG_RT_OBJECTS $<TARGET_OBJECTS:ag_objects> $<TARGET_OBJECTS:ag_ir_core>
     $<TARGET_OBJECTS:ag_cpu_runtime>)
 

@@ -185,7 +185,11 @@ static void emit_desc(const fe_unit *u, const fe_func *fn, fe_out *o)
     fe_out_gen(o, "    .alias = %s,\n", fn->alias ? fe_c_string(fn->alias) : "NULL");
     fe_out_gen(o, "    .n_outputs = %d,\n", fe_num_outputs(fn));
     fe_out_gen(o, "    .trace = %s__trace,\n", n);
-    fe_out_gen(o, "    .flags = %s,\n};\n\n", fn->bfloat16 ? "AG_FN_BFLOAT16" : "0");
+    const char *flags = fn->bfloat16 && fn->jit_compile ? "AG_FN_BFLOAT16 | AG_FN_JIT_COMPILE"
+                        : fn->bfloat16                  ? "AG_FN_BFLOAT16"
+                        : fn->jit_compile               ? "AG_FN_JIT_COMPILE"
+                                                        : "0";
+    fe_out_gen(o, "    .flags = %s,\n};\n\n", flags);
     fe_out_gen(o, "__attribute__((constructor)) static void %s__register(void)\n{\n", n);
     fe_out_gen(o, "    ag_function_register(&%s__desc);\n}\n\n", n);
 }

@@ -338,6 +338,7 @@ typedef struct fe_func {
     int n_ret_fields;
     const char *signature, *alias; /* AG_SIGNATURE / AG_ALIAS, or NULL */
     bool bfloat16;                 /* AG_BFLOAT16 */
+    bool jit_compile;              /* AG_JIT_COMPILE */
     bool has_staged;               /* any staged construct */
     bool has_goto;                 /* a goto: liveness gives up on order */
     fe_vec computed_gotos;         /* fe_range*: each `goto *` and `&&label` */

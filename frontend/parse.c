@@ -1175,6 +1175,8 @@ static void function_attrs(parser *p, fe_func *fn, CXCursor c)
             fn->alias = a + 9;
         else if (strcmp(a, "ag.bfloat16") == 0)
             fn->bfloat16 = true;
+        else if (strcmp(a, "ag.jit_compile") == 0)
+            fn->jit_compile = true;
         else if (strcmp(a, "ag.function") != 0)
             continue;
         fe_range *r = fe_alloc(sizeof *r);

@@ -182,7 +182,16 @@ static ir_node *node_new(ir_graph *g, int opcode, ag_loc loc)
     n->loc.file = ir_strdup(fn->arena, loc.file);
     n->loc.line = loc.line;
     n->device = IR_DEVICE_CPU;
+    n->scope = fn->scope;
     return n;
+}
+
+bool ir_scope_within(const char *s, const char *outer)
+{
+    if (!s || !outer)
+        return false;
+    size_t n = strlen(outer);
+    return strncmp(s, outer, n) == 0 && (s[n] == '\0' || s[n] == '/');
 }
 
 ir_node *ir_add_param(ir_graph *g, const ir_type *t)
@@ -245,6 +254,27 @@ static void copy_attrs(ir_function *fn, rt_attrs *dst, const rt_attrs *src)
             memcpy(copy->data, v->data, bytes);
         dst->literal = copy;
     }
+}
+
+static void rebind_graph(ir_graph *g, rt_variable *const *from, rt_variable *const *to, int n)
+{
+    for (ir_node *node = g->first; node; node = node->next) {
+        for (int i = 0; node->attrs.ref && i < n; i++)
+            if (node->attrs.ref == from[i]) {
+                node->attrs.ref = to[i];
+                break;
+            }
+        for (int r = 0; r < 2; r++)
+            if (node->region[r])
+                rebind_graph(node->region[r], from, to, n);
+    }
+}
+
+void ir_function_rebind_vars(ir_function *fn, rt_variable *const *vars)
+{
+    rebind_graph(fn->body, fn->vars, vars, fn->n_vars);
+    for (int i = 0; i < fn->n_vars; i++)
+        fn->vars[i] = vars[i];
 }
 
 ir_node *ir_append(ir_graph *g, int opcode, const rt_attrs *attrs, int n_in,

@@ -93,6 +93,10 @@ struct ir_node {
     ag_loc loc; /* the user's file and line */
     int col;
     ir_device device;
+    /* The AG_FUNCTIONs whose inlined call made the node, outermost first,
+     * "/"-separated ("encode/layer"); NULL: the function's own body. The
+     * converter places and costs functions by it. */
+    const char *scope;
     void *aux; /* scratch for passes and executors */
 };
 
@@ -117,6 +121,9 @@ typedef struct ir_function {
      * by index (@v0, @v1, ...). */
     int n_vars, cap_vars;
     rt_variable **vars;
+    /* The scope nodes appended from now on get (the tracer sets it while
+     * it inlines a call of another AG_FUNCTION). */
+    const char *scope;
 } ir_function;
 
 ir_function *ir_function_new(const char *name);
@@ -147,10 +154,16 @@ ir_node *ir_append_get(ir_graph *g, ir_node *tuple, int index, ag_loc loc);
 /* The index of a captured variable, adding it if new. */
 int ir_function_var_index(ir_function *fn, rt_variable *v);
 
+/* Makes fn capture vars[i] where it captured fn->vars[i] (every node that
+ * refers to one), e.g. after ir_parse, whose variables are placeholders. */
+void ir_function_rebind_vars(ir_function *fn, rt_variable *const *vars);
+
 /* Unlinks a node from its graph (its uses must be gone). */
 void ir_remove(ir_node *n);
 /* Whether a region (recursively) contains an effectful node. */
 bool ir_graph_has_effects(const ir_graph *g);
+/* Whether scope `s` is `outer` or inside it ("a/b" is inside "a"). */
+bool ir_scope_within(const char *s, const char *outer);
 /* The number of nodes of fn, counting regions recursively (params excluded). */
 int ir_function_num_nodes(const ir_function *fn);
 

@@ -1034,6 +1034,19 @@ static ir_device parse_device(parser *p)
     return d;
 }
 
+/* scope = "scope" "(" string ")": the inlined AG_FUNCTIONs, "f/g" */
+static const char *parse_scope(parser *p)
+{
+    next(p);
+    expect_punct(p, '(');
+    if (p->tok.kind != TK_STRING || !*p->tok.str)
+        fail(p, "expected the scope's function names in quotes, like scope(\"f/g\")");
+    const char *s = p->tok.str;
+    next(p);
+    expect_punct(p, ')');
+    return s;
+}
+
 /* Everything a node line says, gathered before the node is built. */
 typedef struct node_text {
     token id, op;
@@ -1049,6 +1062,7 @@ typedef struct node_text {
     ag_loc loc;
     int col;
     ir_device device;
+    const char *scope;
     ir_graph *region[2];
 } node_text;
 
@@ -1095,7 +1109,7 @@ static void parse_after(parser *p, ir_graph *g, node_text *nt)
 }
 
 /* node = %N "=" op "(" values ")" [attrs] ["after" value] ":" result
- *        [loc] [device] [regions] */
+ *        [loc] [device] [scope] [regions] */
 static void parse_node_text(parser *p, ir_graph *g, node_text *nt)
 {
     nt->id = p->tok;
@@ -1117,6 +1131,8 @@ static void parse_node_text(parser *p, ir_graph *g, node_text *nt)
         parse_loc(p, &nt->loc, &nt->col);
     if (at_ident(p, "device"))
         nt->device = parse_device(p);
+    if (at_ident(p, "scope"))
+        nt->scope = parse_scope(p);
     if (is_region_op(nt->opcode))
         parse_regions(p, nt->opcode, nt->region);
 }
@@ -1156,6 +1172,7 @@ static void parse_node(parser *p, ir_graph *g)
     n->ctrl = nt.after; /* as written, replacing the builder's chaining */
     n->col = nt.col;
     n->device = nt.device;
+    n->scope = nt.scope;
     map_define(p, nt.id.id, n);
 }
 

@@ -22,6 +22,25 @@ void ir_trace_fail(void)
         current->failed = true;
 }
 
+const char *ir_trace_enter_scope(const char *name)
+{
+    if (!current)
+        return NULL;
+    ir_function *fn = current->fn;
+    const char *previous = fn->scope;
+    size_t n = (previous ? strlen(previous) + 1 : 0) + strlen(name) + 1;
+    char *s = ir_alloc(fn->arena, n);
+    snprintf(s, n, "%s%s%s", previous ? previous : "", previous ? "/" : "", name);
+    fn->scope = s;
+    return previous;
+}
+
+void ir_trace_leave_scope(const char *previous)
+{
+    if (current)
+        current->fn->scope = previous;
+}
+
 rt_value *ir_symbolic_value(ir_node *node)
 {
     rt_value *v = rt_xcalloc(1, sizeof *v);
@@ -219,6 +238,7 @@ ir_trace *ir_trace_begin(ir_function *fn)
 bool ir_trace_end(ir_trace *t)
 {
     bool ok = !t->failed;
+    t->fn->scope = NULL; /* nodes added by passes later are the function's own */
     rt_trace_hook = t->saved_hook;
     rt_trace_concretize = t->saved_concretize;
     rt_error_latch(false);

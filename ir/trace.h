@@ -23,6 +23,12 @@ bool ir_trace_active(void);
 /* Marks the trace failed (an error was reported while tracing). */
 void ir_trace_fail(void);
 
+/* The inlined call of the AG_FUNCTION `name` starts: nodes traced until
+ * the matching ir_trace_leave_scope get the scope "<outer>/name". Returns
+ * the scope to give back to ir_trace_leave_scope. */
+const char *ir_trace_enter_scope(const char *name);
+void ir_trace_leave_scope(const char *previous);
+
 /* Whether this is the function's first trace (variables may then be
  * created inside it, as in tf.function). */
 void ir_trace_set_first(ir_trace *t, bool first);

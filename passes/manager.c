@@ -306,7 +306,11 @@ static bool run_default(ir_function *fn, pass_analyses *am)
     int seq = 0;
     if (begin(&s, fn, am, &seq, true)) {
         step(&s, pass_infer);
-        if (bf16_requested(&s.ctx.opt))
+        /* converting only what runs on the device needs the placement */
+        bool bf16 = bf16_requested(&s.ctx.opt);
+        bool bf16_placed = bf16 && s.ctx.opt.bf16.scope == PASS_BF16_SCOPE_TPU &&
+                           pass_analyses_caps(s.ctx.am)->supports;
+        if (bf16 && !bf16_placed)
             step(&s, pass_bf16);
         bool changed = true;
         for (int round = 0; changed && round < PASS_MAX_ROUNDS; round++) {
@@ -321,6 +325,11 @@ static bool run_default(ir_function *fn, pass_analyses *am)
         }
         if (pass_analyses_caps(s.ctx.am)->supports)
             step(&s, pass_place); /* a device target: before its plans */
+        if (bf16_placed) {
+            step(&s, pass_bf16);
+            step(&s, pass_fold); /* casts of constants become bf16 constants */
+            step(&s, pass_dce);
+        }
         step(&s, pass_fusion);
         step(&s, pass_memplan);
     }

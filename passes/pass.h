@@ -78,6 +78,12 @@ typedef struct pass_options {
     FILE *trace;           /* where printing goes; NULL is stderr */
     pass_bf16_options bf16;
     bool soft_placement;   /* place: ops the device lacks run on the host */
+    /* place: when n_device_scopes > 0, only nodes traced in these inlined
+     * AG_FUNCTIONs (ir_node.scope, or inside it) go to the device; the
+     * rest run on the host, through transfers (the converter's TPU
+     * functions). The strings outlive the run. */
+    const char *const *device_scopes;
+    int n_device_scopes;
 } pass_options;
 
 /* The defaults: verify_each when NDEBUG is not defined, all else off. */
@@ -135,6 +141,8 @@ typedef bool (*pass_fn)(ir_function *fn, pass_ctx *ctx);
 bool pass_infer(ir_function *fn, pass_ctx *ctx);
 bool pass_bf16(ir_function *fn, pass_ctx *ctx);
 bool pass_place(ir_function *fn, pass_ctx *ctx);
+/* Whether options o put n within the device's scopes (always, with none). */
+bool pass_in_device_scope(const pass_options *o, const ir_node *n);
 bool pass_fold(ir_function *fn, pass_ctx *ctx);
 bool pass_simplify(ir_function *fn, pass_ctx *ctx);
 bool pass_matpow(ir_function *fn, pass_ctx *ctx);

@@ -17,15 +17,33 @@
  * the target moves them in and out (its program starts and ends with those
  * transfers), so they need no node. A cond or while sits on the device's
  * scalar unit; its regions' parameters live where it does.
+ *
+ * The converter places only some functions on the device: with
+ * options.device_scopes, a node goes there only if it was traced in one of
+ * them (ir_node.scope); every other node is the host's, with transfers.
  */
 #include "pass_internal.h"
 
 #include <stdlib.h>
 
-static bool on_device(const pass_caps *caps, const ir_node *n)
+/* Whether n was traced in one of the scopes chosen for the device (any
+ * node, when none are). */
+bool pass_in_device_scope(const pass_options *o, const ir_node *n)
+{
+    if (!o->n_device_scopes)
+        return true;
+    for (int i = 0; i < o->n_device_scopes; i++)
+        if (ir_scope_within(n->scope, o->device_scopes[i]))
+            return true;
+    return false;
+}
+
+static bool on_device(const pass_caps *caps, const pass_options *o, const ir_node *n)
 {
     if (n->opcode == IR_PARAM)
         return n->graph->parent != NULL; /* a region's parameter: where its op is */
+    if (!pass_in_device_scope(o, n))
+        return false;
     if (n->opcode == IR_COND || n->opcode == IR_WHILE || n->opcode == IR_GET)
         return true; /* the scalar unit */
     return n->opcode < RT_OP_COUNT && caps->supports(n->opcode, n->type.dtype);
@@ -33,6 +51,7 @@ static bool on_device(const pass_caps *caps, const ir_node *n)
 
 typedef struct placer {
     const pass_caps *caps;
+    const pass_options *opt;
     pass_map to_device; /* host value -> its to_device node */
     pass_map to_host;   /* device value -> its to_host node */
     bool changed;
@@ -88,7 +107,7 @@ static void place_graph(placer *P, ir_graph *g, bool soft)
     for (ir_node *n = g->first; n; n = n->next) {
         if (n->opcode == RT_OP_TO_DEVICE || n->opcode == RT_OP_TO_HOST)
             continue; /* placed when made */
-        ir_device d = on_device(P->caps, n) ? IR_DEVICE_TPU : IR_DEVICE_CPU;
+        ir_device d = on_device(P->caps, P->opt, n) ? IR_DEVICE_TPU : IR_DEVICE_CPU;
         P->changed |= n->device != d;
         n->device = d;
         for (int r = 0; r < 2; r++)
@@ -110,10 +129,12 @@ bool pass_place(ir_function *fn, pass_ctx *ctx)
     const pass_caps *caps = pass_analyses_caps(ctx->am);
     if (!caps->supports)
         return false; /* the host's own target: nothing to place */
-    placer P = {.caps = caps};
+    placer P = {.caps = caps, .opt = &ctx->opt};
     pass_map_init(&P.to_device, fn);
     pass_map_init(&P.to_host, fn);
-    place_graph(&P, fn->body, ctx->opt.soft_placement);
+    /* nodes out of the device's scopes are the host's by choice: they
+     * are connected as soft placement connects the device's misfits */
+    place_graph(&P, fn->body, ctx->opt.soft_placement || ctx->opt.n_device_scopes > 0);
     pass_map_free(&P.to_device);
     pass_map_free(&P.to_host);
     return P.changed;

@@ -86,6 +86,7 @@ ir_node *pass_new_node(ir_graph *g, ir_node *before, int opcode, const rt_attrs 
     if (like) {
         n->col = like->col;
         n->device = like->device;
+        n->scope = like->scope;
     }
     return n;
 }

@@ -718,7 +718,9 @@ static bool trace_inline(ag_loc loc, const ag_function_desc *d, const ag_arg *ar
         return false;
     }
     inlined[n_inlined++] = (inlined_call){d, args};
+    const char *outer = ir_trace_enter_scope(d->name);
     d->trace(args, outputs);
+    ir_trace_leave_scope(outer);
     n_inlined--;
     return true;
 }
@@ -953,6 +955,41 @@ bool fn_compile_spec(ag_loc loc, const char *name, const char *spec_text, pl_sta
             r.options = *options;
         pthread_mutex_lock(&e->lock);
         ok = pl_run(&r, out);
+        pthread_mutex_unlock(&e->lock);
+    }
+    free(keys);
+    return ok;
+}
+
+bool fn_trace_export(ag_loc loc, const char *name, const char *spec_text, pl_result *out,
+                     const ag_function_desc **desc)
+{
+    fn_entry *e = name ? entry_named(name) : NULL;
+    char err[256];
+    ir_spec spec;
+    memset(out, 0, sizeof *out);
+    if (!e) {
+        rt_report(loc, "no AG_FUNCTION named '%s' is known (call it, or register it with "
+                       "ag_function_register, before saving)", name ? name : "(null)");
+        return false;
+    }
+    *desc = e->desc;
+    if (!spec_text && !(spec_text = e->desc->signature)) {
+        rt_report(loc, "'%s' has no AG_SIGNATURE: give the signature to export", name);
+        return false;
+    }
+    if (!ir_spec_parse(spec_text, &spec, err, sizeof err)) {
+        rt_report(loc, "bad signature \"%s\" for '%s': %s", spec_text, name, err);
+        return false;
+    }
+    arg_key *keys = rt_xcalloc((size_t)(e->desc->n_params + 1), sizeof *keys);
+    bool ok = keys_from_spec(e, loc, &spec, spec_text, keys);
+    if (ok) {
+        pthread_mutex_lock(&e->lock);
+        pl_request r = request_for(e, keys, PL_TRACED);
+        ok = pl_run(&r, out);
+        /* a first trace made the function's variables: later ones must not */
+        e->trace_count += ok && r.first_trace;
         pthread_mutex_unlock(&e->lock);
     }
     free(keys);

@@ -23,6 +23,16 @@ bool fn_compile_spec(ag_loc loc, const char *name, const char *spec, pl_stage st
                      const tgt_target *target, const tgt_options *options,
                      const pl_request *flags, pl_result *out);
 
+/*
+ * Traces the AG_FUNCTION `name` (or alias) for export in a saved model:
+ * *out holds the graph as traced and verified, before any pass. `spec`
+ * gives every parameter ("f32[?,784]"); NULL takes the AG_SIGNATURE.
+ * The function's first trace may make its variables, as a call's would.
+ * *desc is the function's. False after reporting an error at loc.
+ */
+bool fn_trace_export(ag_loc loc, const char *name, const char *spec, pl_result *out,
+                     const ag_function_desc **desc);
+
 /* The AG_FUNCTION whose name (or AG_ALIAS) is `name`, among those called
  * or registered so far; NULL when none is. */
 const ag_function_desc *fn_desc_named(const char *name);

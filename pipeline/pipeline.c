@@ -73,6 +73,23 @@ const tgt_target *pl_selected_target(ag_loc loc, bool *strict)
 
 /* --------------------------------------------------------------- options */
 
+/* Where messages about r's function point: its definition, or for a
+ * given graph the first line it records. */
+static ag_loc request_loc(const pl_request *r)
+{
+    if (r->desc)
+        return (ag_loc){r->desc->file, r->desc->line};
+    for (const ir_node *n = r->graph ? r->graph->body->first : NULL; n; n = n->next)
+        if (n->loc.file)
+            return n->loc;
+    return (ag_loc){0};
+}
+
+static const char *request_name(const pl_request *r)
+{
+    return r->desc ? r->desc->name : r->graph ? r->graph->name : "?";
+}
+
 /* AG_CPU's values, kept for good: compiled code keeps the options it was
  * compiled with (to lower again, for its module text), and the
  * environment may change meanwhile. */
@@ -110,7 +127,7 @@ static bool take_env_cpu(pl_request *r, const tgt_target *t)
     char err[512];
     if (!t->check_options || t->check_options(&r->options, err, sizeof err))
         return true;
-    rt_report((ag_loc){r->desc->file, r->desc->line}, "AG_CPU=%s: %s", env, err);
+    rt_report(request_loc(r), "AG_CPU=%s: %s", env, err);
     return false;
 }
 
@@ -131,13 +148,17 @@ static void trace_args(ir_trace *t, const ag_function_desc *d, const pl_arg *key
     }
 }
 
-static bool verify(const ag_function_desc *d, const ir_function *fn, const char *when)
+static bool verify(const pl_request *r, const ir_function *fn, const char *when)
 {
     char err[768];
     if (ir_verify(fn, err, sizeof err))
         return true;
-    rt_report((ag_loc){d->file, d->line}, "internal error: the graph %s for '%s' is invalid: %s",
-              when, d->name, err);
+    if (r->graph)
+        rt_report(request_loc(r), "the graph %s for '%s' is invalid: %s", when,
+                  request_name(r), err);
+    else
+        rt_report(request_loc(r), "internal error: the graph %s for '%s' is invalid: %s", when,
+                  request_name(r), err);
     return false;
 }
 
@@ -158,7 +179,7 @@ static ir_function *trace(const pl_request *r)
     d->trace(args, outs);
     ir_trace_set_outputs(t, d->n_outputs, outs, at);
     ag_scope_pop_at(at);
-    bool ok = ir_trace_end(t) && rt_error_count() == errors && verify(d, fn, "traced");
+    bool ok = ir_trace_end(t) && rt_error_count() == errors && verify(r, fn, "traced");
     free(args);
     free(outs);
     if (!ok) {
@@ -188,16 +209,18 @@ static void report_unsupported(const tgt_target *t, const ir_node *n)
               t->unsupported_hint ? t->unsupported_hint : "");
 }
 
-static bool check_supported(const ir_graph *g, const tgt_target *t, const ir_liveness *live)
+static bool check_supported(const ir_graph *g, const tgt_target *t, const ir_liveness *live,
+                            const pass_options *o)
 {
     const pass_caps *caps = &t->caps;
     for (const ir_node *n = g->first; n; n = n->next) {
         if (!ir_is_live(live, n))
             continue;
         for (int r = 0; r < 2; r++)
-            if (n->region[r] && !check_supported(n->region[r], t, live))
+            if (n->region[r] && !check_supported(n->region[r], t, live, o))
                 return false;
-        if (n->opcode >= RT_OP_COUNT || caps->supports(n->opcode, n->type.dtype))
+        if (n->opcode >= RT_OP_COUNT || caps->supports(n->opcode, n->type.dtype) ||
+            !pass_in_device_scope(o, n))
             continue;
         report_unsupported(t, n);
         return false;
@@ -207,7 +230,6 @@ static bool check_supported(const ir_graph *g, const tgt_target *t, const ir_liv
 
 static bool compile(const pl_request *r, pl_result *out)
 {
-    const ag_function_desc *d = r->desc;
     const tgt_target *t = out->target;
     tgt_diag diag;
     memset(&diag, 0, sizeof diag);
@@ -218,8 +240,8 @@ static bool compile(const pl_request *r, pl_result *out)
         if (diag.loc.file)
             rt_report(diag.loc, "%s", diag.msg);
         else
-            rt_report((ag_loc){d->file, d->line}, "'%s' could not be compiled for the target "
-                      "'%s': %s", d->name, t->name, diag.msg);
+            rt_report(request_loc(r), "'%s' could not be compiled for the target '%s': %s",
+                      request_name(r), t->name, diag.msg);
         return false;
     }
     /* what the target cannot compile, the interpreter runs */
@@ -258,13 +280,17 @@ static bool run_passes(const pl_request *r, pl_result *out)
 {
     pass_options o;
     pass_get_options(&o);
-    o.bf16.enabled |= (r->desc->flags & AG_FN_BFLOAT16) != 0 || r->bf16;
+    if (r->bf16_options)
+        o.bf16 = *r->bf16_options;
+    o.bf16.enabled |= (r->desc && (r->desc->flags & AG_FN_BFLOAT16)) || r->bf16;
     o.soft_placement = soft_placement(r);
+    o.device_scopes = r->device_scopes;
+    o.n_device_scopes = r->n_device_scopes;
     const tgt_target *t = out->target;
     if (!pass_run_with(out->graph, NULL, out->am, &o))
         return false;
     return !t->caps.supports || o.soft_placement ||
-           check_supported(out->graph->body, t, pass_analyses_liveness(out->am));
+           check_supported(out->graph->body, t, pass_analyses_liveness(out->am), &o);
 }
 
 static void progress(const pl_request *r, const char *fmt, const char *name)
@@ -281,21 +307,29 @@ bool pl_run(const pl_request *r, pl_result *out)
     memset(out, 0, sizeof *out);
     bool strict = r->strict;
     out->target = r->target;
-    if (!out->target && !(out->target = pl_selected_target((ag_loc){r->desc->file, r->desc->line},
-                                                           &strict)))
+    if (!out->target && !(out->target = pl_selected_target(request_loc(r), &strict))) {
+        if (r->graph)
+            ir_function_free(r->graph);
         return false;
+    }
     pl_request req = *r;
     req.strict = strict;
     bool ok = take_env_cpu(&req, out->target);
-    progress(r, "trace and verify%s", "");
-    ok = ok && (out->graph = trace(&req)) != NULL;
+    if (r->graph) {
+        out->graph = r->graph; /* ours now, freed with the result */
+        progress(r, "verify%s", "");
+        ok = ok && verify(r, out->graph, "given");
+    } else {
+        progress(r, "trace and verify%s", "");
+        ok = ok && (out->graph = trace(&req)) != NULL;
+    }
     if (ok && req.stop >= PL_OPTIMIZED) {
         /* the analyses are planned for the target that will compile */
         progress(r, "passes, planned for the target '%s'", out->target->name);
         out->am = pass_analyses_new(out->graph, &out->target->caps);
         ok = run_passes(&req, out);
 #ifndef NDEBUG
-        ok = ok && verify(r->desc, out->graph, "optimized");
+        ok = ok && verify(r, out->graph, "optimized");
 #endif
     }
     if (ok && req.stop >= PL_COMPILED) {

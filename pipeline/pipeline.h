@@ -31,12 +31,22 @@ typedef struct pl_arg {
 typedef struct pl_request {
     const ag_function_desc *desc;
     const pl_arg *args;     /* one per parameter of desc */
+    /* Instead of tracing desc (then NULL): this graph, which pl_run takes
+     * over (a saved model's function, read from its text IR). */
+    ir_function *graph;
     bool first_trace;       /* the function's first (variables may be made) */
     pl_stage stop;
     const tgt_target *target; /* NULL: pl_selected_target() */
     bool strict;            /* a failed compile is an error, not a fallback */
     bool bf16;              /* convert to bf16 (agc --bf16), as AG_BFLOAT16 does */
     bool soft_placement;    /* ops a device lacks run on the host (agc --soft-device-placement) */
+    /* Not NULL: the bf16 pass runs with these options (the converter's
+     * scope and filterlist) instead of the process's. */
+    const pass_bf16_options *bf16_options;
+    /* For a device target: only nodes traced in these AG_FUNCTIONs go to
+     * the device (pass_options.device_scopes); none: every node it runs. */
+    const char *const *device_scopes;
+    int n_device_scopes;
     tgt_options options;
     /* Not NULL: called as each stage starts ("trace", "passes for the
      * target 'cpu'"...), for agc -v. */

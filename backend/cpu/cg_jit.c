@@ -18,9 +18,14 @@
  * module to the JIT. Adding and looking up are serialized by a mutex: the
  * LLJIT's default compiler owns one target machine that is not
  * thread-safe.
+ *
+ * With a compilation cache directory (cache.h), cg_compile hands the
+ * graph to cache.c first, which loads or makes a relocatable object and
+ * links it here (cg_jit_add_object); such code is named after its key.
  */
 #include "cg.h"
 
+#include "cache.h"
 #include "cg_runtime.h"
 #include "cg_target.h"
 #include "lower.h"
@@ -47,6 +52,7 @@ struct cg_code {
     int number; /* in name; back to free_numbers when the code is removed */
     cg_entry entry;
     LLVMOrcResourceTrackerRef tracker;
+    bool cached; /* loaded from the compilation cache (cache.h): name is its key's */
 };
 
 /* ------------------------------------------------------------ the JIT */
@@ -200,6 +206,8 @@ static void symbol_name(const ir_function *fn, int number, char *buf, size_t n)
 static LLVMModuleRef build_module(const cg_code *c, LLVMContextRef ctx, char *err, size_t errlen)
 {
     LLVMModuleRef mod = cg_lower_function(c->fn, c->am, ctx, c->name, &c->opt, err, errlen);
+    if (mod)
+        cg_cache_count_llvm();
     if (mod && !optimize(mod, &c->opt, err, errlen)) {
         LLVMDisposeModule(mod);
         return NULL;
@@ -212,6 +220,10 @@ cg_code *cg_compile(const ir_function *fn, pass_analyses *am, const tgt_options 
 {
     if (!jit_ready(err, errlen))
         return NULL;
+    bool handled;
+    cg_code *cached = cg_cache_compile(fn, am, o, &handled, err, errlen);
+    if (handled)
+        return cached;
     cg_code *c = rt_xcalloc(1, sizeof *c);
     c->fn = fn;
     c->am = am;
@@ -246,6 +258,39 @@ cg_code *cg_compile(const ir_function *fn, pass_analyses *am, const tgt_options 
     return c;
 }
 
+cg_code *cg_jit_add_object(const ir_function *fn, pass_analyses *am, const tgt_options *o,
+                           const char *sym, const char *table_sym, const char *obj, size_t len,
+                           const void ***table, char *err, size_t errlen)
+{
+    if (!jit_ready(err, errlen))
+        return NULL;
+    cg_code *c = rt_xcalloc(1, sizeof *c);
+    c->fn = fn;
+    c->am = am;
+    if (o)
+        c->opt = *o;
+    c->number = -1; /* the name is the cache key's, not a recycled number */
+    snprintf(c->name, sizeof c->name, "%s", sym);
+    atomic_fetch_add(&live_codes, 1);
+    LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(obj, len, sym);
+    pthread_mutex_lock(&jit_lock);
+    c->tracker = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(jit));
+    LLVMOrcExecutorAddress entry = 0, nodes = 0;
+    bool ok = take_error(LLVMOrcLLJITAddObjectFileWithRT(jit, c->tracker, buf),
+                         "adding the cached object", err, errlen) &&
+              take_error(LLVMOrcLLJITLookup(jit, &entry, sym), "linking", err, errlen) &&
+              take_error(LLVMOrcLLJITLookup(jit, &nodes, table_sym), "linking", err, errlen);
+    pthread_mutex_unlock(&jit_lock);
+    if (!ok) {
+        cg_free(c); /* not yet cached: the caller keeps the name reserved */
+        return NULL;
+    }
+    c->cached = true;
+    c->entry = (cg_entry)(uintptr_t)entry;
+    *table = (const void **)(uintptr_t)nodes;
+    return c;
+}
+
 void cg_free(cg_code *c)
 {
     if (!c)
@@ -260,9 +305,11 @@ void cg_free(cg_code *c)
         }
         LLVMOrcReleaseResourceTracker(c->tracker);
     }
-    if (removed)
+    if (removed && c->number >= 0)
         give_number_locked(c->number);
     pthread_mutex_unlock(&jit_lock);
+    if (removed && c->cached)
+        cg_cache_unloaded(c->name);
     atomic_fetch_sub(&live_codes, 1);
     free(c);
 }

@@ -40,6 +40,9 @@ typedef struct tpu_spec {
     tpu_memory_spec host_link; /* host <-> device (capacity unused) */
     tpu_memory_spec ici;       /* chip <-> chip (capacity unused) */
     int precision;             /* tpu_precision: DEFAULT, HIGH, HIGHEST */
+    /* A compile option, not a spec file's field: tensors cross the host
+     * link as rows of 128 lanes when that pads less (tgt_options.io_shapes) */
+    bool io_shapes;
 } tpu_spec;
 
 /* The v5e defaults. */

@@ -66,6 +66,7 @@ static tgt_exe *tpu_target_compile(const ir_function *fn, pass_analyses *am,
     tpu_spec spec;
     if (!tpu_spec_resolve(o ? o->device_spec : NULL, &spec, d->msg, sizeof d->msg))
         return NULL;
+    spec.io_shapes = o && o->io_shapes;
     tpu_program *p = NULL;
     if (params_static(fn) && !(p = tpu_compile(fn, am, &spec, d)))
         return NULL;
@@ -111,6 +112,8 @@ static ir_function *with_shapes(const ir_function *generic, int n, rt_value *con
     free(text);
     if (!g)
         return NULL;
+    /* the text names variables; the copy must read the generic's own */
+    ir_function_rebind_vars(g, generic->vars);
     for (int i = 0; i < n && i < g->body->n_params; i++)
         g->body->params[i]->type.shape = args[i]->shape;
     bool inferred = pass_run_spec(g, "infer");
@@ -269,6 +272,39 @@ static tgt_cost tpu_target_cost(const ir_function *fn, pass_analyses *am)
     return c;
 }
 
+static void visit_graph(const tpu_program *p, const ir_graph *g, tgt_node_cost_fn visit,
+                        void *ctx)
+{
+    double hz = p->spec.clock_hz;
+    for (const ir_node *n = g->first; n; n = n->next) {
+        if (n->id < p->n_ids && p->inst[n->id].cycles > 0)
+            visit(ctx, n, (double)p->inst[n->id].cycles / hz);
+        for (int r = 0; r < 2; r++)
+            if (n->region[r])
+                visit_graph(p, n->region[r], visit, ctx);
+    }
+}
+
+/* Each instruction's cycles on its unit; the call's time from tpu_time. */
+static bool tpu_target_node_costs(const tgt_exe *x, tgt_node_cost_fn visit, void *ctx,
+                                  tgt_call_estimate *whole)
+{
+    const tpu_program *p = x->program;
+    if (!p)
+        return false;
+    visit_graph(p, p->fn->body, visit, ctx);
+    const ir_graph *body = p->fn->body;
+    for (int i = 0; i < body->n_params; i++)
+        visit(ctx, NULL, (double)p->params[i].cycles / p->spec.clock_hz);
+    for (int i = 0; i < body->n_results; i++)
+        visit(ctx, NULL, (double)p->results[i].cycles / p->spec.clock_hz);
+    tpu_profile prof;
+    tpu_time(p, &prof);
+    whole->seconds = prof.seconds;
+    whole->host_bytes = prof.host_bytes;
+    return true;
+}
+
 static void tpu_target_print(const tgt_exe *x, FILE *out)
 {
     if (x->program)
@@ -294,5 +330,6 @@ const tgt_target tgt_tpu_model = {
     .run = tpu_target_run,
     .free = tpu_target_free,
     .cost = tpu_target_cost,
+    .node_costs = tpu_target_node_costs,
     .print = tpu_target_print,
 };

@@ -118,11 +118,13 @@ typedef struct ag_loc {
 #define AG_SIGNATURE(spec) __attribute__((annotate("ag.signature=" spec)))
 #define AG_ALIAS(name) __attribute__((annotate("ag.alias=" name)))
 #define AG_BFLOAT16 __attribute__((annotate("ag.bfloat16")))
+#define AG_JIT_COMPILE __attribute__((annotate("ag.jit_compile")))
 #else
 #define AG_FUNCTION
 #define AG_SIGNATURE(spec)
 #define AG_ALIAS(name)
 #define AG_BFLOAT16
+#define AG_JIT_COMPILE
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -570,6 +572,8 @@ typedef struct ag_function_desc {
 /* ag_function_desc.flags */
 enum {
     AG_FN_BFLOAT16 = 1u << 0, /* AG_BFLOAT16: traced graphs are converted to bf16 */
+    AG_FN_JIT_COMPILE = 1u << 1, /* AG_JIT_COMPILE: saved models mark it; agc-convert's
+                                    jit_compile_functions selects it */
 };
 
 typedef struct ag_concrete_function ag_concrete_function;
@@ -620,6 +624,17 @@ bool ag_set_target_at(ag_loc loc, const char *name);
 /* The name of the target new concrete functions get (NULL after
  * reporting a bad AG_TARGET). */
 const char *ag_target(void);
+/* The persistent compilation cache of the cpu target: compiled code is
+ * stored in directory `dir` and loaded by later processes (or later
+ * compiles) of the same optimized graph for the same CPU, agc and LLVM,
+ * instead of compiling again. Entries are verified on load; a bad one is
+ * ignored with a warning and replaced. NULL goes back to the
+ * environment's AG_CACHE_DIR (unset: no cache); "" turns the cache off.
+ * Takes effect for compiles from now on. */
+void ag_set_cache_dir(const char *dir);
+/* The cache directory in effect, or NULL when there is no cache (the
+ * string is the calling thread's, valid until its next call). */
+const char *ag_cache_dir(void);
 /* Soft device placement, for device targets (tpu-model): ops the device
  * does not run (printing, assertions, variables, ...) run on the host,
  * with explicit transfers, instead of being errors. Overrides the
@@ -774,6 +789,94 @@ typedef struct ag_batch_stats {
 ag_batch_stats ag_batcher_stats(ag_batcher *b);
 
 /* ------------------------------------------------ ahead-of-time functions */
+
+/* ------------------------------------------------------------ saved models */
+
+/*
+ * A saved model (docs/saved-model.md) is a directory holding concrete
+ * functions in the text IR, named signatures with named inputs and
+ * outputs, function aliases and the variables' values; any program linked
+ * with libag, and the agc-model and agc-convert tools, load and run it
+ * without the C source.
+ */
+typedef struct ag_export_signature {
+    const char *name;     /* "serving_default" */
+    const char *function; /* an AG_FUNCTION's name or AG_ALIAS */
+    const char *spec;     /* its input signature, "f32[?,784], n=3" (every
+                             parameter); NULL: the function's AG_SIGNATURE */
+    const char *const *input_names;  /* one per tensor parameter; NULL: the
+                                        parameters' names */
+    const char *const *output_names; /* one per output; NULL: output_0, ... */
+} ag_export_signature;
+
+typedef struct ag_function_alias {
+    const char *alias;    /* "tpu_func" */
+    const char *function; /* an AG_FUNCTION's name */
+} ag_function_alias;
+
+typedef struct ag_save_options {
+    const ag_export_signature *signatures; /* at least one */
+    int n_signatures;
+    const ag_function_alias *aliases; /* besides the functions' AG_ALIAS */
+    int n_aliases;
+} ag_save_options;
+
+/* Traces each signature's function (a function's first trace may make its
+ * variables) and writes the model to `dir` atomically: into a new
+ * directory beside it, renamed into place when complete, replacing an
+ * older model there. False after reporting an error; `dir` is then as it
+ * was. */
+bool ag_saved_model_save_at(ag_loc loc, const char *dir, const ag_save_options *options);
+#define ag_saved_model_save(dir, options) ag_saved_model_save_at(AG_HERE, (dir), (options))
+
+typedef struct ag_saved_model ag_saved_model;
+
+/* Reads and checks a model (every file's size and checksum); its
+ * functions compile at their first call, for the target each names. NULL
+ * after reporting what is wrong, naming the file. */
+ag_saved_model *ag_saved_model_load_at(ag_loc loc, const char *dir);
+#define ag_saved_model_load(dir) ag_saved_model_load_at(AG_HERE, (dir))
+/* Frees the model, its compiled functions and its variables (ag_shutdown
+ * frees the models still loaded). */
+void ag_saved_model_free(ag_saved_model *m);
+
+/* One input or output of a signature. */
+typedef struct ag_tensor_spec {
+    const char *name;
+    ag_dtype dtype;
+    ag_shape shape; /* -1: any size */
+} ag_tensor_spec;
+
+typedef struct ag_signature_def {
+    const char *name;
+    int n_inputs, n_outputs;
+    const ag_tensor_spec *inputs, *outputs;
+} ag_signature_def;
+
+/* The model's signatures, in order; NULL past the end. */
+const ag_signature_def *ag_model_signature_at_index(const ag_saved_model *m, int i);
+/* The signature `name`; NULL after reporting that the model has none by
+ * that name (listing those it has). */
+const ag_signature_def *ag_model_signature_at(ag_loc loc, const ag_saved_model *m,
+                                              const char *name);
+#define ag_model_signature(m, name) ag_model_signature_at(AG_HERE, (m), (name))
+
+typedef struct ag_named_tensor {
+    const char *name;
+    ag_tensor tensor;
+} ag_named_tensor;
+
+/* Calls the signature with every input by name (in any order). Fills
+ * outputs[0..n_outputs) in the signature's order, names included; the
+ * tensors are fresh, in the caller's scope. n_outputs must be the
+ * signature's. False (outputs are error tensors) after reporting an
+ * error: an unknown or missing input, a dtype or shape mismatch, a
+ * failure while running. */
+bool ag_model_call_at(ag_loc loc, ag_saved_model *m, const char *signature,
+                      const ag_named_tensor *inputs, int n_inputs, ag_named_tensor *outputs,
+                      int n_outputs);
+#define ag_model_call(m, signature, inputs, n_inputs, outputs, n_outputs) \
+    ag_model_call_at(AG_HERE, (m), (signature), (inputs), (n_inputs), (outputs), (n_outputs))
 
 /* `agc --emit=obj` compiles AG_FUNCTIONs into an object file whose C
  * functions have the user's prototypes (docs/agc.md). They call this:

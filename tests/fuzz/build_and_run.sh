@@ -1,14 +1,33 @@
 #!/bin/sh
 # build_and_run.sh SECONDS [WORKDIR]
 #
-# Builds the libFuzzer target fuzz_agc.c with agc's frontend (clang-19,
-# -fsanitize=fuzzer,address,undefined, linked with libclang) and fuzzes the
-# conversion for SECONDS seconds, starting from every C file of the tests
-# and examples. Fails (status 1) when libFuzzer finds a crash, a hang
-# (-timeout=10 s an input), a leak or an out-of-memory; the input that did
-# it is in WORKDIR/artifacts/, and a run of `WORKDIR/fuzz_agc FILE`
-# reproduces it. WORKDIR (default build-fuzz/ in the source tree) keeps the
-# corpus libFuzzer grows, so later runs start from it.
+# Builds three libFuzzer targets with clang-19 (-fsanitize=fuzzer,address,
+# undefined) and fuzzes them one after the other, SECONDS in all:
+#
+#   fuzz_agc                 agc's conversion (fuzz_agc.c over frontend/,
+#                            linked with libclang), seeded with every C file
+#                            of the tests and examples;
+#   fuzz_ir                  the IR's text form as agc-opt reads it
+#                            (fuzz_ir.c: ir_parse, ir_verify, and the printed
+#                            form read back), seeded with the .ir files of
+#                            tests/lit;
+#   fuzz_converter_options   the converter's options (converter/options.c
+#                            over backend/textproto.c, printed and read
+#                            back), seeded with converter_options_seed.txtpb
+#                            and the TPU device spec (the same text format).
+#
+# The budget: fuzz_ir gets 15% of SECONDS and fuzz_converter_options 10%;
+# fuzz_agc gets the rest less the time spent building the other two, so
+# the step lasts about as long as when it fuzzed agc alone (fuzz_agc keeps
+# at least a quarter of SECONDS).
+#
+# Fails (status 1) when libFuzzer finds a crash, a hang (-timeout=10 s an
+# input), a leak or an out-of-memory in any target; the input that did it
+# is WORKDIR/artifacts/<target>-crash-... (or -timeout-, -leak-, -oom-),
+# and a run of `WORKDIR/<target> FILE` reproduces it. WORKDIR (default
+# build-fuzz/ in the source tree) keeps the corpora libFuzzer grows
+# (corpus/ for fuzz_agc, corpus-ir/, corpus-converter-options/), so later
+# runs start from them.
 #
 # Environment: CC (default clang-19), LLVM_DIR (default /usr/lib/llvm-19),
 # FUZZ_JOBS (compile jobs, default 2).
@@ -26,7 +45,7 @@ cc=${CC:-clang-19}
 llvm=${LLVM_DIR:-/usr/lib/llvm-19}
 jobs=${FUZZ_JOBS:-2}
 
-mkdir -p "$work/obj" "$work/corpus" "$work/seeds" "$work/artifacts"
+mkdir -p "$work/obj" "$work/artifacts"
 work=$(cd "$work" && pwd)
 
 # ------------------------------------------------------------------ build
@@ -40,55 +59,148 @@ if ! ls "$resource"/lib/*/libclang_rt.fuzzer*.a >/dev/null 2>&1; then
     exit 2
 fi
 cflags="-std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
-  -fno-sanitize-recover=undefined -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE
-  -I$llvm/include -I$root/frontend"
-objs=""
+  -fno-sanitize-recover=undefined -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE"
+sanitize="-fsanitize=fuzzer,address,undefined"
+
+# compile SRC OBJ [FLAGS...]: in the background, FUZZ_JOBS at a time;
+# compiled_all waits for the rest.
 pids=""
 n=0
-for src in "$root"/frontend/*.c "$here/fuzz_agc.c"; do
-    name=$(basename "$src" .c)
-    # the conversion only: driver.c's main() is libFuzzer's, and build.c
-    # and header.c (ahead of time, which links libag) are the driver's
-    case $name in driver | build | header) continue ;; esac
-    obj="$work/obj/$name.o"
-    objs="$objs $obj"
+compile() {
+    src=$1
+    obj=$2
+    shift 2
     # shellcheck disable=SC2086
-    "$cc" $cflags -DAGC_RUNTIME_INCLUDE_DIR="\"$root/runtime/include\"" \
-        -DAGC_CLANG_RESOURCE_DIR="\"$resource\"" -DFUZZ_INCLUDE_DIR="\"$root/tests/e2e\"" \
-        -c "$src" -o "$obj" &
+    "$cc" $cflags "$@" -c "$src" -o "$obj" &
     pids="$pids $!"
     n=$((n + 1))
     if [ $((n % jobs)) -eq 0 ]; then
-        for p in $pids; do wait "$p"; done
-        pids=""
+        compiled_all
     fi
+}
+compiled_all() {
+    for p in $pids; do wait "$p"; done
+    pids=""
+}
+
+# fuzz_agc: the conversion only: driver.c's main() is libFuzzer's, and
+# build.c and header.c (ahead of time, which links libag) are the driver's.
+agc_objs=""
+for src in "$root"/frontend/*.c "$here/fuzz_agc.c"; do
+    name=$(basename "$src" .c)
+    case $name in driver | build | header) continue ;; esac
+    obj="$work/obj/$name.o"
+    agc_objs="$agc_objs $obj"
+    compile "$src" "$obj" -I"$llvm/include" -I"$root/frontend" \
+        -DAGC_RUNTIME_INCLUDE_DIR="\"$root/runtime/include\"" \
+        -DAGC_CLANG_RESOURCE_DIR="\"$resource\"" -DFUZZ_INCLUDE_DIR="\"$root/tests/e2e\""
 done
-for p in $pids; do wait "$p"; done
+compiled_all
 # shellcheck disable=SC2086
-"$cc" -fsanitize=fuzzer,address,undefined $objs -L"$llvm/lib" -lclang \
-    -Wl,-rpath,"$llvm/lib" -o "$work/fuzz_agc"
+"$cc" $sanitize $agc_objs -L"$llvm/lib" -lclang -Wl,-rpath,"$llvm/lib" -o "$work/fuzz_agc"
+
+# fuzz_ir and fuzz_converter_options: the runtime and the IR's core (what
+# libag_rt holds of them), the text-format reader and the options.
+build_start=$(date +%s)
+layers="-I$root/runtime/include -I$root/runtime/core -I$root/runtime/kernels -I$root/ir
+  -I$root/backend -I$root/converter"
+core_objs=""
+for src in "$root"/runtime/core/*.c "$root"/runtime/kernels/*.c "$root"/runtime/api/*.c \
+    "$root"/ir/ir.c "$root"/ir/print.c "$root"/ir/parse.c "$root"/ir/verify.c \
+    "$root"/ir/signature.c; do
+    obj="$work/obj/core-$(basename "$(dirname "$src")")-$(basename "$src" .c).o"
+    core_objs="$core_objs $obj"
+    # (clang, unlike gcc, warns about the unused static inline functions
+    # the kernels' macros define)
+    # shellcheck disable=SC2086
+    compile "$src" "$obj" $layers -Wno-unused-function
+done
+options_objs=""
+for src in "$root"/backend/textproto.c "$root"/converter/options*.c; do
+    obj="$work/obj/options-$(basename "$src" .c).o"
+    options_objs="$options_objs $obj"
+    # shellcheck disable=SC2086
+    compile "$src" "$obj" $layers
+done
+# shellcheck disable=SC2086
+compile "$here/fuzz_ir.c" "$work/obj/fuzz_ir.o" $layers
+# shellcheck disable=SC2086
+compile "$here/fuzz_converter_options.c" "$work/obj/fuzz_converter_options.o" $layers
+compiled_all
+libs="-lopenblas -lm -lpthread"
+# shellcheck disable=SC2086
+"$cc" $sanitize "$work/obj/fuzz_ir.o" $core_objs $libs -o "$work/fuzz_ir"
+# shellcheck disable=SC2086
+"$cc" $sanitize "$work/obj/fuzz_converter_options.o" $options_objs $core_objs $libs \
+    -o "$work/fuzz_converter_options"
+build_seconds=$(($(date +%s) - build_start))
+
+# ------------------------------------------------------------------- time
+ir_seconds=$((seconds * 15 / 100))
+options_seconds=$((seconds / 10))
+[ "$ir_seconds" -ge 1 ] || ir_seconds=1
+[ "$options_seconds" -ge 1 ] || options_seconds=1
+agc_seconds=$((seconds - ir_seconds - options_seconds - build_seconds))
+[ "$agc_seconds" -ge $((seconds / 4)) ] || agc_seconds=$((seconds / 4))
+[ "$agc_seconds" -ge 1 ] || agc_seconds=1
+echo "fuzzing for $seconds s: fuzz_agc $agc_seconds s, fuzz_ir $ir_seconds s," \
+    "fuzz_converter_options $options_seconds s (building the last two took $build_seconds s)"
 
 # ------------------------------------------------------------------- run
-rm -f "$work"/seeds/*
-i=0
-for f in "$root"/tests/e2e/*.c "$root"/tests/e2e/errors/*.c "$root"/tests/lit/frontend/*.c \
-    "$root"/examples/*.c; do
-    [ -f "$f" ] || continue
-    i=$((i + 1))
-    cp "$f" "$work/seeds/$i-$(basename "$f")"
-done
 rm -f "$work"/artifacts/*
-cd "$work"
-status=0
-ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
-UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
-    ./fuzz_agc -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -detect_leaks=1 \
-    -max_len=8192 -dict="$here/agc.dict" -artifact_prefix="$work/artifacts/" \
-    -print_final_stats=1 "$work/corpus" "$work/seeds" || status=$?
-found=$(ls "$work/artifacts" | wc -l)
-if [ "$status" -ne 0 ] || [ "$found" -ne 0 ]; then
-    echo "fuzz_agc: libFuzzer found a problem (status $status); inputs in $work/artifacts:" >&2
+failed=""
+
+# seed DIR FILES...: DIR holds exactly copies of FILES (numbered, as
+# names repeat across folders).
+seed() {
+    dir=$1
+    shift
+    mkdir -p "$dir"
+    rm -f "$dir"/*
+    i=0
+    for f in "$@"; do
+        [ -f "$f" ] || continue
+        i=$((i + 1))
+        cp "$f" "$dir/$i-$(basename "$f")"
+    done
+}
+
+# fuzz TARGET SECONDS MAX_LEN DICT CORPUS SEEDS
+fuzz() {
+    target=$1
+    status=0
+    (cd "$work" &&
+        ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+        UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
+            "./$target" -max_total_time="$2" -timeout=10 -rss_limit_mb=4096 -detect_leaks=1 \
+            -max_len="$3" -dict="$4" -artifact_prefix="$work/artifacts/$target-" \
+            -print_final_stats=1 "$5" "$6") || status=$?
+    if [ "$status" -ne 0 ] || ls "$work/artifacts/$target-"* >/dev/null 2>&1; then
+        echo "$target: libFuzzer found a problem (status $status)" >&2
+        failed="$failed $target"
+    else
+        echo "$target: no crash, hang or leak in $2 s"
+    fi
+}
+
+seed "$work/seeds" "$root"/tests/e2e/*.c "$root"/tests/e2e/errors/*.c \
+    "$root"/tests/lit/frontend/*.c "$root"/examples/*.c
+mkdir -p "$work/corpus"
+fuzz fuzz_agc "$agc_seconds" 8192 "$here/agc.dict" "$work/corpus" "$work/seeds"
+
+seed "$work/seeds-ir" "$root"/tests/lit/ir/*.ir "$root"/tests/lit/passes/*.ir
+mkdir -p "$work/corpus-ir"
+fuzz fuzz_ir "$ir_seconds" 8192 "$here/ir.dict" "$work/corpus-ir" "$work/seeds-ir"
+
+seed "$work/seeds-converter-options" "$here/converter_options_seed.txtpb" \
+    "$root/backend/tpu/v5e.textproto"
+mkdir -p "$work/corpus-converter-options"
+fuzz fuzz_converter_options "$options_seconds" 4096 "$here/converter_options.dict" \
+    "$work/corpus-converter-options" "$work/seeds-converter-options"
+
+if [ -n "$failed" ]; then
+    echo "fuzzing failed:$failed; the inputs are in $work/artifacts:" >&2
     ls -l "$work/artifacts" >&2
     exit 1
 fi
-echo "fuzz_agc: no crash, hang or leak in $seconds s"
+echo "fuzzing: no crash, hang or leak in $seconds s"

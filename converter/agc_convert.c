@@ -1,0 +1,119 @@
+/*
+ * agc-convert - the inference converter (docs/converter.md):
+ *
+ *   agc-convert --input_model_dir=IN --output_model_dir=OUT \
+ *               [--converter_options_string='TEXT' | --converter_options=FILE]
+ *
+ * Reads the saved model IN, applies the options (protobuf text format,
+ * docs/converter-options.md), writes the converted model to OUT and
+ * prints the conversion report. Exit status: 0 converted, 1 the model or
+ * the options are wrong (nothing is written), 2 a bad command line.
+ */
+#include "convert.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: agc-convert --input_model_dir=DIR --output_model_dir=DIR\n"
+    "                   [--converter_options_string=TEXT | --converter_options=FILE]\n"
+    "\n"
+    "  --input_model_dir     the saved model to convert (ag_saved_model_save wrote it)\n"
+    "  --output_model_dir    where the converted model goes (a new directory, or a model\n"
+    "                        to replace); the input is never changed\n"
+    "  --converter_options_string  ConverterOptions in protobuf text format, e.g.\n"
+    "                        'tpu_functions { function_alias: \"tpu_func\" }'\n"
+    "  --converter_options   the same, from a file\n"
+    "\n"
+    "docs/converter.md walks through a conversion; docs/converter-options.md lists\n"
+    "every option.\n";
+
+typedef struct cli {
+    const char *in, *out, *text, *file;
+} cli;
+
+static int bad_usage(const char *what, const char *arg)
+{
+    fprintf(stderr, "agc-convert: %s%s%s\n%s", what, arg ? arg : "", arg ? "'" : "", usage);
+    return 2;
+}
+
+static int parse_cli(int argc, char **argv, cli *c)
+{
+    static const struct {
+        const char *flag;
+        size_t offset;
+    } flags[] = {
+        {"--input_model_dir", offsetof(cli, in)},
+        {"--output_model_dir", offsetof(cli, out)},
+        {"--converter_options_string", offsetof(cli, text)},
+        {"--converter_options", offsetof(cli, file)},
+    };
+    for (int i = 1; i < argc; i++) {
+        bool known = false;
+        for (size_t k = 0; k < sizeof flags / sizeof flags[0] && !known; k++) {
+            size_t n = strlen(flags[k].flag);
+            if (strncmp(argv[i], flags[k].flag, n) != 0 || (argv[i][n] && argv[i][n] != '='))
+                continue;
+            known = true;
+            const char *v = argv[i][n] == '=' ? argv[i] + n + 1 : i + 1 < argc ? argv[++i] : NULL;
+            if (!v)
+                return bad_usage("a value is missing after ", flags[k].flag);
+            *(const char **)((char *)c + flags[k].offset) = v;
+        }
+        if (!known)
+            return bad_usage("unknown argument '", argv[i]);
+    }
+    if (!c->in || !c->out)
+        return bad_usage("both --input_model_dir and --output_model_dir are needed", NULL);
+    if (c->text && c->file)
+        return bad_usage("give the options as a string or a file, not both", NULL);
+    if (strcmp(c->in, c->out) == 0)
+        return bad_usage("the output model must not replace the input model: '", c->in);
+    return 0;
+}
+
+static bool read_options(const cli *c, cv_options *o, const char **source)
+{
+    char err[1024];
+    bool ok;
+    if (c->file) {
+        *source = c->file;
+        ok = cv_options_read_file(c->file, o, err, sizeof err);
+    } else {
+        *source = "<converter_options_string>";
+        ok = cv_options_parse(c->text ? c->text : "", *source, o, err, sizeof err);
+    }
+    if (!ok)
+        fprintf(stderr, "agc-convert: %s\n", err);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+        printf("agc-convert (agc) %s\n", AG_VERSION);
+        return 0;
+    }
+    cli c = {0};
+    int status = parse_cli(argc, argv, &c);
+    if (status)
+        return status;
+    cv_options *o = calloc(1, sizeof *o);
+    const char *source = NULL;
+    ag_set_error_mode(AG_ERRORS_RETURN);
+    ag_saved_model *m = NULL;
+    status = 1;
+    if (read_options(&c, o, &source) && (m = ag_saved_model_load(c.in)) &&
+        cv_convert(m, o, source, c.out, stdout, NULL))
+        status = 0;
+    if (status && ag_last_error())
+        fprintf(stderr, "agc-convert: %s\n", ag_last_error());
+    free(o);
+    ag_shutdown();
+    return status;
+}

@@ -1,0 +1,70 @@
+/*
+ * convert.h - the inference converter (prefix cv_): a saved model in, a
+ * saved model prepared for serving on the TPU-model out (docs/converter.md).
+ *
+ *   select   which functions go to the TPU (select.c): by alias, concrete
+ *            name, signature or jit_compile mark; the duplicate-selection
+ *            and indirect-call errors
+ *   place    each function's record: target tpu-model, the inlined
+ *            functions placed (device scopes), soft placement
+ *   convert  bf16 (the pass's options, through the records), I/O shapes
+ *   check    every function compiles for its placement, now, so that an
+ *            op the TPU cannot run is an error at the user's C line
+ *   cost     the TPU-model's cost model, node by node, split by function
+ *            (report.c), with and without the optimizations
+ *   write    the output model, with the report and the options in it
+ */
+#ifndef CV_CONVERT_H
+#define CV_CONVERT_H
+
+#include "model.h"
+#include "options.h"
+
+/* What the report needs of one TPU function. */
+typedef struct cv_tpu_cost {
+    char name[SM_NAME]; /* its alias, else its function's name */
+    double seconds;     /* per call, its nodes' costs */
+} cv_tpu_cost;
+
+typedef struct cv_report {
+    int batch;                  /* unknown dims were costed at this size */
+    double cpu_seconds;         /* nodes placed on the host, in every function */
+    int n_tpu;
+    cv_tpu_cost tpu[SM_MAX_FUNCTIONS * SM_MAX_SCOPES];
+    double call_before, call_after; /* simulated time per call of the signatures */
+    int64_t link_before, link_after; /* host link bytes per call */
+    int bf16_ops;               /* ops computing in bf16 after the pass */
+    bool bf16, io_shapes;       /* the optimizations that ran */
+    int n_batched;              /* functions whose calls are batched */
+    char device[64];            /* the device spec's name */
+} cv_report;
+
+/* A selection: function fn of the model, whole (scope NULL) or only the
+ * inlined function `scope` in it. */
+typedef struct cv_choice {
+    int fn;
+    const char *scope;
+    bool soft;
+    char by[2 * CV_NAME_BYTES]; /* how the options chose it, for messages */
+} cv_choice;
+
+/* Applies o's tpu_functions to m's records (target, device scopes, soft
+ * placement). False with the message in err ("source:line:col: ..." when
+ * it is about one option). */
+bool cv_select(ag_saved_model *m, const cv_options *o, const char *source, char *err,
+               size_t errlen);
+
+/* Costs m as its records now say, into r (report.c). False after
+ * reporting a function that does not compile for its placement. */
+bool cv_cost(ag_saved_model *m, const cv_options *o, cv_report *r);
+
+/* The report in converter.md §6's form, and what each optimization did. */
+void cv_report_print(const cv_report *r, FILE *out);
+
+/* The whole conversion: options already read; writes out_dir, prints
+ * the report to `print` and stores it in *report (each may be NULL).
+ * False after reporting. */
+bool cv_convert(ag_saved_model *m, const cv_options *o, const char *source,
+                const char *out_dir, FILE *print, cv_report *report);
+
+#endif

@@ -1,0 +1,172 @@
+/*
+ * options.h - the converter's options (prefix cv_): the messages of
+ * converter.md §2 as C structs, read from protocol-buffer text format,
+ * checked, and printed back.
+ *
+ *     tpu_functions { function_alias: "tpu_func" }
+ *     batch_options { max_batch_size: 32  allowed_batch_sizes: [8, 16, 32] }
+ *     bfloat16_optimization_options { scope: ALL  filterlist: "exp" }
+ *
+ * Every field of every message has a member of the same name; a repeated
+ * field is an array with its count in n_<field>. Each struct also keeps,
+ * in `at`, where each field's value was written in the text (line 0: not
+ * given), so that errors found later (by the converter, against the model)
+ * can point at the options too. docs/converter-options.md is the user's
+ * reference: every field, its default, and every error.
+ */
+#ifndef CV_OPTIONS_H
+#define CV_OPTIONS_H
+
+#include "textproto.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The capacities of the fixed arrays; more is a located error. */
+enum {
+    CV_MAX_TPU_FUNCTIONS = 64,
+    CV_MAX_BATCH_OPTIONS = 16,
+    CV_MAX_BATCH_SIZES = 32,  /* allowed_batch_sizes */
+    CV_MAX_FILTERLIST = 64,
+    CV_MAX_DEVICES = 256,     /* device_assignment */
+    CV_NAME_BYTES = 256,      /* function, alias, signature names; topology */
+    CV_OP_NAME_BYTES = 64,    /* filterlist entries */
+};
+
+/* ConverterOptions.State: DEFAULT is on unless disable_default_optimizations. */
+typedef enum cv_state { CV_STATE_DEFAULT, CV_STATE_ENABLED, CV_STATE_DISABLED } cv_state;
+
+/* BFloat16OptimizationOptions.Scope: DEFAULT means TPU. */
+typedef enum cv_bf16_scope { CV_SCOPE_DEFAULT, CV_SCOPE_TPU, CV_SCOPE_ALL } cv_bf16_scope;
+
+/* How a TpuFunction (or a batch's `experimental`) names what it selects. */
+typedef enum cv_selector {
+    CV_SELECT_NONE,
+    CV_SELECT_FUNCTION_ALIAS,
+    CV_SELECT_CONCRETE_FUNCTION_NAME,
+    CV_SELECT_SIGNATURE_NAME,
+    CV_SELECT_JIT_COMPILE_FUNCTIONS, /* TpuFunction only */
+} cv_selector;
+
+/* TpuFunction: one selector (a oneof), and soft placement. */
+typedef struct cv_tpu_function {
+    char function_alias[CV_NAME_BYTES];
+    char concrete_function_name[CV_NAME_BYTES];
+    char signature_name[CV_NAME_BYTES];
+    bool jit_compile_functions; /* every function marked AG_JIT_COMPILE */
+    bool enable_soft_device_placement; /* ops the TPU cannot run go to the CPU */
+    struct {
+        tp_loc function_alias, concrete_function_name, signature_name, jit_compile_functions,
+            enable_soft_device_placement;
+    } at;
+} cv_tpu_function;
+
+/* BatchOptions.experimental: what to batch (none: every TPU function). */
+typedef struct cv_batch_target {
+    char function_alias[CV_NAME_BYTES];
+    char concrete_function_name[CV_NAME_BYTES];
+    char signature_name[CV_NAME_BYTES];
+    struct {
+        tp_loc function_alias, concrete_function_name, signature_name;
+    } at;
+} cv_batch_target;
+
+/* BatchOptions, with the defaults of ag_batch_options (ag.h). */
+typedef struct cv_batch_options {
+    int64_t num_batch_threads;    /* default 1 */
+    int64_t max_batch_size;       /* required, > 0 */
+    int64_t batch_timeout_micros; /* default 0: a batch does not wait */
+    int64_t allowed_batch_sizes[CV_MAX_BATCH_SIZES]; /* strictly increasing, last
+                                                        == max_batch_size */
+    int n_allowed_batch_sizes;
+    int64_t max_enqueued_batches; /* default 10 */
+    bool disable_large_batch_splitting;
+    cv_batch_target experimental;
+    struct {
+        tp_loc num_batch_threads, max_batch_size, batch_timeout_micros,
+            allowed_batch_sizes[CV_MAX_BATCH_SIZES], max_enqueued_batches,
+            disable_large_batch_splitting, experimental;
+    } at;
+} cv_batch_options;
+
+/* BFloat16OptimizationOptions. */
+typedef struct cv_bf16_options {
+    cv_bf16_scope scope;
+    bool skip_safety_checks; /* convert a model that already has bf16 ops */
+    char filterlist[CV_MAX_FILTERLIST][CV_OP_NAME_BYTES]; /* ops kept in f32 */
+    int n_filterlist;
+    struct {
+        tp_loc scope, skip_safety_checks, filterlist[CV_MAX_FILTERLIST];
+    } at;
+} cv_bf16_options;
+
+/* XlaShardingOptions: parsed and checked; only one core per replica runs. */
+typedef struct cv_sharding_options {
+    int64_t num_cores_per_replica; /* default 1; more is "not supported yet" */
+    int64_t device_assignment[CV_MAX_DEVICES]; /* the replica's cores */
+    int n_device_assignment;
+    char topology[CV_NAME_BYTES]; /* "2x2" or "2x2x1"; empty: not given */
+    struct {
+        tp_loc num_cores_per_replica, device_assignment[CV_MAX_DEVICES], topology;
+    } at;
+} cv_sharding_options;
+
+/* ConverterOptions. */
+typedef struct cv_options {
+    cv_tpu_function tpu_functions[CV_MAX_TPU_FUNCTIONS];
+    int n_tpu_functions;
+    cv_batch_options batch_options[CV_MAX_BATCH_OPTIONS];
+    int n_batch_options;
+    bool disable_default_optimizations;
+    cv_state io_shape_optimization;
+    cv_state bfloat16_optimization;
+    cv_bf16_options bfloat16_optimization_options;
+    cv_sharding_options xla_sharding_options;
+    struct {
+        tp_loc tpu_functions[CV_MAX_TPU_FUNCTIONS], batch_options[CV_MAX_BATCH_OPTIONS],
+            disable_default_optimizations, io_shape_optimization, bfloat16_optimization,
+            bfloat16_optimization_options, xla_sharding_options;
+    } at;
+} cv_options;
+
+/* The optimizations a State field turns on or off. */
+typedef enum cv_optimization { CV_OPT_IO_SHAPE, CV_OPT_BFLOAT16 } cv_optimization;
+
+/* The defaults: no TPU function, no batching, both optimizations DEFAULT. */
+void cv_options_init(cv_options *o);
+
+/*
+ * Reads options from text (named `source` in messages: "<string>" for a
+ * command-line string), fills the defaults, and checks them (the rules of
+ * docs/converter-options.md). False with "source:line:col: message" in
+ * err. The structs own no memory: there is nothing to free.
+ */
+bool cv_options_parse(const char *text, const char *source, cv_options *out, char *err,
+                      size_t errlen);
+/* cv_options_parse on a file's text; a file that cannot be read is an
+ * error naming it. */
+bool cv_options_read_file(const char *path, cv_options *out, char *err, size_t errlen);
+
+/* The checks cv_options_parse makes after reading (for options built in
+ * code, source may be NULL); false with the first error in err. */
+bool cv_options_check(const cv_options *o, const char *source, char *err, size_t errlen);
+
+/* The canonical text form: the fields that differ from their defaults, in
+ * the schema's order. cv_options_parse reads it back to the same values. */
+void cv_options_print(const cv_options *o, FILE *out);
+
+/* Whether an optimization runs: ENABLED runs, DISABLED does not, DEFAULT
+ * runs unless disable_default_optimizations. */
+bool cv_optimization_enabled(const cv_options *o, cv_optimization which);
+
+/* What a TpuFunction selects, and the name it gives (NULL for
+ * jit_compile_functions and NONE). */
+cv_selector cv_tpu_function_selector(const cv_tpu_function *f, const char **name);
+/* What a BatchOptions' experimental selects (NONE: every TPU function). */
+cv_selector cv_batch_target_selector(const cv_batch_target *t, const char **name);
+/* The selector's field name: "function_alias", ... ("" for NONE). */
+const char *cv_selector_field(cv_selector s);
+
+#endif /* CV_OPTIONS_H */

@@ -1,0 +1,283 @@
+/*
+ * options_check.c - the rules on converter options that the schema alone
+ * cannot say (docs/converter-options.md, "Errors"): what a TpuFunction
+ * selects, the batch sizes, the filterlist's ops, the sharding that does
+ * not run yet. Each error points at the value in the text (the `at`
+ * places the reader recorded); the first error found is reported.
+ */
+#include "options.h"
+
+#include "rt.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <stdarg.h>
+#include <string.h>
+
+typedef struct checker {
+    const char *source;
+    char *err;
+    size_t errlen;
+} checker;
+
+/* "source:line:col: message" (without a place when the value was set in
+ * code rather than read). Always false. */
+__attribute__((format(printf, 3, 4))) static bool fail(const checker *C, tp_loc at,
+                                                       const char *fmt, ...)
+{
+    int n = at.line ? snprintf(C->err, C->errlen, "%s:%d:%d: ", C->source, at.line, at.col)
+                    : snprintf(C->err, C->errlen, "%s: ", C->source);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < C->errlen)
+        vsnprintf(C->err + n, C->errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+static bool given(tp_loc at) { return at.line != 0; }
+
+/* An integer field within [lo, hi]. */
+static bool in_range(const checker *C, tp_loc at, const char *field, int64_t v, int64_t lo,
+                     int64_t hi)
+{
+    if (v >= lo && v <= hi)
+        return true;
+    return fail(C, at, "%s must be in [%lld, %lld], got %lld", field, (long long)lo,
+                (long long)hi, (long long)v);
+}
+
+/* A name that was given must not be empty. */
+static bool not_empty(const checker *C, tp_loc at, const char *field, const char *value)
+{
+    if (!given(at) || value[0])
+        return true;
+    return fail(C, at, "%s is empty: give the name of a function", field);
+}
+
+/* --------------------------------------------------------- TPU functions */
+
+/* Where the selector of f was written. */
+static tp_loc selector_at(const cv_tpu_function *f, cv_selector s)
+{
+    switch (s) {
+    case CV_SELECT_FUNCTION_ALIAS: return f->at.function_alias;
+    case CV_SELECT_CONCRETE_FUNCTION_NAME: return f->at.concrete_function_name;
+    case CV_SELECT_SIGNATURE_NAME: return f->at.signature_name;
+    default: return f->at.jit_compile_functions;
+    }
+}
+
+static bool check_selects_one(const checker *C, const cv_tpu_function *f, tp_loc at)
+{
+    if (!not_empty(C, f->at.function_alias, "function_alias", f->function_alias) ||
+        !not_empty(C, f->at.concrete_function_name, "concrete_function_name",
+                   f->concrete_function_name) ||
+        !not_empty(C, f->at.signature_name, "signature_name", f->signature_name))
+        return false;
+    if (cv_tpu_function_selector(f, NULL) != CV_SELECT_NONE)
+        return true;
+    if (given(f->at.jit_compile_functions))
+        return fail(C, f->at.jit_compile_functions,
+                    "jit_compile_functions: false selects no function; a TpuFunction selects "
+                    "the functions marked AG_JIT_COMPILE with jit_compile_functions: true");
+    return fail(C, at,
+                "a TpuFunction selects no function: give one of function_alias, "
+                "concrete_function_name, signature_name or jit_compile_functions: true");
+}
+
+/* Two TpuFunctions with the same selector and name select one function
+ * twice. (Two selectors naming one function differently need the model:
+ * the converter checks that.) */
+static bool check_not_repeated(const checker *C, const cv_options *o, int i)
+{
+    const char *name, *other;
+    cv_selector s = cv_tpu_function_selector(&o->tpu_functions[i], &name);
+    for (int j = 0; j < i; j++) {
+        const cv_tpu_function *g = &o->tpu_functions[j];
+        if (cv_tpu_function_selector(g, &other) != s || (name && strcmp(name, other) != 0))
+            continue;
+        tp_loc first = selector_at(g, s);
+        if (!name)
+            return fail(C, selector_at(&o->tpu_functions[i], s),
+                        "jit_compile_functions is given in two TpuFunctions (first at %d:%d)",
+                        first.line, first.col);
+        return fail(C, selector_at(&o->tpu_functions[i], s),
+                    "%s \"%s\" is selected twice (first at %d:%d)", cv_selector_field(s), name,
+                    first.line, first.col);
+    }
+    return true;
+}
+
+static bool check_tpu_functions(const checker *C, const cv_options *o)
+{
+    for (int i = 0; i < o->n_tpu_functions; i++)
+        if (!check_selects_one(C, &o->tpu_functions[i], o->at.tpu_functions[i]) ||
+            !check_not_repeated(C, o, i))
+            return false;
+    return true;
+}
+
+/* --------------------------------------------------------------- batches */
+
+/* Strictly increasing, each in [1, max_batch_size], the last equal to it. */
+static bool check_allowed_sizes(const checker *C, const cv_batch_options *b)
+{
+    int n = b->n_allowed_batch_sizes;
+    for (int k = 0; k < n; k++) {
+        int64_t v = b->allowed_batch_sizes[k];
+        tp_loc at = b->at.allowed_batch_sizes[k];
+        if (!in_range(C, at, "an allowed batch size", v, 1, b->max_batch_size))
+            return false;
+        if (k > 0 && v <= b->allowed_batch_sizes[k - 1])
+            return fail(C, at, "allowed_batch_sizes must be strictly increasing: %lld follows %lld",
+                        (long long)v, (long long)b->allowed_batch_sizes[k - 1]);
+    }
+    if (n > 0 && b->allowed_batch_sizes[n - 1] != b->max_batch_size)
+        return fail(C, b->at.allowed_batch_sizes[n - 1],
+                    "the last of allowed_batch_sizes (%lld) must equal max_batch_size (%lld)",
+                    (long long)b->allowed_batch_sizes[n - 1], (long long)b->max_batch_size);
+    return true;
+}
+
+static bool check_batch(const checker *C, const cv_batch_options *b, tp_loc at)
+{
+    if (!given(b->at.max_batch_size))
+        return fail(C, at, "BatchOptions needs max_batch_size (the most rows in a batch)");
+    const cv_batch_target *t = &b->experimental;
+    return in_range(C, b->at.max_batch_size, "max_batch_size", b->max_batch_size, 1, INT_MAX) &&
+           in_range(C, b->at.num_batch_threads, "num_batch_threads", b->num_batch_threads, 1,
+                    1024) &&
+           in_range(C, b->at.batch_timeout_micros, "batch_timeout_micros",
+                    b->batch_timeout_micros, 0, INT64_MAX) &&
+           in_range(C, b->at.max_enqueued_batches, "max_enqueued_batches",
+                    b->max_enqueued_batches, 1, INT_MAX) &&
+           check_allowed_sizes(C, b) &&
+           not_empty(C, t->at.function_alias, "function_alias", t->function_alias) &&
+           not_empty(C, t->at.concrete_function_name, "concrete_function_name",
+                     t->concrete_function_name) &&
+           not_empty(C, t->at.signature_name, "signature_name", t->signature_name);
+}
+
+/* Two BatchOptions for the same functions would batch them twice. */
+static bool check_batch_targets_differ(const checker *C, const cv_options *o, int i)
+{
+    const char *name, *other;
+    cv_selector s = cv_batch_target_selector(&o->batch_options[i].experimental, &name);
+    for (int j = 0; j < i; j++) {
+        if (cv_batch_target_selector(&o->batch_options[j].experimental, &other) != s ||
+            (name && strcmp(name, other) != 0))
+            continue;
+        tp_loc first = o->at.batch_options[j];
+        if (!name)
+            return fail(C, o->at.batch_options[i],
+                        "two BatchOptions batch every TPU function (first at %d:%d): give "
+                        "experimental { ... } to say what each one batches",
+                        first.line, first.col);
+        return fail(C, o->at.batch_options[i],
+                    "two BatchOptions batch %s \"%s\" (first at %d:%d)", cv_selector_field(s),
+                    name, first.line, first.col);
+    }
+    return true;
+}
+
+static bool check_batches(const checker *C, const cv_options *o)
+{
+    for (int i = 0; i < o->n_batch_options; i++)
+        if (!check_batch(C, &o->batch_options[i], o->at.batch_options[i]) ||
+            !check_batch_targets_differ(C, o, i))
+            return false;
+    return true;
+}
+
+/* ------------------------------------------------------------------ bf16 */
+
+/* Every filterlist entry names an op of the op table, once. */
+static bool check_filterlist(const checker *C, const cv_bf16_options *b)
+{
+    for (int i = 0; i < b->n_filterlist; i++) {
+        rt_op op;
+        const char *name = b->filterlist[i];
+        if (!rt_op_from_name(name, &op))
+            return fail(C, b->at.filterlist[i],
+                        "unknown op \"%s\" in filterlist (op names are those of the IR: "
+                        "docs/ir.md)",
+                        name);
+        for (int j = 0; j < i; j++)
+            if (strcmp(b->filterlist[j], name) == 0)
+                return fail(C, b->at.filterlist[i], "op \"%s\" is in filterlist twice", name);
+    }
+    return true;
+}
+
+/* -------------------------------------------------------------- sharding */
+
+/* "AxB" or "AxBxC", each a positive number; the product in *cores. */
+static bool parse_topology(const char *s, int64_t *cores)
+{
+    int dims = 0;
+    *cores = 1;
+    for (;;) {
+        char *end;
+        if (*s < '1' || *s > '9')
+            return false;
+        long long d = strtoll(s, &end, 10);
+        if (d > 65536 || ++dims > 3)
+            return false;
+        *cores *= d;
+        if (!*end)
+            return dims >= 2;
+        if (*end != 'x')
+            return false;
+        s = end + 1;
+    }
+}
+
+static bool check_devices(const checker *C, const cv_sharding_options *x, int64_t cores)
+{
+    for (int i = 0; i < x->n_device_assignment; i++) {
+        int64_t d = x->device_assignment[i];
+        if (!in_range(C, x->at.device_assignment[i], "a device of device_assignment", d, 0,
+                      cores - 1))
+            return false;
+        for (int j = 0; j < i; j++)
+            if (x->device_assignment[j] == d)
+                return fail(C, x->at.device_assignment[i],
+                            "device %lld is in device_assignment twice", (long long)d);
+    }
+    if (x->n_device_assignment > 0 && x->n_device_assignment != x->num_cores_per_replica)
+        return fail(C, x->at.device_assignment[0],
+                    "device_assignment lists %d devices for num_cores_per_replica %lld: give "
+                    "one device per core of a replica",
+                    x->n_device_assignment, (long long)x->num_cores_per_replica);
+    return true;
+}
+
+static bool check_sharding(const checker *C, const cv_sharding_options *x)
+{
+    if (x->num_cores_per_replica < 1)
+        return fail(C, x->at.num_cores_per_replica,
+                    "num_cores_per_replica must be at least 1, got %lld",
+                    (long long)x->num_cores_per_replica);
+    if (x->num_cores_per_replica > 1)
+        return fail(C, x->at.num_cores_per_replica,
+                    "num_cores_per_replica %lld: sharding a replica across cores is not "
+                    "supported yet; give 1 (or leave xla_sharding_options out)",
+                    (long long)x->num_cores_per_replica);
+    int64_t cores = INT32_MAX;
+    if (x->topology[0] && !parse_topology(x->topology, &cores))
+        return fail(C, x->at.topology,
+                    "bad topology \"%s\": give the chips' grid as AxB or AxBxC, like \"2x2\"",
+                    x->topology);
+    return check_devices(C, x, cores);
+}
+
+bool cv_options_check(const cv_options *o, const char *source, char *err, size_t errlen)
+{
+    checker C = {source ? source : "<options>", err, errlen};
+    if (errlen)
+        err[0] = '\0';
+    return check_tpu_functions(&C, o) && check_batches(&C, o) &&
+           check_filterlist(&C, &o->bfloat16_optimization_options) &&
+           check_sharding(&C, &o->xla_sharding_options);
+}

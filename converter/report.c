@@ -1,0 +1,232 @@
+/*
+ * report.c - the conversion report: what the model costs on the TPU-model
+ * and where, in the form of the Cloud TPU Inference Converter's report
+ * (converter.md §6), and what each optimization changed.
+ *
+ * Every function is compiled for the TPU-model as the converter placed
+ * it - a function with no TPU part too, entirely on the host - so that
+ * one cost model prices every node: the TPU's units for device nodes, its
+ * host model for the rest. The target reports each node's cost
+ * (tgt_target.node_costs); a node belongs to the TPU function whose scope
+ * holds it, or to the CPU. Unknown dimensions (a batch of `?` rows) are
+ * priced at one batch size, stated in the report.
+ */
+#include "convert.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A device scope no node has: the whole function stays on the host. */
+static const char *const host_only[] = {""};
+
+typedef struct tally {
+    cv_report *r;
+    const sm_manifest *man;
+    const sm_function *f;
+    bool whole; /* the function itself is on the TPU */
+} tally;
+
+/* The name the report gives a TPU function: its alias, if it has one. */
+static const char *display_name(const sm_manifest *man, const char *function)
+{
+    for (int i = 0; i < man->n_aliases; i++)
+        if (strcmp(man->aliases[i].function, function) == 0)
+            return man->aliases[i].name;
+    return function;
+}
+
+static void charge_tpu(cv_report *r, const char *name, double s)
+{
+    for (int i = 0; i < r->n_tpu; i++)
+        if (strcmp(r->tpu[i].name, name) == 0) {
+            r->tpu[i].seconds += s;
+            return;
+        }
+    if (r->n_tpu == (int)(sizeof r->tpu / sizeof r->tpu[0]))
+        return;
+    snprintf(r->tpu[r->n_tpu].name, sizeof r->tpu[0].name, "%s", name);
+    r->tpu[r->n_tpu++].seconds = s;
+}
+
+static bool on_device(const ir_node *n)
+{
+    return n->device == IR_DEVICE_TPU || n->opcode == RT_OP_TO_HOST ||
+           n->opcode == RT_OP_TO_DEVICE;
+}
+
+static void visit(void *ctx, const ir_node *n, double seconds)
+{
+    tally *T = ctx;
+    if (T->whole && (!n || on_device(n))) {
+        charge_tpu(T->r, display_name(T->man, T->f->function), seconds);
+        return;
+    }
+    for (int k = 0; n && on_device(n) && k < T->f->n_device_scopes; k++)
+        if (ir_scope_within(n->scope, T->f->device_scopes[k].name)) {
+            charge_tpu(T->r, display_name(T->man, T->f->device_scopes[k].name), seconds);
+            return;
+        }
+    T->r->cpu_seconds += seconds;
+}
+
+/* Ops that compute in bf16 (casts, constants and transfers are not ops
+ * converted). */
+static int count_bf16(const ir_graph *g)
+{
+    int n = 0;
+    for (const ir_node *x = g->first; x; x = x->next) {
+        n += x->opcode < RT_OP_COUNT && x->type.dtype == AG_BF16 && x->opcode != RT_OP_CAST &&
+             x->opcode != RT_OP_CONST &&
+             x->opcode != RT_OP_TO_DEVICE && x->opcode != RT_OP_TO_HOST;
+        for (int r = 0; r < 2; r++)
+            if (x->region[r])
+                n += count_bf16(x->region[r]);
+    }
+    return n;
+}
+
+/* Function i's graph with every unknown parameter dim `batch`, and the
+ * shapes inferred from there. */
+static bool static_shapes(ir_function *g, int batch)
+{
+    for (int p = 0; p < g->body->n_params; p++) {
+        ag_shape *s = &g->body->params[p]->type.shape;
+        for (int d = 0; d < s->rank; d++)
+            if (s->dims[d] < 0)
+                s->dims[d] = batch;
+    }
+    return pass_run_spec(g, "infer");
+}
+
+/* Compiles function i as placed and adds its costs to r. */
+static bool cost_function(ag_saved_model *m, int i, cv_report *r, tgt_call_estimate *whole,
+                          int *bf16_ops)
+{
+    sm_function *f = &m->man->functions[i];
+    pl_request req;
+    pass_bf16_options bf16;
+    char err[1024];
+    if (!sm_request(m, i, PL_COMPILED, &req, &bf16, err, sizeof err) ||
+        !static_shapes(req.graph, r->batch)) {
+        if (req.graph)
+            ir_function_free(req.graph);
+        rt_report((ag_loc){0}, "%s", err[0] ? err : pass_last_error());
+        return false;
+    }
+    bool on_tpu = f->target[0] && strcmp(f->target, "tpu-model") == 0;
+    req.target = tgt_find("tpu-model");
+    req.strict = true;
+    if (!on_tpu) {
+        req.device_scopes = host_only;
+        req.n_device_scopes = 1;
+    }
+    pl_result res;
+    if (!pl_run(&req, &res))
+        return false;
+    tally T = {.r = r, .man = m->man, .f = f, .whole = on_tpu && !f->n_device_scopes};
+    bool ok = res.target->node_costs && res.target->node_costs(res.exe, visit, &T, whole);
+    if (!ok)
+        rt_report((ag_loc){0}, "'%s' has no static shapes to cost at batch %d", f->name,
+                  r->batch);
+    *bf16_ops += count_bf16(res.graph->body);
+    pl_result_free(&res);
+    return ok;
+}
+
+static bool cost_all(ag_saved_model *m, cv_report *r, double *seconds, int64_t *link,
+                     int *bf16_ops)
+{
+    *seconds = 0;
+    *link = 0;
+    *bf16_ops = 0;
+    for (int i = 0; i < m->man->n_functions; i++) {
+        tgt_call_estimate whole = {0};
+        if (!cost_function(m, i, r, &whole, bf16_ops))
+            return false;
+        *seconds += whole.seconds;
+        *link += whole.host_bytes;
+    }
+    return true;
+}
+
+/* The records as they were before the optimizations: bf16 off, no I/O
+ * shapes. Saved and given back. */
+typedef struct saved_flags {
+    bool has_bf16, bf16, io;
+} saved_flags;
+
+bool cv_cost(ag_saved_model *m, const cv_options *o, cv_report *r)
+{
+    int n = m->man->n_functions;
+    saved_flags *keep = rt_xcalloc((size_t)n + 1, sizeof *keep);
+    r->batch = o->n_batch_options ? (int)o->batch_options[0].max_batch_size : 1;
+    for (int i = 0; i < n; i++) {
+        sm_function *f = &m->man->functions[i];
+        keep[i] = (saved_flags){f->has_bf16, f->bf16.enabled, f->io_shape_optimization};
+        f->has_bf16 = f->bf16.enabled = f->io_shape_optimization = false;
+    }
+    cv_report before = {.batch = r->batch};
+    int unused;
+    bool ok = cost_all(m, &before, &r->call_before, &r->link_before, &unused);
+    for (int i = 0; i < n; i++) {
+        sm_function *f = &m->man->functions[i];
+        f->has_bf16 = keep[i].has_bf16;
+        f->bf16.enabled = keep[i].bf16;
+        f->io_shape_optimization = keep[i].io;
+    }
+    free(keep);
+    /* the report's split is of the converted model */
+    return ok && cost_all(m, r, &r->call_after, &r->link_after, &r->bf16_ops);
+}
+
+/* ---------------------------------------------------------------- print */
+
+static int64_t ns(double seconds) { return (int64_t)(seconds * 1e9 + 0.5); }
+
+static double percent(int64_t part, int64_t total)
+{
+    return total > 0 ? 100.0 * (double)part / (double)total : 0;
+}
+
+void cv_report_print(const cv_report *r, FILE *out)
+{
+    int64_t cpu = ns(r->cpu_seconds), tpu = 0;
+    for (int i = 0; i < r->n_tpu; i++)
+        tpu += ns(r->tpu[i].seconds);
+    int64_t total = cpu + tpu;
+    fprintf(out, "-------- Conversion Report --------\n");
+    fprintf(out, "TPU cost of the model: %5.2f%% (%lld/%lld)\n", percent(tpu, total),
+            (long long)tpu, (long long)total);
+    fprintf(out, "CPU cost of the model: %5.2f%% (%lld/%lld)\n\n", percent(cpu, total),
+            (long long)cpu, (long long)total);
+    fprintf(out, "Cost breakdown\n================================\n%%         Cost    Name\n"
+                 "--------------------------------\n");
+    fprintf(out, "%-9.2f %-7lld [CPU cost]\n", percent(cpu, total), (long long)cpu);
+    for (int i = 0; i < r->n_tpu; i++)
+        fprintf(out, "%-9.2f %-7lld %s\n", percent(ns(r->tpu[i].seconds), total),
+                (long long)ns(r->tpu[i].seconds), r->tpu[i].name);
+    fprintf(out, "--------------------------------\n\n");
+    fprintf(out, "Costs are simulated nanoseconds per call on the TPU-model (host work on its "
+                 "host model),\nwith unknown dimensions at %d.\n\n", r->batch);
+    fprintf(out, "Optimizations\n================================\n");
+    if (r->bf16)
+        fprintf(out, "bfloat16:   %d op%s compute in bf16\n", r->bf16_ops,
+                r->bf16_ops == 1 ? "" : "s");
+    else
+        fprintf(out, "bfloat16:   off\n");
+    if (r->io_shapes)
+        fprintf(out, "I/O shapes: %lld bytes over the host link per call, %lld before "
+                     "(%lld saved)\n", (long long)r->link_after, (long long)r->link_before,
+                (long long)(r->link_before - r->link_after));
+    else
+        fprintf(out, "I/O shapes: off\n");
+    if (r->n_batched)
+        fprintf(out, "batching:   %d function%s batched at %s inputs (agc-model show "
+                     "lists the options)\n", r->n_batched, r->n_batched == 1 ? "" : "s",
+                r->n_batched == 1 ? "its" : "their");
+    else
+        fprintf(out, "batching:   none\n");
+    fprintf(out, "Simulated time per call: %.2f us before the optimizations, %.2f us after "
+                 "(%.2fx)\n", r->call_before * 1e6, r->call_after * 1e6,
+            r->call_after > 0 ? r->call_before / r->call_after : 0);
+}

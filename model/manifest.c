@@ -1,0 +1,327 @@
+/*
+ * manifest.c - the saved model's table of contents: its schema for the
+ * protobuf text format reader (backend/textproto.h), its printer, and the
+ * checksum the model's files carry.
+ */
+#include "manifest.h"
+
+#include "textproto.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <string.h>
+
+/* ----------------------------------------------------------------- schema */
+
+#define STR(T, f) \
+    {.name = #f, .type = TP_STRING, .offset = offsetof(T, f), .capacity = sizeof(((T *)0)->f)}
+#define INT(T, f, lo_, hi_) \
+    {.name = #f, .type = TP_INT, .offset = offsetof(T, f), .lo = lo_, .hi = hi_}
+#define BOOL(T, f) {.name = #f, .type = TP_BOOL, .offset = offsetof(T, f)}
+#define MSGS(T, field, arr, count, msg)                                                   \
+    {.name = field, .type = TP_MESSAGE, .offset = offsetof(T, arr), .repeated = true,    \
+     .capacity = sizeof(((T *)0)->arr) / sizeof(((T *)0)->arr[0]),                        \
+     .count_offset = offsetof(T, count), .elem_size = sizeof(((T *)0)->arr[0]),           \
+     .message = &msg}
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static const tp_field io_fields[] = {STR(sm_io, name), STR(sm_io, type)};
+static const tp_message io_message = {"Tensor", io_fields, COUNT(io_fields)};
+
+static const tp_field name_fields[] = {STR(sm_name, name)};
+static const tp_message name_message = {"Name", name_fields, COUNT(name_fields)};
+
+static const char *const bf16_scopes[] = {"DEFAULT", "TPU", "ALL", NULL};
+static const tp_field bf16_fields[] = {
+    BOOL(sm_bf16, enabled),
+    {.name = "scope", .type = TP_ENUM, .offset = offsetof(sm_bf16, scope), .enums = bf16_scopes},
+    STR(sm_bf16, filterlist),
+    BOOL(sm_bf16, skip_safety_checks),
+};
+static const tp_message bf16_message = {"BFloat16", bf16_fields, COUNT(bf16_fields)};
+
+static const tp_field batch_fields[] = {
+    INT(sm_batch, num_batch_threads, 1, 1024),
+    INT(sm_batch, max_batch_size, 1, 2147483647.0),
+    INT(sm_batch, batch_timeout_micros, 0, 9.2e18),
+    INT(sm_batch, max_enqueued_batches, 0, 2147483647.0),
+    {.name = "allowed_batch_sizes", .type = TP_INT, .offset = offsetof(sm_batch,
+     allowed_batch_sizes), .repeated = true, .capacity = 32,
+     .count_offset = offsetof(sm_batch, n_allowed_batch_sizes), .elem_size = sizeof(int64_t),
+     .lo = 1, .hi = 2147483647.0},
+    BOOL(sm_batch, disable_large_batch_splitting),
+};
+static const tp_message batch_message = {"Batching", batch_fields, COUNT(batch_fields)};
+
+static const tp_field function_fields[] = {
+    STR(sm_function, name),
+    STR(sm_function, function),
+    STR(sm_function, signature),
+    STR(sm_function, file),
+    INT(sm_function, bytes, 0, 9.2e18),
+    INT(sm_function, checksum, 0, 4294967295.0),
+    BOOL(sm_function, jit_compile),
+    STR(sm_function, target),
+    BOOL(sm_function, soft_device_placement),
+    BOOL(sm_function, io_shape_optimization),
+    BOOL(sm_function, freeze_variables),
+    MSGS(sm_function, "device_scope", device_scopes, n_device_scopes, name_message),
+    MSGS(sm_function, "call", calls, n_calls, name_message),
+    {.name = "bfloat16", .type = TP_MESSAGE, .offset = offsetof(sm_function, bf16),
+     .message = &bf16_message, .seen_offset = offsetof(sm_function, has_bf16)},
+    {.name = "batch", .type = TP_MESSAGE, .offset = offsetof(sm_function, batch),
+     .message = &batch_message, .seen_offset = offsetof(sm_function, has_batch)},
+    MSGS(sm_function, "input", inputs, n_inputs, io_message),
+    MSGS(sm_function, "output", outputs, n_outputs, io_message),
+    {.name = "variable", .type = TP_INT, .offset = offsetof(sm_function, variables),
+     .repeated = true, .capacity = SM_MAX_FN_VARIABLES,
+     .count_offset = offsetof(sm_function, n_variables), .elem_size = sizeof(int64_t),
+     .lo = 0, .hi = SM_MAX_VARIABLES - 1},
+};
+static const tp_message function_message = {"Function", function_fields,
+                                            COUNT(function_fields)};
+
+static const tp_field signature_fields[] = {
+    STR(sm_signature, name),
+    STR(sm_signature, function),
+    MSGS(sm_signature, "input", inputs, n_inputs, io_message),
+    MSGS(sm_signature, "output", outputs, n_outputs, io_message),
+};
+static const tp_message signature_message = {"Signature", signature_fields,
+                                             COUNT(signature_fields)};
+
+static const tp_field alias_fields[] = {STR(sm_alias, name), STR(sm_alias, function)};
+static const tp_message alias_message = {"Alias", alias_fields, COUNT(alias_fields)};
+
+static const tp_field variable_fields[] = {
+    STR(sm_variable, name),
+    STR(sm_variable, type),
+    STR(sm_variable, created_at),
+    INT(sm_variable, offset, 0, 9.2e18),
+    INT(sm_variable, bytes, 0, 9.2e18),
+    INT(sm_variable, checksum, 0, 4294967295.0),
+};
+static const tp_message variable_message = {"Variable", variable_fields,
+                                            COUNT(variable_fields)};
+
+static const tp_field manifest_fields[] = {
+    INT(sm_manifest, format_version, 1, 1e9),
+    STR(sm_manifest, producer),
+    MSGS(sm_manifest, "function", functions, n_functions, function_message),
+    MSGS(sm_manifest, "signature", signatures, n_signatures, signature_message),
+    MSGS(sm_manifest, "alias", aliases, n_aliases, alias_message),
+    MSGS(sm_manifest, "variable", variables, n_variables, variable_message),
+    INT(sm_manifest, variables_bytes, 0, 9.2e18),
+    BOOL(sm_manifest, complete),
+};
+static const tp_message manifest_message = {"SavedModel", manifest_fields,
+                                            COUNT(manifest_fields)};
+
+bool sm_manifest_parse(const char *text, const char *source, sm_manifest *m, char *err,
+                       size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    if (!tp_parse(text, source, &manifest_message, m, err, errlen))
+        return false;
+    if (m->format_version != SM_FORMAT_VERSION) {
+        snprintf(err, errlen, "%s: format version %lld is not the one this agc reads (%d)%s",
+                 source, (long long)m->format_version, SM_FORMAT_VERSION,
+                 m->format_version > SM_FORMAT_VERSION ? ": save it with this agc, or use "
+                                                         "the agc that wrote it"
+                 : m->format_version == 0 ? ": the file has no format_version line"
+                                          : "");
+        return false;
+    }
+    if (!m->complete) {
+        snprintf(err, errlen, "%s: the file is truncated (it does not end with "
+                              "'complete: true'); save the model again", source);
+        return false;
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------- printer */
+
+static void put_string(FILE *out, const char *key, const char *s)
+{
+    fprintf(out, "%s: \"", key);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p == '\n')
+            fputs("\\n", out);
+        else if (*p < 0x20 || *p >= 0x7f)
+            fprintf(out, "\\%03o", *p);
+        else
+            fputc(*p, out);
+    }
+    fputs("\"", out);
+}
+
+static void put_ios(FILE *out, const char *key, const sm_io *io, int n, const char *indent)
+{
+    for (int i = 0; i < n; i++) {
+        fprintf(out, "%s%s { ", indent, key);
+        put_string(out, "name", io[i].name);
+        fputc(' ', out);
+        put_string(out, "type", io[i].type);
+        fputs(" }\n", out);
+    }
+}
+
+static void put_names(FILE *out, const char *key, const sm_name *names, int n)
+{
+    for (int i = 0; i < n; i++) {
+        fprintf(out, "  %s { ", key);
+        put_string(out, "name", names[i].name);
+        fputs(" }\n", out);
+    }
+}
+
+static void put_function(FILE *out, const sm_function *f)
+{
+    fputs("function {\n  ", out);
+    put_string(out, "name", f->name);
+    fputs("\n  ", out);
+    put_string(out, "function", f->function);
+    fputs("\n  ", out);
+    put_string(out, "signature", f->signature);
+    fputs("\n  ", out);
+    put_string(out, "file", f->file);
+    fprintf(out, "\n  bytes: %lld\n  checksum: %lld\n", (long long)f->bytes,
+            (long long)f->checksum);
+    if (f->jit_compile)
+        fputs("  jit_compile: true\n", out);
+    fputs("  ", out);
+    put_string(out, "target", f->target);
+    fputc('\n', out);
+    if (f->soft_device_placement)
+        fputs("  soft_device_placement: true\n", out);
+    if (f->io_shape_optimization)
+        fputs("  io_shape_optimization: true\n", out);
+    if (f->freeze_variables)
+        fputs("  freeze_variables: true\n", out);
+    put_names(out, "device_scope", f->device_scopes, f->n_device_scopes);
+    put_names(out, "call", f->calls, f->n_calls);
+    if (f->has_bf16) {
+        fprintf(out, "  bfloat16 { enabled: %s scope: %s ", f->bf16.enabled ? "true" : "false",
+                bf16_scopes[f->bf16.scope]);
+        put_string(out, "filterlist", f->bf16.filterlist);
+        fprintf(out, " skip_safety_checks: %s }\n",
+                f->bf16.skip_safety_checks ? "true" : "false");
+    }
+    if (f->has_batch) {
+        const sm_batch *b = &f->batch;
+        fprintf(out, "  batch { num_batch_threads: %lld max_batch_size: %lld "
+                     "batch_timeout_micros: %lld max_enqueued_batches: %lld",
+                (long long)b->num_batch_threads, (long long)b->max_batch_size,
+                (long long)b->batch_timeout_micros, (long long)b->max_enqueued_batches);
+        if (b->n_allowed_batch_sizes) {
+            fputs(" allowed_batch_sizes: [", out);
+            for (int i = 0; i < b->n_allowed_batch_sizes; i++)
+                fprintf(out, "%s%lld", i ? ", " : "", (long long)b->allowed_batch_sizes[i]);
+            fputc(']', out);
+        }
+        fprintf(out, " disable_large_batch_splitting: %s }\n",
+                b->disable_large_batch_splitting ? "true" : "false");
+    }
+    put_ios(out, "input", f->inputs, f->n_inputs, "  ");
+    put_ios(out, "output", f->outputs, f->n_outputs, "  ");
+    if (f->n_variables) {
+        fputs("  variable: [", out);
+        for (int i = 0; i < f->n_variables; i++)
+            fprintf(out, "%s%lld", i ? ", " : "", (long long)f->variables[i]);
+        fputs("]\n", out);
+    }
+    fputs("}\n", out);
+}
+
+static void put_signature(FILE *out, const sm_signature *s)
+{
+    fputs("signature {\n  ", out);
+    put_string(out, "name", s->name);
+    fputs("\n  ", out);
+    put_string(out, "function", s->function);
+    fputc('\n', out);
+    put_ios(out, "input", s->inputs, s->n_inputs, "  ");
+    put_ios(out, "output", s->outputs, s->n_outputs, "  ");
+    fputs("}\n", out);
+}
+
+static void put_variable(FILE *out, const sm_variable *v)
+{
+    fputs("variable { ", out);
+    put_string(out, "name", v->name);
+    fputc(' ', out);
+    put_string(out, "type", v->type);
+    fputc(' ', out);
+    put_string(out, "created_at", v->created_at);
+    fprintf(out, " offset: %lld bytes: %lld checksum: %lld }\n", (long long)v->offset,
+            (long long)v->bytes, (long long)v->checksum);
+}
+
+void sm_manifest_print(const sm_manifest *m, FILE *out)
+{
+    fputs("# An agc saved model (docs/saved-model.md). Written by agc; edit at your own "
+          "risk:\n# the files' sizes and checksums are checked when it is loaded.\n", out);
+    fprintf(out, "format_version: %lld\n", (long long)m->format_version);
+    put_string(out, "producer", m->producer);
+    fputc('\n', out);
+    for (int i = 0; i < m->n_functions; i++)
+        put_function(out, &m->functions[i]);
+    for (int i = 0; i < m->n_signatures; i++)
+        put_signature(out, &m->signatures[i]);
+    for (int i = 0; i < m->n_aliases; i++) {
+        fputs("alias { ", out);
+        put_string(out, "name", m->aliases[i].name);
+        fputc(' ', out);
+        put_string(out, "function", m->aliases[i].function);
+        fputs(" }\n", out);
+    }
+    for (int i = 0; i < m->n_variables; i++)
+        put_variable(out, &m->variables[i]);
+    fprintf(out, "variables_bytes: %lld\ncomplete: true\n", (long long)m->variables_bytes);
+}
+
+/* ----------------------------------------------------------------- lookup */
+
+sm_function *sm_find_function(sm_manifest *m, const char *name)
+{
+    for (int i = 0; i < m->n_functions; i++)
+        if (strcmp(m->functions[i].name, name) == 0)
+            return &m->functions[i];
+    return NULL;
+}
+
+sm_signature *sm_find_signature(sm_manifest *m, const char *name)
+{
+    for (int i = 0; i < m->n_signatures; i++)
+        if (strcmp(m->signatures[i].name, name) == 0)
+            return &m->signatures[i];
+    return NULL;
+}
+
+/* --------------------------------------------------------------- checksum */
+
+static uint32_t crc_table[256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_make_table(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+        crc_table[i] = c;
+    }
+}
+
+uint32_t sm_crc32(uint32_t crc, const void *data, size_t n)
+{
+    pthread_once(&crc_once, crc_make_table);
+    const unsigned char *p = data;
+    crc = ~crc;
+    for (size_t i = 0; i < n; i++)
+        crc = crc_table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
+    return ~crc;
+}

@@ -1,0 +1,82 @@
+/*
+ * model.h - saved models inside agc (prefix sm_): what ag.h's
+ * ag_saved_model_* and ag_model_* calls, agc-model and agc-convert share.
+ *
+ *   save:  trace the signatures' functions (function cache), print their
+ *          graphs, gather their variables -> sm_write
+ *   load:  manifest -> variables.bin (sizes, checksums) -> each function's
+ *          text IR (size, checksum, parse, variables bound, types)
+ *   call:  the signature's function compiles once, through the one
+ *          pipeline from its graph, for the target its record names
+ *
+ * A model's directory is written whole into a temporary directory beside
+ * it and renamed into place, so a crash never leaves half a model.
+ */
+#ifndef SM_MODEL_H
+#define SM_MODEL_H
+
+#include "manifest.h"
+#include "pipeline.h"
+
+#include <pthread.h>
+
+/* One concrete function of a loaded model. */
+typedef struct sm_loaded_function {
+    sm_function *rec; /* in the model's manifest */
+    char *text;       /* its text IR, as read and checked */
+    pthread_mutex_t lock;
+    bool tried;           /* compiled (or failed to) already */
+    const char *scope_names[SM_MAX_SCOPES]; /* rec's device scopes, for requests */
+    ag_batcher *batcher; /* rec->has_batch: what calls go through */
+    pl_result compiled;   /* its graph, analyses and executable */
+} sm_loaded_function;
+
+struct ag_saved_model {
+    char *dir;
+    sm_manifest *man;
+    ag_variable *vars; /* man->n_variables, the model's own */
+    sm_loaded_function *fns;
+    ag_signature_def *sigs; /* man->n_signatures, with their specs */
+    ag_tensor_spec *specs;
+    ag_saved_model *next; /* the models loaded, which ag_shutdown frees */
+};
+
+/* Writes a model: man's functions' texts are texts[i] (their bytes and
+ * checksums are filled in), the variables' values vars[i] (offsets,
+ * bytes, checksums filled in). Into "<dir>.tmp-<pid>", then renamed to
+ * dir (an existing model there is replaced; anything else there is
+ * refused). `extra` files (name, text) go in too (the conversion
+ * report). False after reporting at loc; dir is then as it was. */
+typedef struct sm_extra_file {
+    const char *name;
+    const char *text;
+} sm_extra_file;
+bool sm_write(ag_loc loc, const char *dir, sm_manifest *man, char *const *texts,
+              const rt_value *const *vars, const sm_extra_file *extra, int n_extra);
+
+/* A fresh copy of function i's graph, its variables bound to the model's;
+ * NULL with a message in err. */
+ir_function *sm_function_graph(const ag_saved_model *m, int i, char *err, size_t errlen);
+
+/* The values of the model's variables, in order (owned by the model). */
+const rt_value *sm_variable_value(const ag_saved_model *m, int i);
+
+/* A pipeline request for function i of m, from a fresh graph: its
+ * target (the record's, else the process's), device scopes, soft
+ * placement and bf16 options; `bf16` receives the bf16 options the
+ * request points at. False with a message in err. */
+bool sm_request(ag_saved_model *m, int i, pl_stage stop, pl_request *r,
+                pass_bf16_options *bf16, char *err, size_t errlen);
+
+/* Replaces fn's variable reads by constants of their values (for an
+ * object file, which has no variables); false with a message in err when
+ * fn assigns one. */
+bool sm_freeze_variables(ir_function *fn, char *err, size_t errlen);
+
+/* The function record's index for a concrete function name; -1 if none. */
+int sm_function_index(const ag_saved_model *m, const char *name);
+
+/* Reads a whole file (at most max bytes); NULL with a message naming it. */
+char *sm_read_file(const char *path, size_t max, size_t *len, char *err, size_t errlen);
+
+#endif
