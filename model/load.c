@@ -75,7 +75,7 @@ static bool check_bytes(const char *path, const char *data, size_t n, int64_t by
                  (int64_t)n < bytes ? "truncated" : "not the one saved");
         return false;
     }
-    if (sm_crc32(0, data, n) != (uint32_t)checksum) {
+    if (rt_crc32(0, data, n) != (uint32_t)checksum) {
         snprintf(err, errlen, "%s: checksum mismatch: the file was changed or damaged after "
                               "it was saved; save the model again", path);
         return false;

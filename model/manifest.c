@@ -1,13 +1,12 @@
 /*
  * manifest.c - the saved model's table of contents: its schema for the
- * protobuf text format reader (backend/textproto.h), its printer, and the
- * checksum the model's files carry.
+ * protobuf text format reader (backend/textproto.h), its printer, and
+ * lookups. (Its files' checksums are rt_crc32, runtime/core/checksum.c.)
  */
 #include "manifest.h"
 
 #include "textproto.h"
 
-#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -299,29 +298,4 @@ sm_signature *sm_find_signature(sm_manifest *m, const char *name)
         if (strcmp(m->signatures[i].name, name) == 0)
             return &m->signatures[i];
     return NULL;
-}
-
-/* --------------------------------------------------------------- checksum */
-
-static uint32_t crc_table[256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-
-static void crc_make_table(void)
-{
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++)
-            c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
-        crc_table[i] = c;
-    }
-}
-
-uint32_t sm_crc32(uint32_t crc, const void *data, size_t n)
-{
-    pthread_once(&crc_once, crc_make_table);
-    const unsigned char *p = data;
-    crc = ~crc;
-    for (size_t i = 0; i < n; i++)
-        crc = crc_table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
-    return ~crc;
 }

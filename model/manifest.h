@@ -153,8 +153,4 @@ void sm_manifest_print(const sm_manifest *m, FILE *out);
 sm_function *sm_find_function(sm_manifest *m, const char *name);
 sm_signature *sm_find_signature(sm_manifest *m, const char *name);
 
-/* CRC-32 (IEEE 802.3, the one of zip and PNG) of n bytes, continuing
- * from crc (0 to start). */
-uint32_t sm_crc32(uint32_t crc, const void *data, size_t n);
-
 #endif

@@ -72,9 +72,6 @@ cg_code *cg_jit_add_object(const ir_function *fn, pass_analyses *am, const tgt_o
 
 /* ------------------------------------------------------ cache_entry.c */
 
-/* CRC-32 (IEEE 802.3, as zlib's crc32) of p[0..n), continuing crc (0 to
- * start). */
-uint32_t cg_cache_crc32(uint32_t crc, const void *p, size_t n);
 
 /* One entry: the full key, the object, and what loading it needs. */
 typedef struct cg_cache_entry {

@@ -26,7 +26,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,30 +38,6 @@ static const char magic[8] = {'A', 'G', 'C', 'C', 'A', 'C', 'H', 'E'};
 /* Larger files are not entries this cache wrote (objects are MBs). */
 static const uint64_t max_entry = (uint64_t)1 << 31;
 
-/* ---------------------------------------------------------- checksum */
-
-static uint32_t crc_table[256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-
-static void make_crc_table(void)
-{
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++)
-            c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_table[i] = c;
-    }
-}
-
-uint32_t cg_cache_crc32(uint32_t crc, const void *p, size_t n)
-{
-    pthread_once(&crc_once, make_crc_table);
-    const unsigned char *b = p;
-    crc = ~crc;
-    for (size_t i = 0; i < n; i++)
-        crc = crc_table[(crc ^ b[i]) & 0xff] ^ (crc >> 8);
-    return ~crc;
-}
 
 /* ------------------------------------------------------------ header */
 
@@ -97,9 +72,9 @@ static uint64_t get_u64(const unsigned char *p)
 static uint32_t entry_crc(const unsigned char *header, const char *key, size_t key_len,
                           const char *obj, size_t obj_len)
 {
-    uint32_t crc = cg_cache_crc32(0, header, CRC_AT);
-    crc = cg_cache_crc32(crc, key, key_len);
-    return cg_cache_crc32(crc, obj, obj_len);
+    uint32_t crc = rt_crc32(0, header, CRC_AT);
+    crc = rt_crc32(crc, key, key_len);
+    return rt_crc32(crc, obj, obj_len);
 }
 
 static void make_header(unsigned char *h, const cg_cache_entry *e)

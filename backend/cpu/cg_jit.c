@@ -22,6 +22,13 @@
  * With a compilation cache directory (cache.h), cg_compile hands the
  * graph to cache.c first, which loads or makes a relocatable object and
  * links it here (cg_jit_add_object); such code is named after its key.
+ * With AG_PERF=1 the code is registered with perf (`perf record` then
+ * `perf report` name it): the JIT links with RuntimeDyld instead of
+ * JITLink, because LLVM's perf JIT event listener hears only RuntimeDyld,
+ * and the listener writes a jitdump file (under $JITDUMPDIR, else
+ * $HOME, in .debug/jit/) that `perf inject --jit` reads. Every function of
+ * a module is named after its AG_FUNCTION: the entry agc_<name>_<n>, an
+ * outlined loop agc_<name>_<n>.loop<k> (the k-th of the module).
  */
 #include "cg.h"
 
@@ -31,8 +38,10 @@
 #include "lower.h"
 
 #include <llvm-c/Error.h>
+#include <llvm-c/ExecutionEngine.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
+#include <llvm-c/OrcEE.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 
@@ -62,6 +71,7 @@ static pthread_mutex_t jit_lock = PTHREAD_MUTEX_INITIALIZER;
 static LLVMOrcLLJITRef jit;
 static char jit_error[256];
 static atomic_int live_codes; /* cg_code made and not yet freed */
+static LLVMJITEventListenerRef perf_listener; /* AG_PERF: set once by jit_init */
 
 /* Numbers for symbol names, under jit_lock: freed ones first, so that the
  * names in use stay as few as the code alive at once. */
@@ -124,6 +134,49 @@ static bool define_symbols(LLVMOrcJITDylibRef jd, const cg_rt_symbol *syms, int 
                       sizeof jit_error);
 }
 
+/* ---------------------------------------------------------- perf */
+
+static void jit_init(void);
+
+static bool perf_wanted(void)
+{
+    const char *env = getenv("AG_PERF");
+    return env && *env && strcmp(env, "0") != 0;
+}
+
+/* LLJIT's object linking layer under AG_PERF: RuntimeDyld, heard by the
+ * perf listener (JITLink's perf support needs the ORC runtime, which the
+ * C API does not offer). */
+static LLVMOrcObjectLayerRef perf_linking_layer(void *ctx, LLVMOrcExecutionSessionRef es,
+                                                const char *triple)
+{
+    (void)ctx, (void)triple;
+    LLVMOrcObjectLayerRef layer = LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(es);
+    LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener(layer, perf_listener);
+    return layer;
+}
+
+/* Under AG_PERF, makes the listener and has the builder link with a layer
+ * it hears; a warning when LLVM was built without perf support. */
+static void use_perf(LLVMOrcLLJITBuilderRef builder)
+{
+    if (!perf_wanted())
+        return;
+    perf_listener = LLVMCreatePerfJITEventListener();
+    if (!perf_listener) {
+        rt_warn((ag_loc){0}, "AG_PERF: this LLVM has no perf JIT event listener (it was built "
+                             "without LLVM_USE_PERF); compiled code is not registered with perf");
+        return;
+    }
+    LLVMOrcLLJITBuilderSetObjectLinkingLayerCreator(builder, perf_linking_layer, NULL);
+}
+
+bool cg_perf_enabled(void)
+{
+    pthread_once(&jit_once, jit_init);
+    return perf_listener != NULL;
+}
+
 static void jit_init(void)
 {
     if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
@@ -137,6 +190,7 @@ static void jit_init(void)
         return;
     LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
     LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, jtmb);
+    use_perf(builder);
     LLVMOrcLLJITRef j;
     if (!take_error(LLVMOrcCreateLLJIT(&j, builder), "creating the JIT", jit_error,
                     sizeof jit_error))
@@ -203,11 +257,34 @@ static void symbol_name(const ir_function *fn, int number, char *buf, size_t n)
     snprintf(buf, n, "agc_%s_%d", clean, number);
 }
 
+/* Names every function the lowering defined besides the entry (outlined
+ * loops, small matrix products, math helpers) after the entry, so that a
+ * profiler's samples say which AG_FUNCTION they are in: "loop" becomes
+ * agc_f_3.loop0, "matmul_f32_4x4x4" agc_f_3.matmul_f32_4x4x4. */
+static void name_after_entry(LLVMModuleRef mod, const char *entry)
+{
+    int loops = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+        size_t len;
+        const char *name = LLVMGetValueName2(f, &len);
+        if (LLVMIsDeclaration(f) || strcmp(name, entry) == 0)
+            continue;
+        char fresh[256];
+        if (strncmp(name, "loop", 4) == 0 && (name[4] == '\0' || name[4] == '.'))
+            snprintf(fresh, sizeof fresh, "%s.loop%d", entry, loops++);
+        else
+            snprintf(fresh, sizeof fresh, "%s.%.*s", entry, (int)len, name);
+        LLVMSetValueName2(f, fresh, strlen(fresh));
+    }
+}
+
 static LLVMModuleRef build_module(const cg_code *c, LLVMContextRef ctx, char *err, size_t errlen)
 {
     LLVMModuleRef mod = cg_lower_function(c->fn, c->am, ctx, c->name, &c->opt, err, errlen);
-    if (mod)
+    if (mod) {
         cg_cache_count_llvm();
+        name_after_entry(mod, c->name);
+    }
     if (mod && !optimize(mod, &c->opt, err, errlen)) {
         LLVMDisposeModule(mod);
         return NULL;

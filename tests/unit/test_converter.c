@@ -14,6 +14,7 @@
 
 #include "convert.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 static ag_variable w, b;
@@ -66,7 +67,8 @@ static void wrapper__trace(const ag_arg *a, ag_tensor *o)
 }
 static const ag_function_desc wrapper__desc = {
     .name = "wrapper", .file = "model.c", .line = 50, .n_params = 1, .param_names = N_X,
-    .param_kinds = K_T, .signature = "f32[?,16]", .n_outputs = 1, .trace = wrapper__trace};
+    .param_kinds = K_T, .signature = "f32[?,16]", .n_outputs = 1, .trace = wrapper__trace,
+    .flags = AG_FN_JIT_COMPILE};
 
 static const int print_line = __LINE__ + 3; /* where noisy prints */
 static void noisy__trace(const ag_arg *a, ag_tensor *o)
@@ -224,9 +226,42 @@ static void test_selection_errors(void **state)
                    "opts:2:35: the model has no function alias 'nosuch' (aliases: ");
     EXPECT_FAILURE("tpu_functions { concrete_function_name: \"__inference_x_9\" }",
                    "opts:1:41: the model has no concrete function '__inference_x_9'");
-    EXPECT_FAILURE("tpu_functions { jit_compile_functions: true }",
-                   "no function of the model is marked AG_JIT_COMPILE");
     EXPECT_FAILURE("xla_sharding_options { num_cores_per_replica: 2 }", "not supported yet");
+}
+
+/* jit_compile_functions: every saved function marked AG_JIT_COMPILE. */
+static void test_jit_compile_functions(void **state)
+{
+    (void)state;
+    static cv_report r;
+    assert_true(convert("tpu_functions { jit_compile_functions: true }", &r, NULL));
+    assert_int_equal(r.n_tpu, 1);
+    assert_string_equal(r.tpu[0].name, "wrapper"); /* no alias: its name */
+    ag_saved_model *m = ag_saved_model_load(out_dir);
+    assert_true(m->man->functions[1].jit_compile);
+    assert_string_equal(m->man->functions[1].target, "tpu-model");
+    assert_string_equal(m->man->functions[0].target, "");
+    ag_saved_model_free(m);
+}
+
+/* bfloat16_optimization_options: scope ALL converts the host's functions
+ * too; the filterlist keeps ops in f32. */
+static void test_bf16_options(void **state)
+{
+    (void)state;
+    static cv_report tpu, all, kept;
+    assert_true(convert("tpu_functions { function_alias: \"tpu_func\" }", &tpu, NULL));
+    assert_true(convert("tpu_functions { function_alias: \"tpu_func\" } "
+                        "bfloat16_optimization_options { scope: ALL }",
+                        &all, NULL));
+    assert_true(convert("tpu_functions { function_alias: \"tpu_func\" } "
+                        "bfloat16_optimization_options { filterlist: \"matmul\" }",
+                        &kept, NULL));
+    assert_true(all.bf16_ops > tpu.bf16_ops);
+    assert_true(kept.bf16_ops < tpu.bf16_ops);
+    ag_saved_model *m = ag_saved_model_load(out_dir);
+    assert_string_equal(m->man->functions[0].bf16.filterlist, "matmul");
+    ag_saved_model_free(m);
 }
 
 /* print is host work: an error at its line, unless soft placement. */
@@ -329,6 +364,68 @@ static void test_converted_model_agrees(void **state)
     ag_saved_model_free(conv);
 }
 
+/* ------------------------------------------------------------ batching */
+
+typedef struct client {
+    ag_saved_model *orig, *conv;
+    int id;
+    bool ok;
+} client;
+
+/* Calls of 1 to 3 rows; each answer must be the unbatched original's. */
+static void *client_main(void *arg)
+{
+    client *c = arg;
+    ag_set_error_mode(AG_ERRORS_RETURN);
+    c->ok = true;
+    for (int call = 0; call < 6 && c->ok; call++) {
+        ag_scope_push();
+        int rows = 1 + (c->id + call) % 3;
+        float xv[3 * 16];
+        for (int i = 0; i < rows * 16; i++)
+            xv[i] = (float)((i + 5 * c->id + call) % 13) - 6.0f;
+        ag_named_tensor in = {"x", ag_from_data(AG_F32, AG_SHAPE(rows, 16), xv)}, a[1], r[1];
+        c->ok = ag_model_call(c->orig, "serving_default", &in, 1, a, 1) &&
+                ag_model_call(c->conv, "serving_default", &in, 1, r, 1) &&
+                ag_shape_equal(ag_shape_get(a[0].tensor), ag_shape_get(r[0].tensor));
+        for (int64_t i = 0; c->ok && i < ag_num_elements(a[0].tensor); i++)
+            c->ok = fabs(ag_get_f64(a[0].tensor, i) - ag_get_f64(r[0].tensor, i)) < 1e-5;
+        ag_scope_pop();
+    }
+    return NULL;
+}
+
+static void test_batched_signature(void **state)
+{
+    (void)state;
+    const char *e;
+    if (!convert("batch_options { max_batch_size: 4 batch_timeout_micros: 2000 "
+                 "allowed_batch_sizes: [2, 4] experimental { signature_name: \"serving_default\" } }",
+                 NULL, &e))
+        fail_msg("%s", e);
+    ag_saved_model *orig = ag_saved_model_load(in_dir), *conv = ag_saved_model_load(out_dir);
+    assert_non_null(conv);
+    assert_true(conv->man->functions[0].has_batch);
+    enum { N = 8 };
+    pthread_t t[N];
+    client c[N];
+    for (int i = 0; i < N; i++) {
+        c[i] = (client){orig, conv, i, false};
+        assert_int_equal(pthread_create(&t[i], NULL, client_main, &c[i]), 0);
+    }
+    for (int i = 0; i < N; i++) {
+        pthread_join(t[i], NULL);
+        assert_true(c[i].ok);
+    }
+    ag_saved_model_free(orig);
+    ag_saved_model_free(conv);
+    /* the shape rules the signature decides are errors at conversion */
+    EXPECT_FAILURE("batch_options { max_batch_size: 4 experimental { signature_name: \"nosuch\" } }",
+                   "opts:1:15: batching: the model has no signature 'nosuch'");
+    EXPECT_FAILURE("batch_options { max_batch_size: 4 }",
+                   "batching: no TPU function to batch");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -337,9 +434,12 @@ int main(void)
         TU_TEST(test_whole_function_by_signature),
         TU_TEST(test_selection_errors),
         TU_TEST(test_soft_device_placement),
+        TU_TEST(test_jit_compile_functions),
+        TU_TEST(test_bf16_options),
         TU_TEST(test_report_matches_the_cost_model),
         TU_TEST(test_default_optimizations),
         TU_TEST(test_converted_model_agrees),
+        TU_TEST(test_batched_signature),
     };
     int failed = cmocka_run_group_tests(tests, setup_group, teardown_group);
     ag_shutdown();
