@@ -280,7 +280,7 @@ static void name_after_entry(LLVMModuleRef mod, const char *entry)
 
 static LLVMModuleRef build_module(const cg_code *c, LLVMContextRef ctx, char *err, size_t errlen)
 {
-    LLVMModuleRef mod = cg_lower_function(c->fn, c->am, ctx, c->name, err, errlen);
+    LLVMModuleRef mod = cg_lower_function(c->fn, c->am, ctx, c->name, &c->opt, err, errlen);
     if (mod) {
         cg_cache_count_llvm();
         name_after_entry(mod, c->name);
