@@ -273,6 +273,26 @@ static void rebind_graph(ir_graph *g, rt_variable *const *from, rt_variable *con
     }
 }
 
+static void rechain_graph(ir_graph *g)
+{
+    ir_node *last = NULL;
+    for (ir_node *n = g->first; n; n = n->next) {
+        for (int r = 0; r < 2; r++)
+            if (n->region[r])
+                rechain_graph(n->region[r]);
+        if (n->opcode < RT_OP_COUNT)
+            n->effect = (rt_ops[n->opcode].flags & RT_F_EFFECT) != 0;
+        else if (n->opcode == IR_COND || n->opcode == IR_WHILE)
+            n->effect = ir_graph_has_effects(n->region[0]) || ir_graph_has_effects(n->region[1]);
+        n->ctrl = n->effect ? last : NULL;
+        if (n->effect)
+            last = n;
+    }
+    g->last_effect = last;
+}
+
+void ir_rechain_effects(ir_function *fn) { rechain_graph(fn->body); }
+
 void ir_function_rebind_vars(ir_function *fn, rt_variable *const *vars)
 {
     rebind_graph(fn->body, fn->vars, vars, fn->n_vars);

@@ -160,6 +160,11 @@ int ir_function_var_index(ir_function *fn, rt_variable *v);
  * refers to one), e.g. after ir_parse, whose variables are placeholders. */
 void ir_function_rebind_vars(ir_function *fn, rt_variable *const *vars);
 
+/* Sets every node's effect flag and control edge again from its opcode
+ * (and a cond or while from its regions), after a change of what is
+ * effectful (a variable read turned into a constant, or back). */
+void ir_rechain_effects(ir_function *fn);
+
 /* Unlinks a node from its graph (its uses must be gone). */
 void ir_remove(ir_node *n);
 /* Whether a region (recursively) contains an effectful node. */
