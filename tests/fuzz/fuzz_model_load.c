@@ -162,6 +162,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     snprintf(seed_dir, sizeof seed_dir, "%s/seed", work);
     snprintf(model_dir, sizeof model_dir, "%s/model", work);
     save_seed_model();
+    char functions[256];
+    snprintf(functions, sizeof functions, "%s/functions", model_dir);
+    if (mkdir(model_dir, 0755) != 0 || mkdir(functions, 0755) != 0)
+        fail_setup("mkdir");
     const char *seeds = getenv("FUZZ_MODEL_LOAD_SEEDS");
     if (seeds) {
         write_seeds(seeds);
@@ -198,13 +202,11 @@ static char *manifest_matching(int which, const uint8_t *file, size_t n, size_t 
     return text;
 }
 
+/* Writes the model's three files over the last input's (the names are
+ * the seed's: a fuzzed manifest that names others finds them missing). */
 static void write_model(int which, bool keep_sums, const uint8_t *file, size_t n)
 {
     char path[512];
-    remove_tree(model_dir);
-    snprintf(path, sizeof path, "%s/functions", model_dir);
-    if (mkdir(model_dir, 0755) != 0 || mkdir(path, 0755) != 0)
-        fail_setup("mkdir");
     const void *data[N_FILES] = {seed[MANIFEST], seed[VARIABLES], seed[FUNCTION]};
     size_t len[N_FILES] = {seed_len[MANIFEST], seed_len[VARIABLES], seed_len[FUNCTION]};
     char *manifest = NULL;
