@@ -481,3 +481,32 @@ bool tp_parse(const char *text, const char *source, const tp_message *m, void *o
     next(&R);
     return read_message(&R, m, out, '\0');
 }
+
+/* ----------------------------------------------------------------- files */
+
+/* Options and specs are a few lines: over 1 MiB, or holding a NUL byte,
+ * a file is not one. */
+char *tp_read_file(const char *path, const char *what, char *err, size_t errlen)
+{
+    enum { MAX_BYTES = 1 << 20 };
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot read %s '%s': %s", what, path, strerror(errno));
+        return NULL;
+    }
+    char *text = malloc(MAX_BYTES + 1);
+    size_t len = text ? fread(text, 1, MAX_BYTES + 1, f) : 0;
+    bool read_error = !text || ferror(f);
+    fclose(f);
+    const char *why = read_error                ? "cannot be read"
+                      : len > MAX_BYTES         ? "is larger than 1 MiB"
+                      : memchr(text, '\0', len) ? "is not text (it holds a NUL byte)"
+                                                : NULL;
+    if (why) {
+        snprintf(err, errlen, "%s '%s' %s", what, path, why);
+        free(text);
+        return NULL;
+    }
+    text[len] = '\0';
+    return text;
+}

@@ -82,4 +82,9 @@ struct tp_message {
 bool tp_parse(const char *text, const char *source, const tp_message *m, void *out, char *err,
               size_t errlen);
 
+/* A text file of at most 1 MiB (what `what` names: "the device spec"),
+ * malloc'ed and NUL-terminated; NULL with "cannot read the device spec
+ * 'PATH': ..." (or why it is not such text) in err. */
+char *tp_read_file(const char *path, const char *what, char *err, size_t errlen);
+
 #endif /* TP_TEXTPROTO_H */

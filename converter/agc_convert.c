@@ -109,7 +109,7 @@ int main(int argc, char **argv)
     ag_saved_model *m = NULL;
     status = 1;
     if (read_options(&c, o, &source) && (m = ag_saved_model_load(c.in)) &&
-        cv_convert(m, o, source, c.out, stdout))
+        cv_convert(m, o, source, c.out, stdout, NULL))
         status = 0;
     if (status && ag_last_error())
         fprintf(stderr, "agc-convert: %s\n", ag_last_error());

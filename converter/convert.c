@@ -67,6 +67,119 @@ static void apply_io_shapes(ag_saved_model *m)
     }
 }
 
+/* ------------------------------------------------------------- batching */
+
+typedef struct batcher_ctx {
+    ag_saved_model *m;
+    const cv_options *o;
+    const char *source;
+    int k; /* the batch_options entry */
+    char *err;
+    size_t errlen;
+} batcher_ctx;
+
+static bool batch_fail(batcher_ctx *B, const char *fmt, const char *a, const char *b)
+{
+    tp_loc at = B->o->at.batch_options[B->k];
+    int n = at.line ? snprintf(B->err, B->errlen, "%s:%d:%d: ", B->source, at.line, at.col) : 0;
+    snprintf(B->err + n, B->errlen - (size_t)n, fmt, a, b);
+    return false;
+}
+
+/* converter.md's shape rules that the types decide: every batched input
+ * and output has a dimension 0, unknown (`?`), which the batch fills. */
+static bool batchable(batcher_ctx *B, const sm_function *f)
+{
+    for (int k = 0; k < f->n_inputs + f->n_outputs; k++) {
+        const sm_io *io = k < f->n_inputs ? &f->inputs[k] : &f->outputs[k - f->n_inputs];
+        bool input = k < f->n_inputs;
+        char what[SM_NAME + 64];
+        snprintf(what, sizeof what, "%s '%s' of '%s'", input ? "input" : "output", io->name,
+                 f->name);
+        if (strstr(io->type, "[]"))
+            return batch_fail(B, "batching: %s is a scalar (%s); batched tensors need a "
+                                 "dimension 0 to join requests along", what, io->type);
+        if (!strstr(io->type, "[?"))
+            return batch_fail(B, "batching: %s is %s; a batched function's signature has '?' "
+                                 "in dimension 0 of every input and output", what, io->type);
+    }
+    return true;
+}
+
+static bool batch_function(batcher_ctx *B, sm_function *f)
+{
+    const cv_batch_options *b = &B->o->batch_options[B->k];
+    if (f->has_batch)
+        return batch_fail(B, "batching: '%s' is batched by two batch_options%s", f->name, "");
+    if (!batchable(B, f))
+        return false;
+    f->has_batch = true;
+    f->batch = (sm_batch){.num_batch_threads = b->num_batch_threads,
+                          .max_batch_size = b->max_batch_size,
+                          .batch_timeout_micros = b->batch_timeout_micros,
+                          .max_enqueued_batches = b->max_enqueued_batches,
+                          .n_allowed_batch_sizes = b->n_allowed_batch_sizes,
+                          .disable_large_batch_splitting = b->disable_large_batch_splitting};
+    for (int i = 0; i < b->n_allowed_batch_sizes; i++)
+        f->batch.allowed_batch_sizes[i] = b->allowed_batch_sizes[i];
+    return true;
+}
+
+/* What an entry batches: its `experimental` target, else every TPU
+ * function. A function that others call is batched at its callers'
+ * inputs (the tracer inlined it there). */
+static bool apply_batch_options(batcher_ctx *B)
+{
+    const char *name = NULL;
+    cv_selector kind = cv_batch_target_selector(&B->o->batch_options[B->k].experimental, &name);
+    sm_manifest *man = B->m->man;
+    const char *function = name;
+    if (kind == CV_SELECT_SIGNATURE_NAME) {
+        sm_signature *s = sm_find_signature(man, name);
+        if (!s)
+            return batch_fail(B, "batching: the model has no signature '%s'%s", name, "");
+        function = s->function;
+    } else if (kind == CV_SELECT_FUNCTION_ALIAS) {
+        function = NULL;
+        for (int i = 0; i < man->n_aliases && !function; i++)
+            if (strcmp(man->aliases[i].name, name) == 0)
+                function = man->aliases[i].function;
+        if (!function)
+            return batch_fail(B, "batching: the model has no function alias '%s'%s", name, "");
+    }
+    int hits = 0;
+    for (int i = 0; i < man->n_functions; i++) {
+        sm_function *f = &man->functions[i];
+        bool calls = false;
+        for (int c = 0; c < f->n_calls && function; c++)
+            calls |= strcmp(f->calls[c].name, function) == 0;
+        bool chosen = kind == CV_SELECT_NONE ? strcmp(f->target, "tpu-model") == 0
+                      : kind == CV_SELECT_FUNCTION_ALIAS
+                          ? strcmp(f->function, function) == 0 || calls
+                          : strcmp(f->name, function) == 0;
+        if (chosen && (++hits, !batch_function(B, f)))
+            return false;
+    }
+    if (!hits)
+        return batch_fail(B, kind == CV_SELECT_NONE
+                                 ? "batching: no TPU function to batch%s%s; select one in "
+                                   "tpu_functions, or name what to batch in experimental"
+                                 : "batching: '%s' is no function of the model%s",
+                          kind == CV_SELECT_NONE ? "" : name, "");
+    return true;
+}
+
+static bool apply_batching(ag_saved_model *m, const cv_options *o, const char *source,
+                           char *err, size_t errlen)
+{
+    for (int k = 0; k < o->n_batch_options; k++) {
+        batcher_ctx B = {m, o, source ? source : "<options>", k, err, errlen};
+        if (!apply_batch_options(&B))
+            return false;
+    }
+    return true;
+}
+
 static char *text_of(void (*print)(const void *, FILE *), const void *what)
 {
     char *text = NULL;
@@ -102,7 +215,7 @@ static bool write_model(ag_saved_model *m, const cv_options *o, const cv_report 
 }
 
 bool cv_convert(ag_saved_model *m, const cv_options *o, const char *source,
-                const char *out_dir, FILE *report)
+                const char *out_dir, FILE *print, cv_report *report)
 {
     char err[1024];
     if (!cv_select(m, o, source, err, sizeof err)) {
@@ -117,9 +230,18 @@ bool cv_convert(ag_saved_model *m, const cv_options *o, const char *source,
         apply_bf16(m, o);
     if (r->io_shapes)
         apply_io_shapes(m);
+    if (!apply_batching(m, o, source, err, sizeof err)) {
+        rt_report((ag_loc){0}, "%s", err);
+        free(r);
+        return false;
+    }
+    for (int i = 0; i < m->man->n_functions; i++)
+        r->n_batched += m->man->functions[i].has_batch;
     bool ok = cv_cost(m, o, r) && write_model(m, o, r, out_dir);
+    if (ok && print)
+        cv_report_print(r, print);
     if (ok && report)
-        cv_report_print(r, report);
+        *report = *r;
     free(r);
     return ok;
 }

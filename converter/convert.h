@@ -35,6 +35,7 @@ typedef struct cv_report {
     int64_t link_before, link_after; /* host link bytes per call */
     int bf16_ops;               /* ops computing in bf16 after the pass */
     bool bf16, io_shapes;       /* the optimizations that ran */
+    int n_batched;              /* functions whose calls are batched */
     char device[64];            /* the device spec's name */
 } cv_report;
 
@@ -60,9 +61,10 @@ bool cv_cost(ag_saved_model *m, const cv_options *o, cv_report *r);
 /* The report in converter.md §6's form, and what each optimization did. */
 void cv_report_print(const cv_report *r, FILE *out);
 
-/* The whole conversion: options already read; writes out_dir and prints
- * the report to `report` (may be NULL). False after reporting. */
+/* The whole conversion: options already read; writes out_dir, prints
+ * the report to `print` and stores it in *report (each may be NULL).
+ * False after reporting. */
 bool cv_convert(ag_saved_model *m, const cv_options *o, const char *source,
-                const char *out_dir, FILE *report);
+                const char *out_dir, FILE *print, cv_report *report);
 
 #endif

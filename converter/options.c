@@ -126,37 +126,10 @@ bool cv_options_parse(const char *text, const char *source, cv_options *out, cha
            cv_options_check(out, source, err, errlen);
 }
 
-/* The whole file as a string; NULL with a message in err. Options are a
- * few lines: over 1 MiB (or holding a NUL byte) is not options text. */
-static char *read_text(const char *path, char *err, size_t errlen)
-{
-    enum { MAX_BYTES = 1 << 20 };
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "cannot read the converter options '%s': %s", path,
-                 strerror(errno));
-        return NULL;
-    }
-    char *text = malloc(MAX_BYTES + 1);
-    size_t len = text ? fread(text, 1, MAX_BYTES + 1, f) : 0;
-    bool read_error = !text || ferror(f);
-    fclose(f);
-    const char *why = read_error         ? "cannot be read"
-                      : len > MAX_BYTES  ? "is larger than 1 MiB"
-                      : memchr(text, '\0', len) ? "is not text (it holds a NUL byte)"
-                                                : NULL;
-    if (why) {
-        snprintf(err, errlen, "the converter options '%s' %s", path, why);
-        free(text);
-        return NULL;
-    }
-    text[len] = '\0';
-    return text;
-}
 
 bool cv_options_read_file(const char *path, cv_options *out, char *err, size_t errlen)
 {
-    char *text = read_text(path, err, errlen);
+    char *text = tp_read_file(path, "the converter options", err, errlen);
     if (!text) {
         cv_options_init(out);
         return false;

@@ -69,12 +69,14 @@ static void visit(void *ctx, const ir_node *n, double seconds)
     T->r->cpu_seconds += seconds;
 }
 
-/* Ops that compute in bf16 (casts and transfers are not ops converted). */
+/* Ops that compute in bf16 (casts, constants and transfers are not ops
+ * converted). */
 static int count_bf16(const ir_graph *g)
 {
     int n = 0;
     for (const ir_node *x = g->first; x; x = x->next) {
         n += x->opcode < RT_OP_COUNT && x->type.dtype == AG_BF16 && x->opcode != RT_OP_CAST &&
+             x->opcode != RT_OP_CONST &&
              x->opcode != RT_OP_TO_DEVICE && x->opcode != RT_OP_TO_HOST;
         for (int r = 0; r < 2; r++)
             if (x->region[r])
@@ -218,6 +220,12 @@ void cv_report_print(const cv_report *r, FILE *out)
                 (long long)(r->link_before - r->link_after));
     else
         fprintf(out, "I/O shapes: off\n");
+    if (r->n_batched)
+        fprintf(out, "batching:   %d function%s batched at %s inputs (agc-model show "
+                     "lists the options)\n", r->n_batched, r->n_batched == 1 ? "" : "s",
+                r->n_batched == 1 ? "its" : "their");
+    else
+        fprintf(out, "batching:   none\n");
     fprintf(out, "Simulated time per call: %.2f us before the optimizations, %.2f us after "
                  "(%.2fx)\n", r->call_before * 1e6, r->call_after * 1e6,
             r->call_after > 0 ? r->call_before / r->call_after : 0);

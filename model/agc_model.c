@@ -65,6 +65,12 @@ static void show_function(const sm_manifest *man, const sm_function *f)
         printf("    jit_compile: true\n");
     if (f->io_shape_optimization)
         printf("    I/O shape optimization\n");
+    if (f->has_batch)
+        printf("    batched: max_batch_size %lld, %lld thread%s, timeout %lld us, at most %lld "
+               "batches waiting%s\n", (long long)f->batch.max_batch_size,
+               (long long)f->batch.num_batch_threads, f->batch.num_batch_threads == 1 ? "" : "s",
+               (long long)f->batch.batch_timeout_micros, (long long)f->batch.max_enqueued_batches,
+               f->batch.disable_large_batch_splitting ? ", no large-batch splitting" : "");
     if (f->freeze_variables)
         printf("    variables read as constants of their saved values\n");
     for (int k = 0; k < f->n_calls; k++)

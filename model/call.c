@@ -10,6 +10,7 @@
  */
 #include "model.h"
 
+#include "batch.h"
 #include "signature.h"
 
 #include <stdlib.h>
@@ -53,6 +54,51 @@ bool sm_request(ag_saved_model *m, int i, pl_stage stop, pl_request *r,
     return true;
 }
 
+/* A batch of function i's calls: the compiled function on the batched
+ * inputs (on a batch thread). */
+static bool run_batch(void *state, const ag_tensor *inputs, ag_tensor *outputs)
+{
+    sm_loaded_function *lf = state;
+    int n_in = lf->rec->n_inputs, n_out = lf->rec->n_outputs;
+    rt_value **in = rt_xcalloc((size_t)n_in + 1, sizeof *in);
+    rt_value **out = rt_xcalloc((size_t)n_out + 1, sizeof *out);
+    bool ok = true;
+    for (int k = 0; ok && k < n_in; k++)
+        ok = (in[k] = rt_handle_get((ag_loc){0}, inputs[k])) != NULL;
+    ok = ok && pl_execute(&lf->compiled, in, n_in, out);
+    for (int k = 0; k < n_out; k++)
+        if (ok)
+            outputs[k] = rt_handle_new(out[k]);
+        else
+            rt_value_free(out[k]);
+    free(in);
+    free(out);
+    return ok;
+}
+
+/* The batcher of a function the converter batched (its record's batch
+ * options); the model owns it. */
+static ag_batcher *new_batcher(ag_loc loc, sm_loaded_function *lf)
+{
+    const sm_batch *sb = &lf->rec->batch;
+    int allowed[32];
+    for (int k = 0; k < sb->n_allowed_batch_sizes; k++)
+        allowed[k] = (int)sb->allowed_batch_sizes[k];
+    ag_batch_options o = {
+        .num_batch_threads = (int)sb->num_batch_threads,
+        .max_batch_size = (int)sb->max_batch_size,
+        .batch_timeout_micros = sb->batch_timeout_micros,
+        .allowed_batch_sizes = sb->n_allowed_batch_sizes ? allowed : NULL,
+        .n_allowed_batch_sizes = sb->n_allowed_batch_sizes,
+        .max_enqueued_batches = (int)sb->max_enqueued_batches,
+        .disable_large_batch_splitting = sb->disable_large_batch_splitting};
+    bt_runner r = {.run = run_batch, .state = lf, .n_inputs = lf->rec->n_inputs,
+                   .n_outputs = lf->rec->n_outputs, .name = lf->rec->name, .owned = true};
+    for (int k = 0; k < lf->rec->n_inputs && k < BT_MAX_TENSORS; k++)
+        r.input_names[k] = lf->rec->inputs[k].name;
+    return bt_new(loc, &r, &o);
+}
+
 /* Compiles function i once; false after reporting (and for every later
  * call, which reports again). */
 static bool compiled(ag_loc loc, ag_saved_model *m, int i)
@@ -67,6 +113,10 @@ static bool compiled(ag_loc loc, ag_saved_model *m, int i)
         char err[1024];
         if (sm_request(m, i, PL_COMPILED, &r, &bf16, err, sizeof err)) {
             ok = pl_run(&r, &lf->compiled);
+            if (ok && lf->rec->has_batch && !(lf->batcher = new_batcher(loc, lf))) {
+                pl_result_free(&lf->compiled);
+                ok = false;
+            }
         } else {
             rt_report(loc, "%s", err);
         }
@@ -114,9 +164,11 @@ const ag_signature_def *ag_model_signature_at(ag_loc loc, const ag_saved_model *
 
 /* ------------------------------------------------------------------ call */
 
-/* inputs in the signature's order; false after reporting. */
+/* inputs in the signature's order (values and handles); false after
+ * reporting. */
 static bool order_inputs(ag_loc loc, const ag_saved_model *m, const ag_signature_def *s,
-                         const ag_named_tensor *inputs, int n_inputs, rt_value **in)
+                         const ag_named_tensor *inputs, int n_inputs, rt_value **in,
+                         ag_tensor *handles)
 {
     for (int k = 0; k < n_inputs; k++) {
         int at = -1;
@@ -131,6 +183,7 @@ static bool order_inputs(ag_loc loc, const ag_saved_model *m, const ag_signature
         }
         if (!(in[at] = rt_handle_get(loc, inputs[k].tensor)))
             return false;
+        handles[at] = inputs[k].tensor;
         const ag_tensor_spec *want = &s->inputs[at];
         if (in[at]->dtype != want->dtype || !ir_spec_shape_matches(&want->shape, &in[at]->shape)) {
             char w[128], g[128];
@@ -172,15 +225,26 @@ bool ag_model_call_at(ag_loc loc, ag_saved_model *m, const char *signature,
     int fi = sm_function_index(m, m->man->signatures[s - m->sigs].function);
     rt_value **in = rt_xcalloc((size_t)s->n_inputs + 1, sizeof *in);
     rt_value **out = rt_xcalloc((size_t)s->n_outputs + 1, sizeof *out);
-    bool ok = order_inputs(loc, m, s, inputs, n_inputs, in) && compiled(loc, m, fi) &&
-              pl_execute(&m->fns[fi].compiled, in, s->n_inputs, out);
+    ag_tensor *handles = rt_xcalloc((size_t)s->n_inputs + 1, sizeof *handles);
+    ag_tensor *batched = rt_xcalloc((size_t)s->n_outputs + 1, sizeof *batched);
+    bool ok = order_inputs(loc, m, s, inputs, n_inputs, in, handles) && compiled(loc, m, fi);
+    ag_batcher *b = ok ? m->fns[fi].batcher : NULL;
+    if (b)
+        ok = ag_batcher_call_at(loc, b, handles, batched);
+    else
+        ok = ok && pl_execute(&m->fns[fi].compiled, in, s->n_inputs, out);
     for (int k = 0; k < s->n_outputs; k++) {
         outputs[k].name = s->outputs[k].name;
-        outputs[k].tensor = ok ? rt_handle_new(out[k]) : rt_error_tensor();
-        if (!ok)
+        if (b)
+            outputs[k].tensor = ok ? batched[k] : rt_error_tensor();
+        else
+            outputs[k].tensor = ok ? rt_handle_new(out[k]) : rt_error_tensor();
+        if (!ok && !b)
             rt_value_free(out[k]);
     }
     free(in);
     free(out);
+    free(handles);
+    free(batched);
     return ok;
 }

@@ -75,7 +75,7 @@ static bool check_bytes(const char *path, const char *data, size_t n, int64_t by
                  (int64_t)n < bytes ? "truncated" : "not the one saved");
         return false;
     }
-    if (sm_crc32(0, data, n) != (uint32_t)checksum) {
+    if (rt_crc32(0, data, n) != (uint32_t)checksum) {
         snprintf(err, errlen, "%s: checksum mismatch: the file was changed or damaged after "
                               "it was saved; save the model again", path);
         return false;
@@ -293,6 +293,8 @@ static void free_model(ag_saved_model *m)
     if (!m)
         return;
     for (int i = 0; m->fns && i < m->man->n_functions; i++) {
+        if (m->fns[i].batcher)
+            ag_batcher_free(m->fns[i].batcher); /* its threads run the compiled code */
         pl_result_free(&m->fns[i].compiled);
         free(m->fns[i].text);
         if (m->fns[i].rec)

@@ -1,13 +1,12 @@
 /*
  * manifest.c - the saved model's table of contents: its schema for the
- * protobuf text format reader (backend/textproto.h), its printer, and the
- * checksum the model's files carry.
+ * protobuf text format reader (backend/textproto.h), its printer, and
+ * lookups. (Its files' checksums are rt_crc32, runtime/core/checksum.c.)
  */
 #include "manifest.h"
 
 #include "textproto.h"
 
-#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -40,6 +39,19 @@ static const tp_field bf16_fields[] = {
 };
 static const tp_message bf16_message = {"BFloat16", bf16_fields, COUNT(bf16_fields)};
 
+static const tp_field batch_fields[] = {
+    INT(sm_batch, num_batch_threads, 1, 1024),
+    INT(sm_batch, max_batch_size, 1, 2147483647.0),
+    INT(sm_batch, batch_timeout_micros, 0, 9.2e18),
+    INT(sm_batch, max_enqueued_batches, 0, 2147483647.0),
+    {.name = "allowed_batch_sizes", .type = TP_INT, .offset = offsetof(sm_batch,
+     allowed_batch_sizes), .repeated = true, .capacity = 32,
+     .count_offset = offsetof(sm_batch, n_allowed_batch_sizes), .elem_size = sizeof(int64_t),
+     .lo = 1, .hi = 2147483647.0},
+    BOOL(sm_batch, disable_large_batch_splitting),
+};
+static const tp_message batch_message = {"Batching", batch_fields, COUNT(batch_fields)};
+
 static const tp_field function_fields[] = {
     STR(sm_function, name),
     STR(sm_function, function),
@@ -56,6 +68,8 @@ static const tp_field function_fields[] = {
     MSGS(sm_function, "call", calls, n_calls, name_message),
     {.name = "bfloat16", .type = TP_MESSAGE, .offset = offsetof(sm_function, bf16),
      .message = &bf16_message, .seen_offset = offsetof(sm_function, has_bf16)},
+    {.name = "batch", .type = TP_MESSAGE, .offset = offsetof(sm_function, batch),
+     .message = &batch_message, .seen_offset = offsetof(sm_function, has_batch)},
     MSGS(sm_function, "input", inputs, n_inputs, io_message),
     MSGS(sm_function, "output", outputs, n_outputs, io_message),
     {.name = "variable", .type = TP_INT, .offset = offsetof(sm_function, variables),
@@ -195,6 +209,21 @@ static void put_function(FILE *out, const sm_function *f)
         fprintf(out, " skip_safety_checks: %s }\n",
                 f->bf16.skip_safety_checks ? "true" : "false");
     }
+    if (f->has_batch) {
+        const sm_batch *b = &f->batch;
+        fprintf(out, "  batch { num_batch_threads: %lld max_batch_size: %lld "
+                     "batch_timeout_micros: %lld max_enqueued_batches: %lld",
+                (long long)b->num_batch_threads, (long long)b->max_batch_size,
+                (long long)b->batch_timeout_micros, (long long)b->max_enqueued_batches);
+        if (b->n_allowed_batch_sizes) {
+            fputs(" allowed_batch_sizes: [", out);
+            for (int i = 0; i < b->n_allowed_batch_sizes; i++)
+                fprintf(out, "%s%lld", i ? ", " : "", (long long)b->allowed_batch_sizes[i]);
+            fputc(']', out);
+        }
+        fprintf(out, " disable_large_batch_splitting: %s }\n",
+                b->disable_large_batch_splitting ? "true" : "false");
+    }
     put_ios(out, "input", f->inputs, f->n_inputs, "  ");
     put_ios(out, "output", f->outputs, f->n_outputs, "  ");
     if (f->n_variables) {
@@ -269,29 +298,4 @@ sm_signature *sm_find_signature(sm_manifest *m, const char *name)
         if (strcmp(m->signatures[i].name, name) == 0)
             return &m->signatures[i];
     return NULL;
-}
-
-/* --------------------------------------------------------------- checksum */
-
-static uint32_t crc_table[256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-
-static void crc_make_table(void)
-{
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++)
-            c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
-        crc_table[i] = c;
-    }
-}
-
-uint32_t sm_crc32(uint32_t crc, const void *data, size_t n)
-{
-    pthread_once(&crc_once, crc_make_table);
-    const unsigned char *p = data;
-    crc = ~crc;
-    for (size_t i = 0; i < n; i++)
-        crc = crc_table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
-    return ~crc;
 }

@@ -63,6 +63,15 @@ typedef struct sm_bf16 {
     bool skip_safety_checks;
 } sm_bf16;
 
+/* Batching at a function's inputs (the converter's BatchOptions): the
+ * fields of ag_batch_options. */
+typedef struct sm_batch {
+    int64_t num_batch_threads, max_batch_size, batch_timeout_micros, max_enqueued_batches;
+    int64_t allowed_batch_sizes[32];
+    int n_allowed_batch_sizes;
+    bool disable_large_batch_splitting;
+} sm_batch;
+
 /* One concrete function: a traced graph in the text IR. */
 typedef struct sm_function {
     char name[SM_NAME];        /* __inference_<function>_<n> */
@@ -85,6 +94,8 @@ typedef struct sm_function {
     int n_calls;
     sm_bf16 bf16;
     bool has_bf16;
+    sm_batch batch; /* calls are batched (has_batch) */
+    bool has_batch;
     sm_io inputs[SM_MAX_IO];
     int n_inputs;
     sm_io outputs[SM_MAX_IO];
@@ -141,9 +152,5 @@ void sm_manifest_print(const sm_manifest *m, FILE *out);
 /* The function, signature or alias named `name`; NULL if none is. */
 sm_function *sm_find_function(sm_manifest *m, const char *name);
 sm_signature *sm_find_signature(sm_manifest *m, const char *name);
-
-/* CRC-32 (IEEE 802.3, the one of zip and PNG) of n bytes, continuing
- * from crc (0 to start). */
-uint32_t sm_crc32(uint32_t crc, const void *data, size_t n);
 
 #endif

@@ -63,7 +63,7 @@ static bool write_functions(ag_loc loc, const char *tmp, sm_manifest *man, char 
         size_t n = strlen(texts[i]);
         snprintf(f->file, sizeof f->file, "functions/%s.ir", f->name);
         f->bytes = (int64_t)n;
-        f->checksum = sm_crc32(0, texts[i], n);
+        f->checksum = rt_crc32(0, texts[i], n);
         char *path = join(tmp, f->file);
         ok = write_bytes(loc, path, texts[i], n);
         free(path);
@@ -88,7 +88,7 @@ static bool write_variables(ag_loc loc, const char *tmp, sm_manifest *man,
             memcpy(buf + at, vars[i]->data, n);
         v->offset = (int64_t)at;
         v->bytes = (int64_t)n;
-        v->checksum = sm_crc32(0, buf + at, n);
+        v->checksum = rt_crc32(0, buf + at, n);
         at += n;
     }
     man->variables_bytes = (int64_t)total;

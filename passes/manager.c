@@ -325,8 +325,11 @@ static bool run_default(ir_function *fn, pass_analyses *am)
         }
         if (pass_analyses_caps(s.ctx.am)->supports)
             step(&s, pass_place); /* a device target: before its plans */
-        if (bf16_placed)
+        if (bf16_placed) {
             step(&s, pass_bf16);
+            step(&s, pass_fold); /* casts of constants become bf16 constants */
+            step(&s, pass_dce);
+        }
         step(&s, pass_fusion);
         step(&s, pass_memplan);
     }

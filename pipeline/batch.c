@@ -788,12 +788,15 @@ ag_batch_stats ag_batcher_stats(ag_batcher *b)
     return s;
 }
 
-/* ag_shutdown: the batchers still alive finish their requests and go. */
+/* ag_shutdown: the batchers still alive finish their requests and go
+ * (those with an owner go with it). */
 static void batch_shutdown(void)
 {
     for (;;) {
         pthread_mutex_lock(&live_lock);
         ag_batcher *b = live;
+        while (b && b->run.owned)
+            b = b->next_live;
         pthread_mutex_unlock(&live_lock);
         if (!b)
             break;

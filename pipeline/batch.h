@@ -50,6 +50,9 @@ typedef struct bt_runner {
     void *state;
     int n_inputs, n_outputs;
     const char *name;                         /* for messages: "'f'" or "the callback" */
+    /* Freed by its owner (a loaded saved model), which ag_shutdown frees
+     * in its own turn; ag_shutdown's batching hook leaves it alone. */
+    bool owned;
     const char *input_names[BT_MAX_TENSORS];  /* NULL entries: "input i" */
     /* The types a signature fixes (has_types): shape dim 0 is -1, other
      * dims -1 where the signature has `?`. */

@@ -18,6 +18,9 @@
  */
 #include "function.h"
 
+#include "profile.h"
+#include "tiered.h"
+
 #include "trace.h"
 
 #include <limits.h>
@@ -55,6 +58,7 @@ struct fn_entry {
     unsigned history; /* bit i: whether the i-th latest call traced */
     int calls;
     bool warned;
+    fn_profile profile; /* AG_PROFILE's figures, kept always (atomics) */
     fn_entry *next;
 };
 
@@ -69,6 +73,7 @@ static atomic_int live_concretes;
 /* --------------------------------------------------------------- registry */
 
 static void registry_shutdown(void);
+static void at_exit(void);
 
 static bool signature_for(const ag_function_desc *d, ir_spec *sig)
 {
@@ -103,6 +108,9 @@ static fn_entry *entry_for(const ag_function_desc *d)
         e->next = registry;
         registry = e;
         rt_at_shutdown(registry_shutdown);
+        static bool exit_hook;
+        if (!exit_hook)
+            exit_hook = atexit(at_exit) == 0;
     }
     pthread_mutex_unlock(&registry_lock);
     return e;
@@ -146,11 +154,51 @@ static void free_list(ag_concrete_function *cf)
     }
 }
 
+/* AG_PROFILE's table, of the functions in the registry (under
+ * registry_lock). The background compiles have ended (pl_tier_stop), so
+ * that their time counts. */
+static void print_profile_locked(void)
+{
+    int n = 0;
+    for (fn_entry *e = registry; e; e = e->next)
+        n++;
+    if (!n || !fn_profile_enabled())
+        return;
+    const char **names = rt_xcalloc((size_t)n, sizeof *names);
+    const fn_profile **profiles = rt_xcalloc((size_t)n, sizeof *profiles);
+    n = 0;
+    for (fn_entry *e = registry; e; e = e->next, n++) {
+        names[n] = e->desc->name;
+        profiles[n] = &e->profile;
+    }
+    fn_profile_print(stderr, names, profiles, n);
+    free(names);
+    free(profiles);
+}
+
+/* At exit without ag_shutdown: the profile, nothing freed (another thread
+ * may still be calling). Takes no entry's lock, and registry_lock only if
+ * it is free: exit may come from an error reported while a trace holds
+ * an entry's, or while entry_for (a bad AG_SIGNATURE) holds
+ * registry_lock on this very thread. Entries are only ever added at the
+ * head, so the walk is safe without it. */
+static void at_exit(void)
+{
+    pl_tier_stop();
+    bool locked = pthread_mutex_trylock(&registry_lock) == 0;
+    print_profile_locked();
+    if (locked)
+        pthread_mutex_unlock(&registry_lock);
+}
+
 /* Frees every concrete function, cached or not, whatever its references:
- * after ag_shutdown no call may run and no user pointer may be used. */
+ * after ag_shutdown no call may run and no user pointer may be used.
+ * Compiles in the background end first: they read the graphs. */
 static void registry_shutdown(void)
 {
+    pl_tier_stop();
     pthread_mutex_lock(&registry_lock);
+    print_profile_locked();
     for (fn_entry *e = registry, *next; e; e = next) {
         next = e->next;
         free_list(e->concretes);
@@ -466,6 +514,9 @@ static ag_concrete_function *trace_concrete(fn_entry *e, const arg_key *keys)
 {
     const ag_function_desc *d = e->desc;
     pl_request r = request_for(e, keys, PL_COMPILED);
+    r.may_tier = true; /* calls run whichever code is ready */
+    r.timing = &e->profile.timing;
+    atomic_fetch_add(&e->profile.traces, 1);
     pl_result compiled;
     if (!pl_run(&r, &compiled))
         return NULL;
@@ -586,7 +637,10 @@ static bool run_concrete(ag_concrete_function *cf, ag_loc loc, const ag_arg *arg
     for (int i = 0; i < d->n_params; i++)
         if (d->param_kinds[i] == AG_ARG_TENSOR || d->param_kinds[i] == AG_ARG_TENSOR_ARRAY)
             in[n_in++] = rt_handle_get(loc, args[i].tensor);
+    bool interim = pl_compiling(&cf->compiled);
+    int64_t t0 = fn_profile_now();
     bool ok = pl_execute(&cf->compiled, in, n_in, out);
+    fn_profile_call(&cf->entry->profile, fn_profile_now() - t0, interim);
     for (int i = 0; i < d->n_outputs; i++)
         outputs[i] = ok ? rt_handle_new(out[i]) : rt_error_tensor();
     if (!ok)

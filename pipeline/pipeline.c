@@ -4,11 +4,13 @@
  */
 #include "pipeline.h"
 
+#include "tiered.h"
 #include "trace.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ------------------------------------------------------------ choosing */
 
@@ -228,7 +230,19 @@ static bool check_supported(const ir_graph *g, const tgt_target *t, const ir_liv
     return true;
 }
 
-static bool compile(const pl_request *r, pl_result *out)
+/* The reference target's executable (the interpreter's): for what the
+ * target cannot compile, and for the calls until out->tier's compile is
+ * ready. */
+static bool compile_reference(const pl_request *r, pl_result *out)
+{
+    tgt_diag diag;
+    memset(&diag, 0, sizeof diag);
+    out->target = tgt_find("reference");
+    out->exe = out->target->compile(out->graph, out->am, &r->options, &diag);
+    return out->exe != NULL;
+}
+
+static bool compile_now(const pl_request *r, pl_result *out)
 {
     const tgt_target *t = out->target;
     tgt_diag diag;
@@ -244,10 +258,43 @@ static bool compile(const pl_request *r, pl_result *out)
                       request_name(r), t->name, diag.msg);
         return false;
     }
-    /* what the target cannot compile, the interpreter runs */
-    out->target = tgt_find("reference");
-    out->exe = out->target->compile(out->graph, out->am, &r->options, &diag);
-    return out->exe != NULL;
+    return compile_reference(r, out); /* what the target cannot compile */
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void add_time(atomic_llong *to, int64_t since)
+{
+    if (to)
+        atomic_fetch_add(to, now_ns() - since);
+}
+
+/* Whether the target's compile may run in the background while the
+ * reference executor runs the calls: only where a failed compile would
+ * fall back to it anyway (not strict, a target that falls back), so the
+ * calls see the same results and errors either way. */
+static bool compile_in_background(const pl_request *r, const pl_result *out)
+{
+    const tgt_target *t = out->target;
+    return r->may_tier && !r->strict && t->falls_back &&
+           pl_tier_wanted(ir_function_num_nodes(out->graph));
+}
+
+static bool compile(const pl_request *r, pl_result *out)
+{
+    /* without a background thread, the compile runs now */
+    if (compile_in_background(r, out) &&
+        (out->tier = pl_tier_submit(out->graph, out->am, out->target, &r->options, r->timing)))
+        return compile_reference(r, out);
+    int64_t t0 = now_ns();
+    bool ok = compile_now(r, out);
+    add_time(r->timing ? &r->timing->compile_ns : NULL, t0);
+    return ok;
 }
 
 /* Soft device placement: the program's choice, else the environment's. */
@@ -315,6 +362,7 @@ bool pl_run(const pl_request *r, pl_result *out)
     pl_request req = *r;
     req.strict = strict;
     bool ok = take_env_cpu(&req, out->target);
+    int64_t t0 = now_ns();
     if (r->graph) {
         out->graph = r->graph; /* ours now, freed with the result */
         progress(r, "verify%s", "");
@@ -332,6 +380,7 @@ bool pl_run(const pl_request *r, pl_result *out)
         ok = ok && verify(r, out->graph, "optimized");
 #endif
     }
+    add_time(req.timing ? &req.timing->trace_ns : NULL, t0);
     if (ok && req.stop >= PL_COMPILED) {
         progress(r, "compile for the target '%s'", out->target->name);
         ok = compile(&req, out);
@@ -343,16 +392,27 @@ bool pl_run(const pl_request *r, pl_result *out)
 
 bool pl_execute(const pl_result *c, rt_value *const *args, int n_args, rt_value **results)
 {
-    return c->target->run(c->exe, args, n_args, results);
+    const tgt_target *t = c->target;
+    const tgt_exe *x = c->exe;
+    if (c->tier)
+        pl_tier_ready(c->tier, &t, &x); /* else the reference executable, meanwhile */
+    return t->run(x, args, n_args, results);
 }
+
+bool pl_compiling(const pl_result *c) { return c->tier && pl_tier_pending(c->tier); }
 
 void pl_result_free(pl_result *c)
 {
     if (c->exe)
         c->target->free(c->exe); /* before the graph it refers to */
-    pass_analyses_free(c->am);
-    if (c->graph)
-        ir_function_free(c->graph);
+    /* a compile still running keeps the graph and analyses it reads, and
+     * frees them when it ends */
+    bool kept = c->tier && pl_tier_release(c->tier, c->graph, c->am);
+    if (!kept) {
+        pass_analyses_free(c->am);
+        if (c->graph)
+            ir_function_free(c->graph);
+    }
     memset(c, 0, sizeof *c);
 }
 

@@ -15,6 +15,8 @@
 
 #include "target.h"
 
+#include <stdatomic.h>
+
 /* Where a run stops: after the stage named. */
 typedef enum pl_stage { PL_TRACED, PL_OPTIMIZED, PL_COMPILED } pl_stage;
 
@@ -27,6 +29,15 @@ typedef struct pl_arg {
     double f;
     ag_variable var;
 } pl_arg;
+
+/* Where a function's compile time goes, summed over its traces
+ * (AG_PROFILE prints it): added to by the pipeline, and by the background
+ * thread for a compile that runs there. */
+typedef struct pl_timing {
+    atomic_llong trace_ns;   /* trace, verify and the passes */
+    atomic_llong compile_ns; /* the target's compile */
+    atomic_int background;   /* compiles run in the background */
+} pl_timing;
 
 typedef struct pl_request {
     const ag_function_desc *desc;
@@ -48,6 +59,11 @@ typedef struct pl_request {
     const char *const *device_scopes;
     int n_device_scopes;
     tgt_options options;
+    /* The caller runs results whose target's code still compiles (the
+     * function cache): the jit policy may then compile in the background
+     * (tiered.h). Never when strict. */
+    bool may_tier;
+    pl_timing *timing; /* not NULL: the run's times are added there */
     /* Not NULL: called as each stage starts ("trace", "passes for the
      * target 'cpu'"...), for agc -v. */
     void (*progress)(void *ctx, const char *stage);
@@ -61,6 +77,9 @@ typedef struct pl_result {
     pass_analyses *am;
     const tgt_target *target; /* the request's, or reference after a fallback */
     tgt_exe *exe;             /* PL_COMPILED only */
+    /* Not NULL: target's code compiling in the background (tiered.h);
+     * until it is ready (or if it fails) exe is the reference target's. */
+    struct pl_tier *tier;
 } pl_result;
 
 /*
@@ -70,8 +89,11 @@ typedef struct pl_result {
  * then empty.
  */
 bool pl_run(const pl_request *r, pl_result *out);
-/* Runs a compiled result, with ir_execute's contract (ir/exec.h). */
+/* Runs a compiled result, with ir_execute's contract (ir/exec.h): its
+ * background compile's code once ready, else its executable. */
 bool pl_execute(const pl_result *c, rt_value *const *args, int n_args, rt_value **results);
+/* Whether the result's background compile is still queued or running. */
+bool pl_compiling(const pl_result *c);
 void pl_result_free(pl_result *c);
 /* Writes a compiled result's program for people (the target's print
  * hook); false when its target has none. */

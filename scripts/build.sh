@@ -104,19 +104,23 @@ run_tests() { # dir
 
 # The threading tests under ThreadSanitizer: the batching scheduler on the
 # cpu, reference and tpu-model targets, and concurrent first calls and
-# compiles. TSan's reports fail the run (exit status 66).
+# compiles; tiered execution (calls while a compile runs in the
+# background, eviction and ag_shutdown during one). TSan's reports fail
+# the run (exit status 66).
 run_tsan_tests() { # dir
   local dir=$1
   say "building the threading tests with ThreadSanitizer in $dir"
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAG_TSAN=ON -DAG_BUILD_BENCH=OFF \
     -DAG_BUILD_EXAMPLES=OFF >/dev/null
-  cmake --build "$dir" -j "$jobs" --target test_batch
+  cmake --build "$dir" -j "$jobs" --target test_batch test_tiered
   say "testing the batching scheduler under ThreadSanitizer"
   local target
   for target in cpu reference tpu-model; do
     echo "-- AG_TARGET=$target"
     TSAN_OPTIONS=halt_on_error=1 AG_TARGET=$target "$dir/tests/test_batch"
   done
+  say "testing tiered execution under ThreadSanitizer"
+  TSAN_OPTIONS=halt_on_error=1 "$dir/tests/test_tiered"
 }
 
 cmd=${1:-demo}

@@ -44,6 +44,9 @@ void cg_free(cg_code *c);
 /* Compiled code not yet freed (its JIT memory still held), for tests
  * that check ag_shutdown frees it all. */
 int cg_live_codes(void);
+/* Whether compiled code is registered with perf (AG_PERF=1, read once,
+ * when the JIT is made, and an LLVM built with perf support). */
+bool cg_perf_enabled(void);
 
 /* Whether code can be compiled for o (JIT or ahead of time): LLVM knows
  * its triple and CPU. False with the reason in err (cg_target.c). */

@@ -18,16 +18,30 @@
  * module to the JIT. Adding and looking up are serialized by a mutex: the
  * LLJIT's default compiler owns one target machine that is not
  * thread-safe.
+ *
+ * With a compilation cache directory (cache.h), cg_compile hands the
+ * graph to cache.c first, which loads or makes a relocatable object and
+ * links it here (cg_jit_add_object); such code is named after its key.
+ * With AG_PERF=1 the code is registered with perf (`perf record` then
+ * `perf report` name it): the JIT links with RuntimeDyld instead of
+ * JITLink, because LLVM's perf JIT event listener hears only RuntimeDyld,
+ * and the listener writes a jitdump file (under $JITDUMPDIR, else
+ * $HOME, in .debug/jit/) that `perf inject --jit` reads. Every function of
+ * a module is named after its AG_FUNCTION: the entry agc_<name>_<n>, an
+ * outlined loop agc_<name>_<n>.loop<k> (the k-th of the module).
  */
 #include "cg.h"
 
+#include "cache.h"
 #include "cg_runtime.h"
 #include "cg_target.h"
 #include "lower.h"
 
 #include <llvm-c/Error.h>
+#include <llvm-c/ExecutionEngine.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
+#include <llvm-c/OrcEE.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 
@@ -47,6 +61,7 @@ struct cg_code {
     int number; /* in name; back to free_numbers when the code is removed */
     cg_entry entry;
     LLVMOrcResourceTrackerRef tracker;
+    bool cached; /* loaded from the compilation cache (cache.h): name is its key's */
 };
 
 /* ------------------------------------------------------------ the JIT */
@@ -56,6 +71,7 @@ static pthread_mutex_t jit_lock = PTHREAD_MUTEX_INITIALIZER;
 static LLVMOrcLLJITRef jit;
 static char jit_error[256];
 static atomic_int live_codes; /* cg_code made and not yet freed */
+static LLVMJITEventListenerRef perf_listener; /* AG_PERF: set once by jit_init */
 
 /* Numbers for symbol names, under jit_lock: freed ones first, so that the
  * names in use stay as few as the code alive at once. */
@@ -118,6 +134,49 @@ static bool define_symbols(LLVMOrcJITDylibRef jd, const cg_rt_symbol *syms, int 
                       sizeof jit_error);
 }
 
+/* ---------------------------------------------------------- perf */
+
+static void jit_init(void);
+
+static bool perf_wanted(void)
+{
+    const char *env = getenv("AG_PERF");
+    return env && *env && strcmp(env, "0") != 0;
+}
+
+/* LLJIT's object linking layer under AG_PERF: RuntimeDyld, heard by the
+ * perf listener (JITLink's perf support needs the ORC runtime, which the
+ * C API does not offer). */
+static LLVMOrcObjectLayerRef perf_linking_layer(void *ctx, LLVMOrcExecutionSessionRef es,
+                                                const char *triple)
+{
+    (void)ctx, (void)triple;
+    LLVMOrcObjectLayerRef layer = LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(es);
+    LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener(layer, perf_listener);
+    return layer;
+}
+
+/* Under AG_PERF, makes the listener and has the builder link with a layer
+ * it hears; a warning when LLVM was built without perf support. */
+static void use_perf(LLVMOrcLLJITBuilderRef builder)
+{
+    if (!perf_wanted())
+        return;
+    perf_listener = LLVMCreatePerfJITEventListener();
+    if (!perf_listener) {
+        rt_warn((ag_loc){0}, "AG_PERF: this LLVM has no perf JIT event listener (it was built "
+                             "without LLVM_USE_PERF); compiled code is not registered with perf");
+        return;
+    }
+    LLVMOrcLLJITBuilderSetObjectLinkingLayerCreator(builder, perf_linking_layer, NULL);
+}
+
+bool cg_perf_enabled(void)
+{
+    pthread_once(&jit_once, jit_init);
+    return perf_listener != NULL;
+}
+
 static void jit_init(void)
 {
     if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
@@ -131,6 +190,7 @@ static void jit_init(void)
         return;
     LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
     LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, jtmb);
+    use_perf(builder);
     LLVMOrcLLJITRef j;
     if (!take_error(LLVMOrcCreateLLJIT(&j, builder), "creating the JIT", jit_error,
                     sizeof jit_error))
@@ -197,9 +257,34 @@ static void symbol_name(const ir_function *fn, int number, char *buf, size_t n)
     snprintf(buf, n, "agc_%s_%d", clean, number);
 }
 
+/* Names every function the lowering defined besides the entry (outlined
+ * loops, small matrix products, math helpers) after the entry, so that a
+ * profiler's samples say which AG_FUNCTION they are in: "loop" becomes
+ * agc_f_3.loop0, "matmul_f32_4x4x4" agc_f_3.matmul_f32_4x4x4. */
+static void name_after_entry(LLVMModuleRef mod, const char *entry)
+{
+    int loops = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+        size_t len;
+        const char *name = LLVMGetValueName2(f, &len);
+        if (LLVMIsDeclaration(f) || strcmp(name, entry) == 0)
+            continue;
+        char fresh[256];
+        if (strncmp(name, "loop", 4) == 0 && (name[4] == '\0' || name[4] == '.'))
+            snprintf(fresh, sizeof fresh, "%s.loop%d", entry, loops++);
+        else
+            snprintf(fresh, sizeof fresh, "%s.%.*s", entry, (int)len, name);
+        LLVMSetValueName2(f, fresh, strlen(fresh));
+    }
+}
+
 static LLVMModuleRef build_module(const cg_code *c, LLVMContextRef ctx, char *err, size_t errlen)
 {
     LLVMModuleRef mod = cg_lower_function(c->fn, c->am, ctx, c->name, err, errlen);
+    if (mod) {
+        cg_cache_count_llvm();
+        name_after_entry(mod, c->name);
+    }
     if (mod && !optimize(mod, &c->opt, err, errlen)) {
         LLVMDisposeModule(mod);
         return NULL;
@@ -212,6 +297,10 @@ cg_code *cg_compile(const ir_function *fn, pass_analyses *am, const tgt_options 
 {
     if (!jit_ready(err, errlen))
         return NULL;
+    bool handled;
+    cg_code *cached = cg_cache_compile(fn, am, o, &handled, err, errlen);
+    if (handled)
+        return cached;
     cg_code *c = rt_xcalloc(1, sizeof *c);
     c->fn = fn;
     c->am = am;
@@ -246,6 +335,39 @@ cg_code *cg_compile(const ir_function *fn, pass_analyses *am, const tgt_options 
     return c;
 }
 
+cg_code *cg_jit_add_object(const ir_function *fn, pass_analyses *am, const tgt_options *o,
+                           const char *sym, const char *table_sym, const char *obj, size_t len,
+                           const void ***table, char *err, size_t errlen)
+{
+    if (!jit_ready(err, errlen))
+        return NULL;
+    cg_code *c = rt_xcalloc(1, sizeof *c);
+    c->fn = fn;
+    c->am = am;
+    if (o)
+        c->opt = *o;
+    c->number = -1; /* the name is the cache key's, not a recycled number */
+    snprintf(c->name, sizeof c->name, "%s", sym);
+    atomic_fetch_add(&live_codes, 1);
+    LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(obj, len, sym);
+    pthread_mutex_lock(&jit_lock);
+    c->tracker = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(jit));
+    LLVMOrcExecutorAddress entry = 0, nodes = 0;
+    bool ok = take_error(LLVMOrcLLJITAddObjectFileWithRT(jit, c->tracker, buf),
+                         "adding the cached object", err, errlen) &&
+              take_error(LLVMOrcLLJITLookup(jit, &entry, sym), "linking", err, errlen) &&
+              take_error(LLVMOrcLLJITLookup(jit, &nodes, table_sym), "linking", err, errlen);
+    pthread_mutex_unlock(&jit_lock);
+    if (!ok) {
+        cg_free(c); /* not yet cached: the caller keeps the name reserved */
+        return NULL;
+    }
+    c->cached = true;
+    c->entry = (cg_entry)(uintptr_t)entry;
+    *table = (const void **)(uintptr_t)nodes;
+    return c;
+}
+
 void cg_free(cg_code *c)
 {
     if (!c)
@@ -260,9 +382,11 @@ void cg_free(cg_code *c)
         }
         LLVMOrcReleaseResourceTracker(c->tracker);
     }
-    if (removed)
+    if (removed && c->number >= 0)
         give_number_locked(c->number);
     pthread_mutex_unlock(&jit_lock);
+    if (removed && c->cached)
+        cg_cache_unloaded(c->name);
     atomic_fetch_sub(&live_codes, 1);
     free(c);
 }

@@ -85,36 +85,10 @@ bool tpu_spec_parse(const char *text, const char *source, tpu_spec *s, char *err
     return tp_parse(text, source, &spec_message, s, err, errlen);
 }
 
-/* The whole file as a string; NULL with a message in err. A spec is a
- * few lines: anything over 1 MiB (or holding a NUL) is not one. */
-static char *read_text(const char *path, char *err, size_t errlen)
-{
-    enum { MAX_BYTES = 1 << 20 };
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "cannot read the device spec '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    char *text = rt_xmalloc(MAX_BYTES + 1);
-    size_t len = fread(text, 1, MAX_BYTES + 1, f);
-    bool read_error = ferror(f);
-    fclose(f);
-    const char *why = read_error ? "cannot be read"
-                      : len > MAX_BYTES ? "is larger than 1 MiB"
-                      : memchr(text, '\0', len) ? "is not text (it holds a NUL byte)"
-                                                 : NULL;
-    if (why) {
-        snprintf(err, errlen, "the device spec '%s' %s", path, why);
-        free(text);
-        return NULL;
-    }
-    text[len] = '\0';
-    return text;
-}
 
 bool tpu_spec_load(const char *path, tpu_spec *s, char *err, size_t errlen)
 {
-    char *text = read_text(path, err, errlen);
+    char *text = tp_read_file(path, "the device spec", err, errlen);
     bool ok = text && tpu_spec_parse(text, path, s, err, errlen);
     free(text);
     return ok;

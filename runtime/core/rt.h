@@ -405,6 +405,12 @@ typedef struct ag_variable_s {
  * (ag_shutdown). */
 void rt_state_shutdown(void);
 
+/* ------------------------------------------------------------ checksum */
+
+/* CRC-32 (IEEE 802.3, as zlib's crc32) of p[0..n), continuing crc (0 to
+ * start): what agc's own files carry (core/checksum.c). */
+uint32_t rt_crc32(uint32_t crc, const void *p, size_t n);
+
 /* ---------------------------------------------------------- allocation */
 
 void *rt_xmalloc(size_t n);

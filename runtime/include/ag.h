@@ -630,6 +630,36 @@ bool ag_set_target_at(ag_loc loc, const char *name);
 /* The name of the target new concrete functions get (NULL after
  * reporting a bad AG_TARGET). */
 const char *ag_target(void);
+/* The persistent compilation cache of the cpu target: compiled code is
+ * stored in directory `dir` and loaded by later processes (or later
+ * compiles) of the same optimized graph for the same CPU, agc and LLVM,
+ * instead of compiling again. Entries are verified on load; a bad one is
+ * ignored with a warning and replaced. NULL goes back to the
+ * environment's AG_CACHE_DIR (unset: no cache); "" turns the cache off.
+ * Takes effect for compiles from now on. */
+void ag_set_cache_dir(const char *dir);
+/* The cache directory in effect, or NULL when there is no cache (the
+ * string is the calling thread's, valid until its next call). */
+const char *ag_cache_dir(void);
+/* Tiered execution: when a call's new signature compiles for a target
+ * that may fall back to the reference executor (cpu), the compile can run
+ * on a background thread while the reference executor runs the calls;
+ * later calls switch to the compiled code once it is ready (the results
+ * are the same). AG_JIT_SYNC waits for the compile at the first call,
+ * AG_JIT_ASYNC never does, AG_JIT_AUTO (the default) compiles graphs of
+ * 1,000 nodes or more in the background. AG_JIT_FROM_ENV goes back to
+ * the environment's AG_JIT (auto, sync or async). Strict compiles
+ * (AG_EXECUTOR=jit-strict) are always synchronous. */
+typedef enum ag_jit_policy {
+    AG_JIT_FROM_ENV = -1,
+    AG_JIT_AUTO = 0,
+    AG_JIT_SYNC = 1,
+    AG_JIT_ASYNC = 2
+} ag_jit_policy;
+void ag_set_jit_policy(ag_jit_policy policy);
+ag_jit_policy ag_get_jit_policy(void); /* the policy in force (never FROM_ENV) */
+/* Waits until every background compile queued so far has ended. */
+void ag_jit_wait(void);
 /* Soft device placement, for device targets (tpu-model): ops the device
  * does not run (printing, assertions, variables, ...) run on the host,
  * with explicit transfers, instead of being errors. Overrides the

@@ -1,0 +1,109 @@
+#!/bin/sh
+# saved_model_cli.sh EXPORT_MLP AGC_MODEL AGC_CONVERT CC CFLAGS LIBDIR COMPARE WORKDIR
+#
+# The saved-model workflow of docs/saved-model.md and docs/converter.md,
+# end to end, with the example examples/saved_model/export_mlp.c (built
+# by agc): export -> agc-model show / run / aot -> agc-convert with one
+# and with two TPU functions -> the converted models run and agree with
+# the original within bf16's tolerance; and the command lines' errors.
+set -u
+export_mlp=$1 model=$2 convert=$3 cc=$4 cflags=$5 libdir=$6 compare=$7 work=$8
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect_in() { # file needle
+    grep -qF -- "$2" "$1" || { echo "--- $1:" >&2; cat "$1" >&2; fail "'$2' not in $1"; }
+}
+
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+
+"$export_mlp" mlp batch.txt >export.out || fail "export_mlp failed"
+expect_in export.out "saved mlp"
+
+# show: signatures, functions, aliases, variables
+"$model" show mlp >show.out || fail "agc-model show failed"
+for s in "serving_default -> __inference_serve_1" "input pixels: f32[?,784]" \
+         "output probabilities: f32[?,10]" "calls hidden_layers" "calls classifier" \
+         "tpu_func_1 -> hidden_layers" "tpu_func_2 -> classifier" \
+         "variable_1: f32[784,512], 1605632 bytes"; do
+    expect_in show.out "$s"
+done
+
+# run: the model's outputs are the program's
+"$model" run mlp --signature serving_default --input pixels=batch.txt --output_dir . \
+    >run.out || fail "agc-model run failed"
+grep '^classes' export.out >want.txt
+grep '^classes' run.out >got.txt
+cmp -s want.txt got.txt || fail "agc-model run's classes differ from the program's"
+test -s probabilities.npy || fail "no probabilities.npy"
+
+# aot: an object and a header; a C program linked with libag_rt only
+"$model" aot mlp --signature serving_default --name classify -o classify.o \
+    --header classify.h || fail "agc-model aot failed"
+cat >main.c <<'C'
+#include "classify.h"
+#include <stdio.h>
+#include <stdlib.h>
+int main(void)
+{
+    FILE *f = fopen("batch.txt", "r");
+    float *v = malloc(4 * 784 * sizeof *v);
+    for (int i = 0; i < 4 * 784; i++)
+        if (fscanf(f, "%f", &v[i]) != 1)
+            return 1;
+    fclose(f);
+    classify_outputs o = classify(ag_from_data(AG_F32, AG_SHAPE(4, 784), v));
+    ag_print("classes:", o.classes);
+    free(v);
+    ag_shutdown();
+    return 0;
+}
+C
+# shellcheck disable=SC2086
+$cc $cflags main.c classify.o -L"$libdir" -lag_rt -lm -Wl,-rpath,"$libdir" -o aot_main ||
+    fail "the aot object does not link with libag_rt"
+./aot_main >aot.out || fail "the aot program failed"
+cmp -s want.txt aot.out || fail "the aot program's classes differ"
+
+# convert: one TPU function, then two
+"$convert" --input_model_dir=mlp --output_model_dir=one \
+    --converter_options_string='tpu_functions { function_alias: "tpu_func_1" }' >one.out ||
+    fail "agc-convert (one TPU function) failed"
+expect_in one.out "-------- Conversion Report --------"
+expect_in one.out "tpu_func_1"
+printf 'tpu_functions { function_alias: "tpu_func_1" }\n# the head too\ntpu_functions { function_alias: "tpu_func_2" }\nbatch_options { max_batch_size: 64 }\n' >two.pbtxt
+"$convert" --input_model_dir=mlp --output_model_dir=two --converter_options=two.pbtxt \
+    >two.out || fail "agc-convert (two TPU functions) failed"
+expect_in two.out "tpu_func_2"
+expect_in two.out "with unknown dimensions at 64"
+test -s two/conversion_report.txt || fail "the report is not saved in the model"
+"$model" show two >show2.out || fail "agc-model show (converted) failed"
+expect_in show2.out "placement: tpu-model (on the device: hidden_layers, classifier)"
+for m in one two; do
+    "$model" run $m --signature serving_default --input pixels=batch.txt >run_$m.out ||
+        fail "the converted model '$m' does not run"
+    # bf16 operands through three layers and a softmax: a few percent
+    python3 "$compare" run.out run_$m.out 5e-2 2e-3 || fail "'$m' disagrees with the original"
+done
+
+# errors: each a clear message and exit status 1 (2 for the command line)
+check_error() { # status needle command...
+    want=$1 needle=$2
+    shift 2
+    "$@" >err.out 2>&1
+    got=$?
+    [ "$got" -eq "$want" ] || { cat err.out >&2; fail "$* exited $got, not $want"; }
+    expect_in err.out "$needle"
+}
+check_error 1 "<converter_options_string>:1:17: unknown field 'function_alia'" \
+    "$convert" --input_model_dir=mlp --output_model_dir=bad \
+    --converter_options_string='tpu_functions { function_alia: "x" }'
+check_error 1 "indirectly calls" "$convert" --input_model_dir=mlp --output_model_dir=bad \
+    --converter_options_string='tpu_functions { signature_name: "serving_default" } tpu_functions { function_alias: "tpu_func_1" }'
+test ! -e bad || fail "a failed conversion wrote its output"
+check_error 2 "unknown argument" "$convert" --input_model=mlp
+check_error 2 "must not replace the input" "$convert" --input_model_dir=mlp --output_model_dir=mlp
+check_error 2 "unknown command" "$model" list mlp
+check_error 1 "has no signature 'predict'" "$model" run mlp --signature predict
+check_error 1 "has no input 'x'" "$model" run mlp --signature serving_default --input x=batch.txt
+head -c 1000 mlp/variables.bin >trunc.bin && cp -r mlp damaged && cp trunc.bin damaged/variables.bin
+check_error 1 "damaged/variables.bin: its size is not the manifest's" "$model" show damaged
+echo "saved models: all checks passed"

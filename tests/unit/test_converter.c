@@ -1,0 +1,447 @@
+/*
+ * test_converter.c - the inference converter on a small model: selection
+ * by alias, name and signature; the duplicate-selection, indirect-call,
+ * unknown-name and TPU-support errors; the report's numbers against the
+ * TPU-model's cost model; and the converted model's results against the
+ * original's.
+ *
+ * The functions are written in the form agc generates: `serve` scales its
+ * input on the host, then calls `layer` (alias tpu_func) and `head`
+ * (alias head_func); `outer` (alias outer_func) calls `layer`; `noisy`
+ * prints, which the TPU cannot.
+ */
+#include "staged_util.h"
+
+#include "convert.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+static ag_variable w, b;
+
+static ag_tensor call1(const ag_function_desc *d, ag_tensor x)
+{
+    ag_tensor o[1];
+    ag_arg a = {.kind = AG_ARG_TENSOR, .tensor = x};
+    ag_function_call_at(AG_HERE, d, &a, o);
+    return o[0];
+}
+
+static void layer__trace(const ag_arg *a, ag_tensor *o)
+{
+    o[0] = ag_relu(ag_add(ag_matmul(a[0].tensor, ag_variable_read(w)), ag_variable_read(b)));
+}
+static const ag_function_desc layer__desc = {
+    .name = "layer", .file = "model.c", .line = 10, .n_params = 1, .param_names = N_X,
+    .param_kinds = K_T, .signature = "f32[?,16]", .alias = "tpu_func", .n_outputs = 1,
+    .trace = layer__trace};
+
+static void head__trace(const ag_arg *a, ag_tensor *o)
+{
+    o[0] = ag_softmax(ag_mul(a[0].tensor, 0.5f), 1);
+}
+static const ag_function_desc head__desc = {
+    .name = "head", .file = "model.c", .line = 20, .n_params = 1, .param_names = N_X,
+    .param_kinds = K_T, .alias = "head_func", .n_outputs = 1, .trace = head__trace};
+
+static void serve__trace(const ag_arg *a, ag_tensor *o)
+{
+    o[0] = call1(&head__desc, call1(&layer__desc, ag_div(a[0].tensor, 4.0f)));
+}
+static const ag_function_desc serve__desc = {
+    .name = "serve", .file = "model.c", .line = 30, .n_params = 1, .param_names = N_X,
+    .param_kinds = K_T, .signature = "f32[?,16]", .alias = "serve_func", .n_outputs = 1,
+    .trace = serve__trace};
+
+static void outer__trace(const ag_arg *a, ag_tensor *o)
+{
+    o[0] = ag_neg(call1(&layer__desc, a[0].tensor));
+}
+static const ag_function_desc outer__desc = {
+    .name = "outer", .file = "model.c", .line = 40, .n_params = 1, .param_names = N_X,
+    .param_kinds = K_T, .alias = "outer_func", .n_outputs = 1, .trace = outer__trace};
+
+static void wrapper__trace(const ag_arg *a, ag_tensor *o)
+{
+    o[0] = call1(&outer__desc, a[0].tensor);
+}
+static const ag_function_desc wrapper__desc = {
+    .name = "wrapper", .file = "model.c", .line = 50, .n_params = 1, .param_names = N_X,
+    .param_kinds = K_T, .signature = "f32[?,16]", .n_outputs = 1, .trace = wrapper__trace,
+    .flags = AG_FN_JIT_COMPILE};
+
+static const int print_line = __LINE__ + 3; /* where noisy prints */
+static void noisy__trace(const ag_arg *a, ag_tensor *o)
+{
+    ag_print(ag_reduce_sum(a[0].tensor, 1, false)); /* PRINT_LINE */
+    o[0] = ag_exp(a[0].tensor);
+}
+static const ag_function_desc noisy__desc = {
+    .name = "noisy", .file = "model.c", .line = 60, .n_params = 1, .param_names = N_X,
+    .param_kinds = K_T, .signature = "f32[?,16]", .alias = "noisy_func", .n_outputs = 1,
+    .trace = noisy__trace};
+
+static char base[128], in_dir[256], out_dir[256];
+
+static int setup_group(void **state)
+{
+    (void)state;
+    const ag_function_desc *all[] = {&layer__desc, &head__desc, &serve__desc,
+                                     &outer__desc, &wrapper__desc, &noisy__desc};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        ag_function_register(all[i]);
+    float wv[16 * 8], bv[8];
+    for (int i = 0; i < 16 * 8; i++)
+        wv[i] = (float)((i * 37) % 19 - 9) / 16.0f;
+    for (int i = 0; i < 8; i++)
+        bv[i] = (float)(i - 4) / 8.0f;
+    w = ag_variable_new(ag_from_data(AG_F32, AG_SHAPE(16, 8), wv));
+    b = ag_variable_new(ag_from_data(AG_F32, AG_SHAPE(8), bv));
+    snprintf(base, sizeof base, "/tmp/ag-converter-XXXXXX");
+    if (!mkdtemp(base))
+        return -1;
+    snprintf(in_dir, sizeof in_dir, "%s/in", base);
+    snprintf(out_dir, sizeof out_dir, "%s/out", base);
+    ag_export_signature sigs[] = {
+        {.name = "serving_default", .function = "serve"},
+        {.name = "wrapped", .function = "wrapper"},
+        {.name = "noisy", .function = "noisy"},
+    };
+    ag_save_options o = {.signatures = sigs, .n_signatures = 3};
+    return ag_saved_model_save(in_dir, &o) ? 0 : -1;
+}
+
+static int teardown_group(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Converts the model with these options; the report in *r when asked. On
+ * failure, the error text in *error (static). */
+static bool convert(const char *options, cv_report *r, const char **error)
+{
+    cv_options *o = calloc(1, sizeof *o);
+    char err[1024];
+    static char last[1024];
+    bool ok = cv_options_parse(options, "opts", o, err, sizeof err);
+    if (!ok)
+        snprintf(last, sizeof last, "%s", err);
+    ag_saved_model *m = ok ? ag_saved_model_load(in_dir) : NULL;
+    ag_clear_error();
+    ok = m && cv_convert(m, o, "opts", out_dir, NULL, r);
+    if (m && !ok)
+        snprintf(last, sizeof last, "%s", ag_last_error() ? ag_last_error() : "(none)");
+    ag_saved_model_free(m);
+    free(o);
+    if (error)
+        *error = last;
+    return ok;
+}
+
+static void expect_failure(const char *options, const char *needle, int line)
+{
+    const char *e;
+    if (convert(options, NULL, &e))
+        fail_msg("line %d: converted, expected \"%s\"", line, needle);
+    if (!strstr(e, needle))
+        fail_msg("line %d: error \"%s\" lacks \"%s\"", line, e, needle);
+}
+#define EXPECT_FAILURE(options, needle) expect_failure((options), (needle), __LINE__)
+
+static const cv_tpu_cost *tpu_cost(const cv_report *r, const char *name)
+{
+    for (int i = 0; i < r->n_tpu; i++)
+        if (strcmp(r->tpu[i].name, name) == 0)
+            return &r->tpu[i];
+    fail_msg("the report has no TPU function '%s'", name);
+    return NULL;
+}
+
+/* ------------------------------------------------------------ selection */
+
+static void test_one_tpu_function_by_alias(void **state)
+{
+    (void)state;
+    static cv_report r;
+    const char *e;
+    if (!convert("tpu_functions { function_alias: \"tpu_func\" }", &r, &e))
+        fail_msg("%s", e);
+    assert_int_equal(r.n_tpu, 1);
+    assert_true(tpu_cost(&r, "tpu_func")->seconds > 0);
+    assert_true(r.cpu_seconds > 0); /* the scaling and the head stay on the host */
+    ag_saved_model *m = ag_saved_model_load(out_dir);
+    assert_non_null(m);
+    sm_function *f = &m->man->functions[0];
+    assert_string_equal(f->target, "tpu-model");
+    assert_int_equal(f->n_device_scopes, 1);
+    assert_string_equal(f->device_scopes[0].name, "layer");
+    assert_true(f->freeze_variables);
+    /* the report is saved with the model */
+    char path[300];
+    snprintf(path, sizeof path, "%s/conversion_report.txt", out_dir);
+    assert_int_equal(access(path, R_OK), 0);
+    ag_saved_model_free(m);
+}
+
+static void test_two_tpu_functions(void **state)
+{
+    (void)state;
+    static cv_report r;
+    assert_true(convert("tpu_functions { function_alias: \"tpu_func\" }\n"
+                        "tpu_functions { function_alias: \"head_func\" }",
+                        &r, NULL));
+    assert_int_equal(r.n_tpu, 2);
+    assert_true(tpu_cost(&r, "tpu_func")->seconds > 0);
+    assert_true(tpu_cost(&r, "head_func")->seconds > 0);
+}
+
+static void test_whole_function_by_signature(void **state)
+{
+    (void)state;
+    static cv_report r;
+    assert_true(convert("tpu_functions { signature_name: \"serving_default\" }", &r, NULL));
+    assert_int_equal(r.n_tpu, 1);
+    assert_true(tpu_cost(&r, "serve_func")->seconds > 0);
+}
+
+static void test_selection_errors(void **state)
+{
+    (void)state;
+    EXPECT_FAILURE("tpu_functions { function_alias: \"serve_func\" }\n"
+                   "tpu_functions { signature_name: \"serving_default\" }",
+                   "the function \"serve\" is selected twice: by function_alias \"serve_func\" "
+                   "and by signature_name \"serving_default\"");
+    EXPECT_FAILURE("tpu_functions { signature_name: \"serving_default\" }\n"
+                   "tpu_functions { function_alias: \"tpu_func\" }",
+                   "Unable to place both \"serve\" and \"layer\" on the TPU because \"serve\" "
+                   "indirectly calls \"layer\". This behavior is unsupported because it can "
+                   "cause invalid graphs to be generated.");
+    EXPECT_FAILURE("tpu_functions { function_alias: \"outer_func\" }\n"
+                   "tpu_functions { function_alias: \"tpu_func\" }",
+                   "Unable to place both \"outer\" and \"layer\"");
+    EXPECT_FAILURE("\n  tpu_functions { function_alias: \"nosuch\" }",
+                   "opts:2:35: the model has no function alias 'nosuch' (aliases: ");
+    EXPECT_FAILURE("tpu_functions { concrete_function_name: \"__inference_x_9\" }",
+                   "opts:1:41: the model has no concrete function '__inference_x_9'");
+    EXPECT_FAILURE("xla_sharding_options { num_cores_per_replica: 2 }", "not supported yet");
+}
+
+/* jit_compile_functions: every saved function marked AG_JIT_COMPILE. */
+static void test_jit_compile_functions(void **state)
+{
+    (void)state;
+    static cv_report r;
+    assert_true(convert("tpu_functions { jit_compile_functions: true }", &r, NULL));
+    assert_int_equal(r.n_tpu, 1);
+    assert_string_equal(r.tpu[0].name, "wrapper"); /* no alias: its name */
+    ag_saved_model *m = ag_saved_model_load(out_dir);
+    assert_true(m->man->functions[1].jit_compile);
+    assert_string_equal(m->man->functions[1].target, "tpu-model");
+    assert_string_equal(m->man->functions[0].target, "");
+    ag_saved_model_free(m);
+}
+
+/* bfloat16_optimization_options: scope ALL converts the host's functions
+ * too; the filterlist keeps ops in f32. */
+static void test_bf16_options(void **state)
+{
+    (void)state;
+    static cv_report tpu, all, kept;
+    assert_true(convert("tpu_functions { function_alias: \"tpu_func\" }", &tpu, NULL));
+    assert_true(convert("tpu_functions { function_alias: \"tpu_func\" } "
+                        "bfloat16_optimization_options { scope: ALL }",
+                        &all, NULL));
+    assert_true(convert("tpu_functions { function_alias: \"tpu_func\" } "
+                        "bfloat16_optimization_options { filterlist: \"matmul\" }",
+                        &kept, NULL));
+    assert_true(all.bf16_ops > tpu.bf16_ops);
+    assert_true(kept.bf16_ops < tpu.bf16_ops);
+    ag_saved_model *m = ag_saved_model_load(out_dir);
+    assert_string_equal(m->man->functions[0].bf16.filterlist, "matmul");
+    ag_saved_model_free(m);
+}
+
+/* print is host work: an error at its line, unless soft placement. */
+static void test_soft_device_placement(void **state)
+{
+    (void)state;
+    char at[64];
+    snprintf(at, sizeof at, "test_converter.c:%d: 'print' isn't compilable for the TPU",
+             print_line);
+    EXPECT_FAILURE("tpu_functions { function_alias: \"noisy_func\" }", at);
+    assert_true(convert("tpu_functions { function_alias: \"noisy_func\" "
+                        "enable_soft_device_placement: true }",
+                        NULL, NULL));
+}
+
+/* -------------------------------------------------------- report, costs */
+
+typedef struct scope_sum {
+    const char *scope;
+    double seconds;
+} scope_sum;
+
+static void add_scope(void *ctx, const ir_node *n, double s)
+{
+    scope_sum *S = ctx;
+    if (n && n->device == IR_DEVICE_TPU && ir_scope_within(n->scope, S->scope))
+        S->seconds += s;
+}
+
+/* tpu_func's share is what the tpu-model says its nodes cost. */
+static void test_report_matches_the_cost_model(void **state)
+{
+    (void)state;
+    const char *opts = "tpu_functions { function_alias: \"tpu_func\" } "
+                       "bfloat16_optimization: DISABLED io_shape_optimization: DISABLED";
+    static cv_report r;
+    assert_true(convert(opts, &r, NULL));
+    ag_saved_model *m = ag_saved_model_load(out_dir);
+    assert_non_null(m);
+    pl_request req;
+    pass_bf16_options bf16;
+    char err[512];
+    assert_true(sm_request(m, 0, PL_COMPILED, &req, &bf16, err, sizeof err));
+    req.graph->body->params[0]->type.shape.dims[0] = 1;
+    assert_true(pass_run_spec(req.graph, "infer"));
+    pl_result res;
+    assert_true(pl_run(&req, &res));
+    scope_sum S = {"layer", 0};
+    tgt_call_estimate whole;
+    assert_true(res.target->node_costs(res.exe, add_scope, &S, &whole));
+    assert_true(S.seconds > 0);
+    assert_true(fabs(tpu_cost(&r, "tpu_func")->seconds - S.seconds) < 1e-12);
+    assert_false(r.bf16);
+    assert_int_equal(r.link_before, r.link_after);
+    pl_result_free(&res);
+    ag_saved_model_free(m);
+}
+
+/* The optimizations are on by default; disable_default_optimizations
+ * turns them off unless one is ENABLED. */
+static void test_default_optimizations(void **state)
+{
+    (void)state;
+    static cv_report r;
+    assert_true(convert("tpu_functions { function_alias: \"tpu_func\" }", &r, NULL));
+    assert_true(r.bf16 && r.io_shapes);
+    assert_true(r.bf16_ops > 0);
+    assert_true(convert("tpu_functions { function_alias: \"tpu_func\" } "
+                        "disable_default_optimizations: true bfloat16_optimization: ENABLED",
+                        &r, NULL));
+    assert_true(r.bf16 && !r.io_shapes);
+}
+
+/* ------------------------------------------------------------- results */
+
+static void test_converted_model_agrees(void **state)
+{
+    (void)state;
+    assert_true(convert("tpu_functions { function_alias: \"tpu_func\" }\n"
+                        "tpu_functions { function_alias: \"head_func\" }",
+                        NULL, NULL));
+    float xv[3 * 16];
+    for (int i = 0; i < 3 * 16; i++)
+        xv[i] = (float)((i * 7) % 11) - 5.0f;
+    ag_tensor x = ag_from_data(AG_F32, AG_SHAPE(3, 16), xv);
+    ag_named_tensor in = {"x", x}, a[1], c[1];
+    ag_saved_model *orig = ag_saved_model_load(in_dir), *conv = ag_saved_model_load(out_dir);
+    assert_non_null(orig);
+    assert_non_null(conv);
+    assert_true(ag_model_call(orig, "serving_default", &in, 1, a, 1));
+    assert_true(ag_model_call(conv, "serving_default", &in, 1, c, 1));
+    double worst = 0;
+    for (int64_t i = 0; i < ag_num_elements(a[0].tensor); i++) {
+        double d = fabs(ag_get_f64(a[0].tensor, i) - ag_get_f64(c[0].tensor, i));
+        worst = d > worst ? d : worst;
+    }
+    /* bf16 keeps 8 bits of mantissa: probabilities agree to about 1e-2 */
+    assert_true(worst < 2e-2);
+    ag_saved_model_free(orig);
+    ag_saved_model_free(conv);
+}
+
+/* ------------------------------------------------------------ batching */
+
+typedef struct client {
+    ag_saved_model *orig, *conv;
+    int id;
+    bool ok;
+} client;
+
+/* Calls of 1 to 3 rows; each answer must be the unbatched original's. */
+static void *client_main(void *arg)
+{
+    client *c = arg;
+    ag_set_error_mode(AG_ERRORS_RETURN);
+    c->ok = true;
+    for (int call = 0; call < 6 && c->ok; call++) {
+        ag_scope_push();
+        int rows = 1 + (c->id + call) % 3;
+        float xv[3 * 16];
+        for (int i = 0; i < rows * 16; i++)
+            xv[i] = (float)((i + 5 * c->id + call) % 13) - 6.0f;
+        ag_named_tensor in = {"x", ag_from_data(AG_F32, AG_SHAPE(rows, 16), xv)}, a[1], r[1];
+        c->ok = ag_model_call(c->orig, "serving_default", &in, 1, a, 1) &&
+                ag_model_call(c->conv, "serving_default", &in, 1, r, 1) &&
+                ag_shape_equal(ag_shape_get(a[0].tensor), ag_shape_get(r[0].tensor));
+        for (int64_t i = 0; c->ok && i < ag_num_elements(a[0].tensor); i++)
+            c->ok = fabs(ag_get_f64(a[0].tensor, i) - ag_get_f64(r[0].tensor, i)) < 1e-5;
+        ag_scope_pop();
+    }
+    return NULL;
+}
+
+static void test_batched_signature(void **state)
+{
+    (void)state;
+    const char *e;
+    if (!convert("batch_options { max_batch_size: 4 batch_timeout_micros: 2000 "
+                 "allowed_batch_sizes: [2, 4] experimental { signature_name: \"serving_default\" } }",
+                 NULL, &e))
+        fail_msg("%s", e);
+    ag_saved_model *orig = ag_saved_model_load(in_dir), *conv = ag_saved_model_load(out_dir);
+    assert_non_null(conv);
+    assert_true(conv->man->functions[0].has_batch);
+    enum { N = 8 };
+    pthread_t t[N];
+    client c[N];
+    for (int i = 0; i < N; i++) {
+        c[i] = (client){orig, conv, i, false};
+        assert_int_equal(pthread_create(&t[i], NULL, client_main, &c[i]), 0);
+    }
+    for (int i = 0; i < N; i++) {
+        pthread_join(t[i], NULL);
+        assert_true(c[i].ok);
+    }
+    ag_saved_model_free(orig);
+    ag_saved_model_free(conv);
+    /* the shape rules the signature decides are errors at conversion */
+    EXPECT_FAILURE("batch_options { max_batch_size: 4 experimental { signature_name: \"nosuch\" } }",
+                   "opts:1:15: batching: the model has no signature 'nosuch'");
+    EXPECT_FAILURE("batch_options { max_batch_size: 4 }",
+                   "batching: no TPU function to batch");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TU_TEST(test_one_tpu_function_by_alias),
+        TU_TEST(test_two_tpu_functions),
+        TU_TEST(test_whole_function_by_signature),
+        TU_TEST(test_selection_errors),
+        TU_TEST(test_soft_device_placement),
+        TU_TEST(test_jit_compile_functions),
+        TU_TEST(test_bf16_options),
+        TU_TEST(test_report_matches_the_cost_model),
+        TU_TEST(test_default_optimizations),
+        TU_TEST(test_converted_model_agrees),
+        TU_TEST(test_batched_signature),
+    };
+    int failed = cmocka_run_group_tests(tests, setup_group, teardown_group);
+    ag_shutdown();
+    return failed;
+}
