@@ -21,6 +21,7 @@
 #include <ag.h>
 
 #include "manifest.h"
+#include "rt.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -184,13 +185,13 @@ static char *manifest_matching(int which, const uint8_t *file, size_t n, size_t 
     m = *seed_manifest;
     if (which == FUNCTION) {
         m.functions[0].bytes = (int64_t)n;
-        m.functions[0].checksum = sm_crc32(0, file, n);
+        m.functions[0].checksum = rt_crc32(0, file, n);
     } else {
         m.variables_bytes = (int64_t)n;
         for (int i = 0; i < m.n_variables; i++) {
             sm_variable *v = &m.variables[i];
             if (v->offset >= 0 && v->bytes >= 0 && v->offset <= (int64_t)n - v->bytes)
-                v->checksum = sm_crc32(0, file + v->offset, (size_t)v->bytes);
+                v->checksum = rt_crc32(0, file + v->offset, (size_t)v->bytes);
         }
     }
     char *text = NULL;
