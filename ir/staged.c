@@ -522,14 +522,34 @@ bool ir_loop_take_option(ir_trace *t, const ir_invariant *inv)
     return false;
 }
 
-/* The loop-carried types with the shapes set in the body. */
-static void apply_relaxed(loop *L)
+/* An invariant must have the variable's rank (only dims may be -1): the
+ * loop's parameter would not match its initial value. */
+static bool invariant_fits(const loop *L, int i, const ag_shape *inv)
 {
-    for (int i = 0; i < L->n_vars; i++)
-        if (L->relaxed[i])
+    const ag_shape *have = &L->ptype[i].shape;
+    if (have->rank < 0 || have->rank == inv->rank)
+        return true;
+    char b1[160], b2[160];
+    rt_report(L->loc, "ag_set_loop_options: '%s' has shape %s before the loop, but the "
+                      "invariant %s has another rank; only dims may be -1",
+              L->names[i], rt_shape_str(have, b1, sizeof b1), rt_shape_str(inv, b2, sizeof b2));
+    return false;
+}
+
+/* The loop-carried types with the shapes set in the body. */
+static bool apply_relaxed(loop *L)
+{
+    bool ok = true;
+    for (int i = 0; i < L->n_vars && ok; i++) {
+        if (!L->relaxed[i])
+            continue;
+        ok = invariant_fits(L, i, &L->relax[i]);
+        if (ok)
             L->ptype[i].shape = L->relax[i];
+    }
     memset(L->relaxed, 0, (size_t)L->n_vars * sizeof *L->relaxed); /* set again by each trace */
     L->again = false;
+    return ok;
 }
 
 static bool loop_entry(ir_trace *t, loop *L, ag_body_fn body, void *state)
@@ -542,8 +562,11 @@ static bool loop_entry(ir_trace *t, loop *L, ag_body_fn body, void *state)
         if (!L->undef[i]) {
             L->ptype[i] = L->before[i] = L->init[i]->type;
             ag_shape inv;
-            if (ir_trace_take_invariant(t, L->vars[i], L->names[i], &inv))
+            if (ir_trace_take_invariant(t, L->vars[i], L->names[i], &inv)) {
+                if (!invariant_fits(L, i, &inv))
+                    return false;
                 L->ptype[i].shape = inv;
+            }
         }
         need_discovery |= L->undef[i] ||
                           (L->ptype[i].dtype == RT_LIST && L->ptype[i].shape.rank < 0);
@@ -551,7 +574,8 @@ static bool loop_entry(ir_trace *t, loop *L, ag_body_fn body, void *state)
     }
     if (need_discovery && !discover_types(t, L, body, state))
         return false;
-    apply_relaxed(L);
+    if (!apply_relaxed(L))
+        return false;
     remove_dropped(L);
     L->has_flag = false;
     for (int i = 0; i < L->n_vars; i++)
@@ -598,7 +622,7 @@ static bool check_carried(const loop *L, int i, const ir_type *after)
     if (!shape_admits(&want->shape, &after->shape)) {
         rt_report(L->loc, "'%s' has shape %s before the loop, but shape %s after one "
                           "iteration; if the shape may change, declare it with "
-                          "ag_set_loop_options before the loop", name,
+                          "ag_set_loop_options at the top of the loop body", name,
                   rt_shape_str(&L->before[i].shape, b1, sizeof b1),
                   rt_shape_str(&after->shape, b2, sizeof b2));
         return false;
@@ -658,7 +682,8 @@ static bool trace_loop(ir_trace *t, loop *L, ag_cond_fn cond, ag_body_fn body, v
     ir_frame_release(&L->fb);
     memset(&L->fc, 0, sizeof L->fc);
     memset(&L->fb, 0, sizeof L->fb);
-    apply_relaxed(L);
+    if (!apply_relaxed(L))
+        return false;
     r = trace_loop_regions(t, L, cond, body, state);
     if (r == REGIONS_AGAIN) {
         rt_report(L->loc, "ag_set_loop_options at the top of the loop body set a "

@@ -51,7 +51,8 @@ static void test_loop_var_dtype_change(void **state)
  * shape invariant that allows it */
 struct grow__state {
     ag_tensor x;
-    int relaxed; /* 0 no; 1 before the loop; 2 on a copy of x; 3 in the body */
+    int relaxed; /* 0 no; 1 before the loop; 2 on a copy of x; 3 in the body;
+                    4 in the body, of another rank */
 };
 static ag_tensor grow__cond(void *s_)
 {
@@ -63,6 +64,8 @@ static void grow__body(void *s_)
     struct grow__state *s = s_;
     if (s->relaxed == 3)
         ag_set_loop_options(&s->x, AG_SHAPE(-1));
+    if (s->relaxed == 4)
+        ag_set_loop_options(&s->x, AG_SHAPE(-1, -1));
     ag_tensor parts[2] = {s->x, s->x};
     s->x = ag_concat(0, 2, parts);
 }
@@ -125,6 +128,21 @@ static void test_loop_invariant_in_body(void **state)
     ag_tensor r = grow(F32(AG_SHAPE(2), 5, 5), 3, &ok);
     assert_true(ok);
     CHECK_VALUES(r, 5, 5, 5, 5, 5, 5, 5, 5);
+}
+
+/* An invariant of another rank than the variable's is the user's error
+ * (it made an invalid graph, reported as an internal error). */
+static void test_loop_invariant_of_another_rank(void **state)
+{
+    (void)state;
+    bool ok;
+    ag_clear_error();
+    (void)grow(F32(AG_SHAPE(2), 5, 5), 4, &ok);
+    assert_false(ok);
+    assert_non_null(strstr(ag_last_error(), "test_trace_rules.c:"));
+    assert_non_null(strstr(ag_last_error(), "ag_set_loop_options: 'x' has shape [2] before "
+                                            "the loop, but the invariant [?,?] has another "
+                                            "rank"));
 }
 
 /* An invariant that no staged loop takes is reported where it was set. */
@@ -456,6 +474,7 @@ int main(void)
         TU_TEST(test_loop_var_shape_change_and_invariant),
         TU_TEST(test_loop_invariant_keyed_by_variable),
         TU_TEST(test_loop_invariant_in_body),
+        TU_TEST(test_loop_invariant_of_another_rank),
         TU_TEST(test_loop_invariant_without_loop),
         TU_TEST(test_branch_dtype_mismatch),
         TU_TEST(test_one_branch_initialization),
