@@ -237,23 +237,26 @@ static void set_inputs(ir_graph *g, ir_node *n, int n_in, ir_node *const *in)
         memcpy(n->in, in, (size_t)n_in * sizeof *in);
 }
 
+rt_value *ir_arena_value(ir_function *fn, const rt_value *v)
+{
+    rt_value *copy = ir_alloc(fn->arena, sizeof *copy);
+    *copy = *v;
+    copy->storage = NULL;
+    copy->list = NULL;
+    size_t bytes = rt_value_bytes(v);
+    copy->data = ir_alloc(fn->arena, bytes ? bytes : 1);
+    if (bytes)
+        memcpy(copy->data, v->data, bytes);
+    return copy;
+}
+
 /* Copies the out-of-line parts of attrs (strings, literal) into the arena. */
 static void copy_attrs(ir_function *fn, rt_attrs *dst, const rt_attrs *src)
 {
     *dst = *src;
     dst->text = ir_strdup(fn->arena, src->text);
-    if (src->literal) {
-        const rt_value *v = src->literal;
-        rt_value *copy = ir_alloc(fn->arena, sizeof *copy);
-        *copy = *v;
-        copy->storage = NULL;
-        copy->list = NULL;
-        size_t bytes = rt_value_bytes(v);
-        copy->data = ir_alloc(fn->arena, bytes ? bytes : 1);
-        if (bytes)
-            memcpy(copy->data, v->data, bytes);
-        dst->literal = copy;
-    }
+    if (src->literal)
+        dst->literal = ir_arena_value(fn, src->literal);
 }
 
 static void rebind_graph(ir_graph *g, rt_variable *const *from, rt_variable *const *to, int n)
@@ -269,6 +272,26 @@ static void rebind_graph(ir_graph *g, rt_variable *const *from, rt_variable *con
                 rebind_graph(node->region[r], from, to, n);
     }
 }
+
+static void rechain_graph(ir_graph *g)
+{
+    ir_node *last = NULL;
+    for (ir_node *n = g->first; n; n = n->next) {
+        for (int r = 0; r < 2; r++)
+            if (n->region[r])
+                rechain_graph(n->region[r]);
+        if (n->opcode < RT_OP_COUNT)
+            n->effect = (rt_ops[n->opcode].flags & RT_F_EFFECT) != 0;
+        else if (n->opcode == IR_COND || n->opcode == IR_WHILE)
+            n->effect = ir_graph_has_effects(n->region[0]) || ir_graph_has_effects(n->region[1]);
+        n->ctrl = n->effect ? last : NULL;
+        if (n->effect)
+            last = n;
+    }
+    g->last_effect = last;
+}
+
+void ir_rechain_effects(ir_function *fn) { rechain_graph(fn->body); }
 
 void ir_function_rebind_vars(ir_function *fn, rt_variable *const *vars)
 {

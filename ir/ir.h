@@ -142,6 +142,8 @@ void ir_set_results(ir_graph *g, int n, ir_node *const *values);
  */
 ir_node *ir_append(ir_graph *g, int opcode, const rt_attrs *attrs, int n_in,
                    ir_node *const *in, const ir_type *type, ag_loc loc);
+/* A copy of concrete value v (its data too) in fn's arena, freed with fn. */
+rt_value *ir_arena_value(ir_function *fn, const rt_value *v);
 /* A constant holding a copy of a concrete value. */
 ir_node *ir_append_const(ir_graph *g, const rt_value *v, ag_loc loc);
 /* cond/while with their regions already built; results typed by caller. */
@@ -157,6 +159,11 @@ int ir_function_var_index(ir_function *fn, rt_variable *v);
 /* Makes fn capture vars[i] where it captured fn->vars[i] (every node that
  * refers to one), e.g. after ir_parse, whose variables are placeholders. */
 void ir_function_rebind_vars(ir_function *fn, rt_variable *const *vars);
+
+/* Sets every node's effect flag and control edge again from its opcode
+ * (and a cond or while from its regions), after a change of what is
+ * effectful (a variable read turned into a constant, or back). */
+void ir_rechain_effects(ir_function *fn);
 
 /* Unlinks a node from its graph (its uses must be gone). */
 void ir_remove(ir_node *n);

@@ -99,9 +99,10 @@ static int show(const ag_saved_model *m)
         printf("  %s -> %s\n", man->aliases[i].name, man->aliases[i].function);
     printf("\nvariables:%s\n", man->n_variables ? "" : " none");
     for (int i = 0; i < man->n_variables; i++)
-        printf("  %s: %s, %lld bytes%s%s\n", man->variables[i].name, man->variables[i].type,
-               (long long)man->variables[i].bytes, man->variables[i].created_at[0] ? ", made at " : "",
-               man->variables[i].created_at);
+        printf("  %s: %s, %lld bytes%s%s%s\n", man->variables[i].name, man->variables[i].type,
+               (long long)man->variables[i].bytes,
+               man->variables[i].constant ? ", a graph's constant" : "",
+               man->variables[i].created_at[0] ? ", made at " : "", man->variables[i].created_at);
     return 0;
 }
 

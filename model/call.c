@@ -16,6 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether v is one of m's variables that hold a graph's constant. */
+static bool is_constant(const rt_variable *v, void *ctx)
+{
+    const ag_saved_model *m = ctx;
+    for (int k = 0; k < m->man->n_variables; k++)
+        if (m->vars[k] == v)
+            return m->man->variables[k].constant;
+    return false;
+}
+
 bool sm_request(ag_saved_model *m, int i, pl_stage stop, pl_request *r,
                 pass_bf16_options *bf16, char *err, size_t errlen)
 {
@@ -46,7 +56,12 @@ bool sm_request(ag_saved_model *m, int i, pl_stage stop, pl_request *r,
     }
     if (!(r->graph = sm_function_graph(m, i, err, errlen)))
         return false;
-    if (f->freeze_variables && !sm_freeze_variables(r->graph, err, errlen)) {
+    /* the constants saved in binary are constants again; with
+     * freeze_variables, so are the variables */
+    bool ok = f->freeze_variables ? sm_freeze_variables(r->graph, err, errlen)
+                                  : sm_freeze_variables_if(r->graph, is_constant, m, err,
+                                                           errlen);
+    if (!ok) {
         ir_function_free(r->graph);
         r->graph = NULL;
         return false;

@@ -96,6 +96,7 @@ static const tp_field variable_fields[] = {
     STR(sm_variable, name),
     STR(sm_variable, type),
     STR(sm_variable, created_at),
+    BOOL(sm_variable, constant),
     INT(sm_variable, offset, 0, 9.2e18),
     INT(sm_variable, bytes, 0, 9.2e18),
     INT(sm_variable, checksum, 0, 4294967295.0),
@@ -255,6 +256,8 @@ static void put_variable(FILE *out, const sm_variable *v)
     put_string(out, "type", v->type);
     fputc(' ', out);
     put_string(out, "created_at", v->created_at);
+    if (v->constant)
+        fputs(" constant: true", out);
     fprintf(out, " offset: %lld bytes: %lld checksum: %lld }\n", (long long)v->offset,
             (long long)v->bytes, (long long)v->checksum);
 }

@@ -124,6 +124,7 @@ typedef struct sm_variable {
     char name[SM_NAME];
     char type[SM_NAME];
     char created_at[2 * SM_NAME]; /* "file.c:12", where the program made it */
+    bool constant; /* a constant of a graph, kept here in binary (read-only) */
     int64_t offset, bytes, checksum;
 } sm_variable;
 

@@ -70,8 +70,20 @@ bool sm_request(ag_saved_model *m, int i, pl_stage stop, pl_request *r,
 
 /* Replaces fn's variable reads by constants of their values (for an
  * object file, which has no variables); false with a message in err when
- * fn assigns one. */
+ * fn assigns one. The _if form freezes only the variables `which` says
+ * (the model's constants, at load). */
+typedef bool (*sm_freeze_fn)(const rt_variable *v, void *ctx);
 bool sm_freeze_variables(ir_function *fn, char *err, size_t errlen);
+bool sm_freeze_variables_if(ir_function *fn, sm_freeze_fn which, void *ctx, char *err,
+                            size_t errlen);
+
+/* Constants of at least this many elements are saved in variables.bin,
+ * as variables marked constant, instead of in the text IR. */
+#define SM_CONSTANT_MIN_ELEMENTS 16
+/* Replaces each such constant of fn by a read of the variable make(value)
+ * returns (NULL: leave it). */
+typedef rt_variable *(*sm_thaw_fn)(const rt_value *value, void *ctx);
+void sm_thaw_constants(ir_function *fn, sm_thaw_fn make, void *ctx);
 
 /* The function record's index for a concrete function name; -1 if none. */
 int sm_function_index(const ag_saved_model *m, const char *name);

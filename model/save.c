@@ -22,6 +22,8 @@ typedef struct saver {
     char **texts;                   /* per function */
     const rt_variable **var_objs;   /* per model variable: whose value */
     ir_function **graphs;           /* per function, until written */
+    rt_variable *constants;         /* stand-ins for the constants saved as variables */
+    int n_constants;
 } saver;
 
 static bool copy_name(ag_loc loc, char *dst, size_t cap, const char *src, const char *what)
@@ -62,6 +64,26 @@ static int variable_index(saver *S, const rt_variable *v)
         snprintf(rec->created_at, sizeof rec->created_at, "%s:%d", v->created_at.file,
                  v->created_at.line);
     return i;
+}
+
+/* A large constant of a graph: a variable record marked constant, whose
+ * value is the literal (thawing, freeze.c). */
+static rt_variable *constant_variable(const rt_value *literal, void *ctx)
+{
+    saver *S = ctx;
+    sm_manifest *man = S->man;
+    if (man->n_variables == SM_MAX_VARIABLES || S->n_constants == SM_MAX_VARIABLES)
+        return NULL; /* stays in the text */
+    rt_variable *v = &S->constants[S->n_constants++];
+    *v = (rt_variable){.magic = RT_VARIABLE_MAGIC, .value = (rt_value *)literal};
+    int i = man->n_variables++;
+    sm_variable *rec = &man->variables[i];
+    S->var_objs[i] = v;
+    snprintf(rec->name, sizeof rec->name, "constant_%d", S->n_constants - 1);
+    ir_type t = {.dtype = literal->dtype, .shape = literal->shape};
+    type_text(&t, rec->type, sizeof rec->type);
+    rec->constant = true;
+    return v;
 }
 
 static bool record_variables(saver *S, sm_function *f, const ir_function *g)
@@ -232,6 +254,7 @@ static bool export_signature(saver *S, const ag_export_signature *e)
         return false;
     f->jit_compile = (d->flags & AG_FN_JIT_COMPILE) != 0;
     record_calls(f, S->graphs[i]->body);
+    sm_thaw_constants(S->graphs[i], constant_variable, S);
     if (!io_names(S, e, d, f, S->graphs[i]->body) ||
         !distinct_names(S, f->inputs, f->n_inputs, "input") ||
         !distinct_names(S, f->outputs, f->n_outputs, "output") ||
@@ -270,6 +293,7 @@ bool ag_saved_model_save_at(ag_loc loc, const char *dir, const ag_save_options *
     S.texts = rt_xcalloc((size_t)o->n_signatures, sizeof *S.texts);
     S.graphs = rt_xcalloc((size_t)o->n_signatures, sizeof *S.graphs);
     S.var_objs = rt_xcalloc(SM_MAX_VARIABLES, sizeof *S.var_objs);
+    S.constants = rt_xcalloc(SM_MAX_VARIABLES, sizeof *S.constants);
     bool ok = true;
     for (int i = 0; ok && i < o->n_signatures; i++)
         ok = export_signature(&S, &o->signatures[i]);
@@ -296,6 +320,7 @@ bool ag_saved_model_save_at(ag_loc loc, const char *dir, const ag_save_options *
     free(S.texts);
     free(S.graphs);
     free(S.var_objs);
+    free(S.constants);
     free(S.man);
     return ok;
 }

@@ -978,39 +978,58 @@ void ag_concrete_release_at(ag_loc loc, ag_concrete_function *cf)
                   e->desc->name);
 }
 
+/* The function named `name` (or its AG_ALIAS); NULL after reporting,
+ * with `hint` after the message. */
+static fn_entry *entry_or_report(ag_loc loc, const char *name, const char *hint)
+{
+    const ag_function_desc *d = fn_desc_named(name);
+    if (!d) {
+        rt_report(loc, "no AG_FUNCTION named '%s' is known%s", name ? name : "(null)", hint);
+        return NULL;
+    }
+    return entry_for(d);
+}
+
+/* The cache keys of e's function for the signature spec_text; NULL after
+ * reporting. */
+static arg_key *spec_keys(fn_entry *e, ag_loc loc, const char *spec_text)
+{
+    char err[256];
+    ir_spec spec;
+    if (!ir_spec_parse(spec_text, &spec, err, sizeof err)) {
+        rt_report(loc, "bad signature \"%s\" for '%s': %s", spec_text, e->desc->name, err);
+        return NULL;
+    }
+    arg_key *keys = rt_xcalloc((size_t)(e->desc->n_params + 1), sizeof *keys);
+    if (!keys_from_spec(e, loc, &spec, spec_text, keys)) {
+        free(keys);
+        return NULL;
+    }
+    return keys;
+}
+
 bool fn_compile_spec(ag_loc loc, const char *name, const char *spec_text, pl_stage stop,
                      const tgt_target *target, const tgt_options *options,
                      const pl_request *flags, pl_result *out)
 {
-    fn_entry *e = name ? entry_named(name) : NULL;
-    char err[256];
-    ir_spec spec;
     memset(out, 0, sizeof *out);
-    if (!e) {
-        rt_report(loc, "no AG_FUNCTION named '%s' is known", name ? name : "(null)");
+    fn_entry *e = entry_or_report(loc, name, "");
+    arg_key *keys = e ? spec_keys(e, loc, spec_text) : NULL;
+    if (!keys)
         return false;
-    }
-    if (!ir_spec_parse(spec_text, &spec, err, sizeof err)) {
-        rt_report(loc, "bad signature \"%s\" for '%s': %s", spec_text, name, err);
-        return false;
-    }
-    arg_key *keys = rt_xcalloc((size_t)(e->desc->n_params + 1), sizeof *keys);
-    bool ok = keys_from_spec(e, loc, &spec, spec_text, keys);
-    if (ok) {
-        pl_request r = request_for(e, keys, stop);
-        r.first_trace = true;
-        r.target = target;
-        r.strict = true;
-        r.bf16 = flags && flags->bf16;
-        r.soft_placement = flags && flags->soft_placement;
-        r.progress = flags ? flags->progress : NULL;
-        r.progress_ctx = flags ? flags->progress_ctx : NULL;
-        if (options)
-            r.options = *options;
-        pthread_mutex_lock(&e->lock);
-        ok = pl_run(&r, out);
-        pthread_mutex_unlock(&e->lock);
-    }
+    pl_request r = request_for(e, keys, stop);
+    r.first_trace = true;
+    r.target = target;
+    r.strict = true;
+    r.bf16 = flags && flags->bf16;
+    r.soft_placement = flags && flags->soft_placement;
+    r.progress = flags ? flags->progress : NULL;
+    r.progress_ctx = flags ? flags->progress_ctx : NULL;
+    if (options)
+        r.options = *options;
+    pthread_mutex_lock(&e->lock);
+    bool ok = pl_run(&r, out);
+    pthread_mutex_unlock(&e->lock);
     free(keys);
     return ok;
 }
@@ -1018,34 +1037,25 @@ bool fn_compile_spec(ag_loc loc, const char *name, const char *spec_text, pl_sta
 bool fn_trace_export(ag_loc loc, const char *name, const char *spec_text, pl_result *out,
                      const ag_function_desc **desc)
 {
-    fn_entry *e = name ? entry_named(name) : NULL;
-    char err[256];
-    ir_spec spec;
     memset(out, 0, sizeof *out);
-    if (!e) {
-        rt_report(loc, "no AG_FUNCTION named '%s' is known (call it, or register it with "
-                       "ag_function_register, before saving)", name ? name : "(null)");
+    fn_entry *e = entry_or_report(loc, name, " (call it, or register it with "
+                                             "ag_function_register, before saving)");
+    if (!e)
         return false;
-    }
     *desc = e->desc;
     if (!spec_text && !(spec_text = e->desc->signature)) {
         rt_report(loc, "'%s' has no AG_SIGNATURE: give the signature to export", name);
         return false;
     }
-    if (!ir_spec_parse(spec_text, &spec, err, sizeof err)) {
-        rt_report(loc, "bad signature \"%s\" for '%s': %s", spec_text, name, err);
+    arg_key *keys = spec_keys(e, loc, spec_text);
+    if (!keys)
         return false;
-    }
-    arg_key *keys = rt_xcalloc((size_t)(e->desc->n_params + 1), sizeof *keys);
-    bool ok = keys_from_spec(e, loc, &spec, spec_text, keys);
-    if (ok) {
-        pthread_mutex_lock(&e->lock);
-        pl_request r = request_for(e, keys, PL_TRACED);
-        ok = pl_run(&r, out);
-        /* a first trace made the function's variables: later ones must not */
-        e->trace_count += ok && r.first_trace;
-        pthread_mutex_unlock(&e->lock);
-    }
+    pthread_mutex_lock(&e->lock);
+    pl_request r = request_for(e, keys, PL_TRACED);
+    bool ok = pl_run(&r, out);
+    /* a first trace made the function's variables: later ones must not */
+    e->trace_count += ok && r.first_trace;
+    pthread_mutex_unlock(&e->lock);
     free(keys);
     return ok;
 }

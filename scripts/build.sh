@@ -96,6 +96,19 @@ run_demo() {
   cc "${cflags[@]}" "$out/tpu_mlp.ag.c" "${libs[@]}" -o "$out/tpu_mlp"
   "$out/tpu_mlp"
   AG_TARGET=tpu-model AG_PROFILE=1 "$out/tpu_mlp" 2>&1
+  say "examples/saved_model: a classifier saved as a model, converted for the TPU-model"
+  "$build_dir/frontend/agc" examples/saved_model/export_mlp.c -o "$out/export_mlp.ag.c"
+  cc "${cflags[@]}" "$out/export_mlp.ag.c" "${libs[@]}" -o "$out/export_mlp"
+  rm -rf "$out/mlp_model" "$out/mlp_tpu"
+  "$out/export_mlp" "$out/mlp_model" "$out/batch.txt"
+  "$build_dir/bin/agc-convert" --input_model_dir="$out/mlp_model" \
+    --output_model_dir="$out/mlp_tpu" --converter_options_string='
+      tpu_functions { function_alias: "tpu_func_1" }
+      tpu_functions { function_alias: "tpu_func_2" }
+      batch_options { max_batch_size: 64 }'
+  say "the converted model, run by agc-model on the batch the program ran"
+  "$build_dir/bin/agc-model" run "$out/mlp_tpu" --signature serving_default \
+    --input pixels="$out/batch.txt"
 }
 
 run_tests() { # dir

@@ -274,13 +274,17 @@ static bool emit_object(LLVMModuleRef mod, LLVMTargetMachineRef tm, cg_cache_ent
     return true;
 }
 
-/* LLVM: fn in its relocatable form (lower.h), optimized and written as an
- * object into e. The node table is made external so the JIT can find it. */
-static bool compile_object(const ir_function *fn, pass_analyses *am, LLVMTargetMachineRef tm,
-                           const cache_key *k, cg_cache_entry *e, char *err, size_t errlen)
+/* LLVM: fn in its relocatable form (lower.h), for the CPU of o as the
+ * JIT's (the host triple), optimized and written as an object into e. The
+ * node table is made external so the JIT can find it. */
+static bool compile_object(const ir_function *fn, pass_analyses *am, const tgt_options *o,
+                           LLVMTargetMachineRef tm, const cache_key *k, cg_cache_entry *e,
+                           char *err, size_t errlen)
 {
     LLVMContextRef ctx = LLVMContextCreate();
-    LLVMModuleRef mod = cg_lower_function_aot(fn, am, ctx, k->sym, k->table, NULL, err, errlen);
+    tgt_options host = {.cpu = o ? o->cpu : NULL, .features = o ? o->features : NULL};
+    LLVMModuleRef mod =
+        cg_lower_function_aot(fn, am, ctx, k->sym, k->table, NULL, &host, err, errlen);
     bool ok = mod != NULL;
     if (ok) {
         LLVMValueRef table = LLVMGetNamedGlobal(mod, k->table);
@@ -407,7 +411,7 @@ static cg_code *miss(const ir_function *fn, pass_analyses *am, const tgt_options
         fprintf(stderr, "agc cache: miss %s\n", k->path);
     cg_cache_entry e = {0};
     cg_code *c = NULL;
-    if (compile_object(fn, am, tm, k, &e, err, errlen)) {
+    if (compile_object(fn, am, o, tm, k, &e, err, errlen)) {
         store(dir, k, &e);
         c = load(fn, am, o, k, &e, err, errlen);
     }

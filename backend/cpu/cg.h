@@ -52,6 +52,12 @@ bool cg_perf_enabled(void);
  * its triple and CPU. False with the reason in err (cg_target.c). */
 bool cg_check_options(const tgt_options *o, char *err, size_t errlen);
 
+/* Whether code for the CPU of t (as cg_target_machine picks it: NULL or
+ * no CPU named, the host's) may use AVX512_BF16's dot products
+ * (vdpbf16ps): the host's features, or a named CPU that has them, unless
+ * t's features add or remove +avx512bf16 (cg_target.c). */
+bool cg_has_bf16_dot(const tgt_options *t);
+
 /* The optimized LLVM IR of the code, as text (malloc'ed; free it). */
 char *cg_module_text(const cg_code *c);
 

@@ -41,6 +41,7 @@ typedef struct aot {
     LLVMBuilderRef b;
     abi abi;
     char *triple; /* the target machine's */
+    const tgt_options *target;
     LLVMTypeRef t_i1, t_i32, t_i64, t_f64, t_ptr, t_void;
     char *err;
     size_t errlen;
@@ -338,7 +339,9 @@ static LLVMModuleRef function_module(aot *A, const tgt_aot_function *f)
     ir_function *g = graph_as_loaded(A, f, &text);
     pass_analyses *am = g ? pass_analyses_new(g, &tgt_cpu.caps) : NULL;
     LLVMModuleRef mod =
-        g ? cg_lower_function_aot(g, am, A->ctx, entry, table, A->triple, err, sizeof err) : NULL;
+        g ? cg_lower_function_aot(g, am, A->ctx, entry, table, A->triple, A->target, err,
+                                   sizeof err)
+          : NULL;
     if (g && !mod)
         snprintf(A->err, A->errlen, "'%s' cannot be compiled: %s", f->name, err);
     if (mod) {
@@ -427,7 +430,7 @@ static bool emit(aot *A, LLVMModuleRef mod, LLVMTargetMachineRef tm, tgt_emit_ki
 bool cg_aot_compile(const tgt_aot_function *fns, int n, const tgt_options *target, tgt_emit_kind kind,
                     char **out, size_t *len, char *err, size_t errlen)
 {
-    aot A = {.ctx = LLVMContextCreate(), .err = err, .errlen = errlen};
+    aot A = {.ctx = LLVMContextCreate(), .err = err, .errlen = errlen, .target = target};
     init_types(&A);
     A.b = LLVMCreateBuilderInContext(A.ctx);
     *out = NULL;

@@ -258,16 +258,19 @@ static void symbol_name(const ir_function *fn, int number, char *buf, size_t n)
 }
 
 /* Names every function the lowering defined besides the entry (outlined
- * loops, small matrix products, math helpers) after the entry, so that a
- * profiler's samples say which AG_FUNCTION they are in: "loop" becomes
- * agc_f_3.loop0, "matmul_f32_4x4x4" agc_f_3.matmul_f32_4x4x4. */
+ * loops, small matrix products) after the entry, so that a profiler's
+ * samples say which AG_FUNCTION they are in: "loop" becomes
+ * agc_f_3.loop0, "matmul_f32_4x4x4" agc_f_3.matmul_f32_4x4x4. The math
+ * helpers (agc_tanh_f32 and its vector forms) keep their names: call
+ * sites name their vector variants by them ("vector-function-abi-variant",
+ * lower_math.c), and a renamed helper is called one element at a time. */
 static void name_after_entry(LLVMModuleRef mod, const char *entry)
 {
     int loops = 0;
     for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
         size_t len;
         const char *name = LLVMGetValueName2(f, &len);
-        if (LLVMIsDeclaration(f) || strcmp(name, entry) == 0)
+        if (LLVMIsDeclaration(f) || strcmp(name, entry) == 0 || strncmp(name, "agc_", 4) == 0)
             continue;
         char fresh[256];
         if (strncmp(name, "loop", 4) == 0 && (name[4] == '\0' || name[4] == '.'))
@@ -280,7 +283,7 @@ static void name_after_entry(LLVMModuleRef mod, const char *entry)
 
 static LLVMModuleRef build_module(const cg_code *c, LLVMContextRef ctx, char *err, size_t errlen)
 {
-    LLVMModuleRef mod = cg_lower_function(c->fn, c->am, ctx, c->name, err, errlen);
+    LLVMModuleRef mod = cg_lower_function(c->fn, c->am, ctx, c->name, &c->opt, err, errlen);
     if (mod) {
         cg_cache_count_llvm();
         name_after_entry(mod, c->name);

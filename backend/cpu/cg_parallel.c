@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-enum { MAX_WORKERS = 15, CHUNKS_PER_THREAD = 4, CHUNK_ALIGN = 64 };
+enum { MAX_WORKERS = 15, CHUNKS_PER_THREAD = 4, CHUNK_ALIGN = CG_RT_CHUNK_ALIGN };
 
 typedef struct pool {
     pthread_mutex_t lock;

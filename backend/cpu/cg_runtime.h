@@ -65,6 +65,9 @@ void cg_rt_release(rt_value **slots, int32_t n);
  * small. */
 typedef void (*cg_rt_body)(void *ctx, int64_t begin, int64_t end);
 void cg_rt_parallel_for(cg_rt_body body, void *ctx, int64_t n, int64_t grain);
+/* Every chunk but the last of a parallel loop starts and ends on a
+ * multiple of this (bf16 matrix products rely on it: lower_bf16mm.c). */
+enum { CG_RT_CHUNK_ALIGN = 64 };
 /* The threads a parallel loop uses (the caller included). */
 int cg_rt_num_threads(void);
 

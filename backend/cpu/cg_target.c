@@ -246,6 +246,59 @@ bool cg_check_options(const tgt_options *o, char *err, size_t errlen)
     return tm != NULL;
 }
 
+/* ------------------------------------------------- AVX512_BF16 support */
+
+/* Whether feature list `list` ("+a,-b,...") says +name (1), -name (-1) or
+ * nothing (0); the last mention wins, as in LLVM. */
+static int feature_says(const char *list, const char *name)
+{
+    int said = 0;
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n + 1 && (p[0] == '+' || p[0] == '-') && strncmp(p + 1, name, n) == 0)
+            said = p[0] == '+' ? 1 : -1;
+        p += len + (end ? 1 : 0);
+    }
+    return said;
+}
+
+/*
+ * The C API cannot ask LLVM which features a named CPU has, so the x86
+ * CPUs LLVM 19 gives AVX512_BF16 (FeatureBF16 in X86.td) are listed here:
+ * Intel's server cores from Cooper Lake on, AMD's from Zen 4 on.
+ */
+static bool cpu_has_bf16(const char *cpu)
+{
+    static const char *const with_bf16[] = {
+        "cooperlake", "sapphirerapids", "emeraldrapids", "graniterapids", "graniterapids-d",
+        "diamondrapids", "znver4", "znver5"};
+    for (size_t i = 0; i < sizeof with_bf16 / sizeof *with_bf16; i++)
+        if (strcmp(cpu, with_bf16[i]) == 0)
+            return true;
+    return false;
+}
+
+bool cg_has_bf16_dot(const tgt_options *t)
+{
+    bool host = !t || !t->triple || !*t->triple;
+    cg_arch arch = cg_arch_of(host ? NULL : t->triple);
+    if (arch != CG_ARCH_X86_64)
+        return false;
+    int said = t ? feature_says(t->features, "avx512bf16") : 0;
+    if (said)
+        return said > 0;
+    if (t && t->cpu && *t->cpu)
+        return cpu_has_bf16(t->cpu);
+    if (!host)
+        return false; /* "generic" */
+    char *features = LLVMGetHostCPUFeatures();
+    bool has = feature_says(features, "avx512bf16") > 0;
+    LLVMDisposeMessage(features);
+    return has;
+}
+
 /* ------------------------------------------------------------ optimizing */
 
 static void add_string_attr(LLVMValueRef f, const char *key, const char *value)

@@ -34,6 +34,7 @@
  * boxes are owned by the loop: each iteration's new values are aliased
  * from the body's results and the old ones freed, as in ir/exec.c.
  */
+#include "cg_target.h"
 #include "lower.h"
 
 #include <limits.h>
@@ -732,6 +733,7 @@ static void init_types(cg_lower *L)
     L->t_void = LLVMVoidTypeInContext(L->ctx);
     L->t_i1 = LLVMInt1TypeInContext(L->ctx);
     L->t_i8 = LLVMInt8TypeInContext(L->ctx);
+    L->t_i16 = LLVMInt16TypeInContext(L->ctx);
     L->t_i32 = LLVMInt32TypeInContext(L->ctx);
     L->t_i64 = LLVMInt64TypeInContext(L->ctx);
     L->t_f32 = LLVMFloatTypeInContext(L->ctx);
@@ -810,10 +812,10 @@ static void make_node_table(cg_lower *L, const char *name)
 
 static LLVMModuleRef lower(const ir_function *fn, pass_analyses *am, LLVMContextRef ctx,
                            const char *sym, const char *node_table, const char *triple,
-                           char *err, size_t errlen)
+                           bool bf16_dot, char *err, size_t errlen)
 {
     cg_lower L = {.fn = fn, .am = am, .err = err, .errlen = errlen, .ctx = ctx,
-                  .fp_constraint = cg_fp_constraint(triple)};
+                  .fp_constraint = cg_fp_constraint(triple), .bf16_dot = bf16_dot};
     if (errlen)
         err[0] = '\0';
     init_types(&L);
@@ -834,15 +836,17 @@ static LLVMModuleRef lower(const ir_function *fn, pass_analyses *am, LLVMContext
 }
 
 LLVMModuleRef cg_lower_function(const ir_function *fn, pass_analyses *am, LLVMContextRef ctx,
-                                const char *sym, char *err, size_t errlen)
+                                const char *sym, const tgt_options *o, char *err,
+                                size_t errlen)
 {
-    return lower(fn, am, ctx, sym, NULL, NULL, err, errlen);
+    tgt_options host = {.cpu = o ? o->cpu : NULL, .features = o ? o->features : NULL};
+    return lower(fn, am, ctx, sym, NULL, NULL, cg_has_bf16_dot(&host), err, errlen);
 }
 
 LLVMModuleRef cg_lower_function_aot(const ir_function *fn, pass_analyses *am,
                                     LLVMContextRef ctx, const char *sym,
-                                    const char *node_table, const char *triple, char *err,
-                                    size_t errlen)
+                                    const char *node_table, const char *triple,
+                                    const tgt_options *o, char *err, size_t errlen)
 {
-    return lower(fn, am, ctx, sym, node_table, triple, err, errlen);
+    return lower(fn, am, ctx, sym, node_table, triple, cg_has_bf16_dot(o), err, errlen);
 }

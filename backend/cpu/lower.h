@@ -11,6 +11,8 @@
  *                 parallel when large) and native matrix products
  *   lower_math.c  functions agc computes itself (f32 tanh), the same
  *                 operations as the runtime kernels
+ *   lower_bf16mm.c bf16 matrix products: AVX512_BF16 dot products, or
+ *                 converting to f32
  *   lower.c       the driver: the generated function, regions, cond and
  *                 while as control flow, the generic fallback, boxing,
  *                 ownership and the error path
@@ -127,7 +129,7 @@ typedef struct cg_lower {
     LLVMValueRef func;
     LLVMBasicBlockRef entry, fail_bb;
     LLVMValueRef args, results, slots, in_array, box_pool, box_bits;
-    LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_f32, t_f64, t_ptr;
+    LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f32, t_f64, t_ptr;
     LLVMTypeRef t_box; /* [sizeof(rt_value) x i8] */
     cg_helpers h;
     LLVMValueRef *buf_ptr; /* by memory-plan buffer: its frame memory, once made */
@@ -140,23 +142,27 @@ typedef struct cg_lower {
      * NULL for the JIT. */
     LLVMValueRef node_table;
     const char *fp_constraint; /* cg_fp_constraint of the target */
+    bool bf16_dot; /* the CPU has AVX512_BF16 (cg_has_bf16_dot) */
 } cg_lower;
 
 /* Lowers fn to a module holding one function, `sym`:
  *   i32 sym(ptr args, ptr results)    (1 on success, 0 after an error)
- * following the plans of am (fn's analyses, for the cpu target's caps).
- * NULL with a message in err when fn uses something not supported. */
+ * following the plans of am (fn's analyses, for the cpu target's caps),
+ * for the host or the CPU o names (o's triple is ignored: the JIT runs
+ * here). NULL with a message in err when fn uses something not supported. */
 LLVMModuleRef cg_lower_function(const ir_function *fn, pass_analyses *am, LLVMContextRef ctx,
-                                const char *sym, char *err, size_t errlen);
+                                const char *sym, const tgt_options *o, char *err,
+                                size_t errlen);
 
-/* The same for code compiled ahead of time: node references go through
- * `node_table`, a global [ir_function_num_ids(fn) x ptr] this defines
- * (internal, zeroed), which the runtime fills from the graph it parses
- * before the first call (backend/cpu/aot.c). */
+/* The same for code compiled ahead of time for target o, whose triple
+ * is `triple`: node references go through `node_table`, a global
+ * [ir_function_num_ids(fn) x ptr] this defines (internal, zeroed), which
+ * the runtime fills from the graph it parses before the first call
+ * (backend/cpu/aot.c). */
 LLVMModuleRef cg_lower_function_aot(const ir_function *fn, pass_analyses *am,
                                     LLVMContextRef ctx, const char *sym,
-                                    const char *node_table, const char *triple, char *err,
-                                    size_t errlen);
+                                    const char *node_table, const char *triple,
+                                    const tgt_options *o, char *err, size_t errlen);
 
 bool cg_fail(cg_lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static inline cg_info *cg_info_of(cg_lower *L, const ir_node *n) { return &L->info[n->id]; }
@@ -176,6 +182,12 @@ LLVMTypeRef cg_mem_type(cg_lower *L, ag_dtype dt);
 LLVMValueRef cg_load_elem(cg_lower *L, ag_dtype dt, LLVMValueRef ptr);
 void cg_store_elem(cg_lower *L, ag_dtype dt, LLVMValueRef v, LLVMValueRef ptr);
 LLVMValueRef cg_const_elem(cg_lower *L, ag_dtype dt, const void *data, int64_t i);
+/* bf16 (see lower_elem.c): i16 bits to the f32 of the same value, an f32
+ * rounded to bf16 back to its bits, and rounding an f32 to bf16 (to
+ * nearest even, as ag_f32_to_bf16), scalars or vectors. */
+LLVMValueRef cg_widen_bf16(cg_lower *L, LLVMValueRef bits);
+LLVMValueRef cg_narrow_bf16(cg_lower *L, LLVMValueRef v);
+LLVMValueRef cg_round_bf16(cg_lower *L, LLVMValueRef v);
 /* v, or for a float constant an opaque copy LLVM cannot fold (see
  * lower_elem.c). */
 LLVMValueRef cg_opaque_if_const(cg_lower *L, LLVMValueRef v);
@@ -213,6 +225,14 @@ typedef struct cg_loop {
 } cg_loop;
 void cg_loop_begin(cg_lower *L, cg_loop *lp, LLVMValueRef n);
 void cg_loop_end(cg_lower *L, cg_loop *lp);
+/* Keeps LLVM's loop vectorizer off the loop whose back edge is latch and,
+ * with no_unroll, its unroller too. */
+void cg_loop_hints(cg_lower *L, LLVMValueRef latch, bool no_unroll);
+
+/* lower_bf16mm.c: a bf16 matrix product, with AVX512_BF16's dot products
+ * when L->bf16_dot, else converting to f32 (small products only: see
+ * lower_plan.c). */
+bool cg_emit_matmul_bf16(cg_lower *L, const ir_node *n);
 
 /* lower.c services for the loop emitters */
 /* Enum attribute `name` (with its value, 0 for most) on function f at

@@ -21,6 +21,14 @@
  *     that INT_MIN / -1 never executes;
  *   - float-to-integer casts saturate and send NaN to 0 (fptosi.sat).
  * bool is i1 in registers and a 0/1 byte in memory.
+ *
+ * bf16 is an i16 in memory and, in registers, the f32 of the same value
+ * (the bits shifted up: exact). Like the kernels, an op on bf16 is the f32
+ * op on those values, its result rounded to bf16 at once (cg_round_bf16:
+ * to nearest even, NaN kept a quiet NaN), so a fused chain rounds after
+ * every op exactly where the unfused graph does, and a store only drops
+ * the low half, which is zero. Comparisons give bools and `where` selects
+ * an operand: neither rounds, as in the kernels.
  */
 #include "cg_target.h"
 #include "lower.h"
@@ -36,13 +44,77 @@ LLVMTypeRef cg_reg_type(cg_lower *L, ag_dtype dt)
     case AG_F64: return L->t_f64;
     case AG_I32: return L->t_i32;
     case AG_I64: return L->t_i64;
+    case AG_BF16: return L->t_f32;
     default: return L->t_i1;
     }
 }
 
 LLVMTypeRef cg_mem_type(cg_lower *L, ag_dtype dt)
 {
+    if (dt == AG_BF16)
+        return L->t_i16;
     return dt == AG_BOOL ? L->t_i8 : cg_reg_type(L, dt);
+}
+
+/* The integer constant v of type t, an integer or a vector of them. */
+static LLVMValueRef int_of_type(LLVMTypeRef t, unsigned long long v)
+{
+    if (LLVMGetTypeKind(t) != LLVMVectorTypeKind)
+        return LLVMConstInt(t, v, 0);
+    unsigned n = LLVMGetVectorSize(t);
+    LLVMValueRef one = LLVMConstInt(LLVMGetElementType(t), v, 0), elems[64];
+    for (unsigned i = 0; i < n && i < 64; i++)
+        elems[i] = one;
+    return LLVMConstVector(elems, n);
+}
+
+/* bf16 bits (i16, or a vector of them) as the f32 of the same value. */
+LLVMValueRef cg_widen_bf16(cg_lower *L, LLVMValueRef bits)
+{
+    LLVMTypeRef t = LLVMTypeOf(bits);
+    bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+    unsigned n = vec ? LLVMGetVectorSize(t) : 0;
+    LLVMTypeRef ti = vec ? LLVMVectorType(L->t_i32, n) : L->t_i32;
+    LLVMTypeRef tf = vec ? LLVMVectorType(L->t_f32, n) : L->t_f32;
+    LLVMValueRef w = LLVMBuildZExt(L->b, bits, ti, "");
+    w = LLVMBuildShl(L->b, w, int_of_type(ti, 16), "");
+    return LLVMBuildBitCast(L->b, w, tf, "");
+}
+
+/* An f32 already rounded to bf16 (or a vector of them) as its i16 bits. */
+LLVMValueRef cg_narrow_bf16(cg_lower *L, LLVMValueRef v)
+{
+    LLVMTypeRef t = LLVMTypeOf(v);
+    bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+    unsigned n = vec ? LLVMGetVectorSize(t) : 0;
+    LLVMTypeRef ti = vec ? LLVMVectorType(L->t_i32, n) : L->t_i32;
+    LLVMTypeRef th = vec ? LLVMVectorType(L->t_i16, n) : L->t_i16;
+    LLVMValueRef u = LLVMBuildBitCast(L->b, v, ti, "");
+    u = LLVMBuildLShr(L->b, u, int_of_type(ti, 16), "");
+    return LLVMBuildTrunc(L->b, u, th, "");
+}
+
+/*
+ * f32 v rounded to bf16, as an f32: ag_f32_to_bf16 (runtime/core/dtype.c)
+ * step for step, without branches so that loops vectorize. A NaN keeps
+ * its top half with the quiet bit set; any other value gets 0x7FFF plus
+ * its lowest kept bit added, which rounds to nearest, ties to even, and
+ * carries the largest finite values to infinity as IEEE rounding does.
+ */
+LLVMValueRef cg_round_bf16(cg_lower *L, LLVMValueRef v)
+{
+    LLVMTypeRef t = LLVMTypeOf(v);
+    bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+    LLVMTypeRef ti = vec ? LLVMVectorType(L->t_i32, LLVMGetVectorSize(t)) : L->t_i32;
+    LLVMValueRef u = LLVMBuildBitCast(L->b, v, ti, "");
+    LLVMValueRef keep = int_of_type(ti, 0xFFFF0000u);
+    LLVMValueRef lsb = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, u, int_of_type(ti, 16), ""),
+                                    int_of_type(ti, 1), "");
+    LLVMValueRef up = LLVMBuildAdd(L->b, u, LLVMBuildAdd(L->b, lsb, int_of_type(ti, 0x7FFF), ""), "");
+    LLVMValueRef quiet = LLVMBuildOr(L->b, u, int_of_type(ti, 0x00400000u), "");
+    LLVMValueRef nan = LLVMBuildFCmp(L->b, LLVMRealUNO, v, v, "");
+    LLVMValueRef r = LLVMBuildAnd(L->b, LLVMBuildSelect(L->b, nan, quiet, up, ""), keep, "");
+    return LLVMBuildBitCast(L->b, r, t, "bf16");
 }
 
 LLVMValueRef cg_load_elem(cg_lower *L, ag_dtype dt, LLVMValueRef ptr)
@@ -50,6 +122,8 @@ LLVMValueRef cg_load_elem(cg_lower *L, ag_dtype dt, LLVMValueRef ptr)
     LLVMValueRef v = LLVMBuildLoad2(L->b, cg_mem_type(L, dt), ptr, "");
     if (dt == AG_BOOL)
         v = LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstInt(L->t_i8, 0, 0), "");
+    if (dt == AG_BF16)
+        v = cg_widen_bf16(L, v);
     return v;
 }
 
@@ -57,6 +131,8 @@ void cg_store_elem(cg_lower *L, ag_dtype dt, LLVMValueRef v, LLVMValueRef ptr)
 {
     if (dt == AG_BOOL)
         v = LLVMBuildZExt(L->b, v, L->t_i8, "");
+    if (dt == AG_BF16)
+        v = cg_narrow_bf16(L, v);
     LLVMBuildStore(L->b, v, ptr);
 }
 
@@ -68,6 +144,10 @@ LLVMValueRef cg_const_elem(cg_lower *L, ag_dtype dt, const void *data, int64_t i
     case AG_I32:
         return LLVMConstInt(L->t_i32, (unsigned long long)(int64_t)((const int32_t *)data)[i], 1);
     case AG_I64: return LLVMConstInt(L->t_i64, (unsigned long long)((const int64_t *)data)[i], 1);
+    case AG_BF16: { /* through the bits, so that a NaN stays the same NaN */
+        uint32_t bits = (uint32_t)((const uint16_t *)data)[i] << 16;
+        return LLVMConstBitCast(LLVMConstInt(L->t_i32, bits, 0), L->t_f32);
+    }
     default: return LLVMConstInt(L->t_i1, ((const uint8_t *)data)[i] != 0, 0);
     }
 }
@@ -379,8 +459,83 @@ static LLVMValueRef int_op(cg_lower *L, rt_op op, LLVMValueRef *a, bool is_bool)
 
 /* ---------------------------------------------------------------- cast */
 
+/*
+ * f64 d rounded once to bf16 (as an f32), as rt_f64_to_bf16 does: when
+ * the f32 nearest d is inexact and lies exactly on a bf16 tie, it moves one
+ * f32 ulp toward d (its bits one up when |d| is larger, one down when
+ * smaller: never from 0 or infinity, whose low bits are 0), so that the
+ * tie breaks the way d's exact value does.
+ */
+static LLVMValueRef f64_to_bf16(cg_lower *L, LLVMValueRef d)
+{
+    LLVMValueRef f = LLVMBuildFPTrunc(L->b, d, L->t_f32, "");
+    LLVMValueRef bits = LLVMBuildBitCast(L->b, f, L->t_i32, "");
+    LLVMValueRef back = LLVMBuildFPExt(L->b, f, L->t_f64, "");
+    LLVMValueRef inexact = LLVMBuildFCmp(L->b, LLVMRealONE, back, d, "");
+    LLVMValueRef low = LLVMBuildAnd(L->b, bits, LLVMConstInt(L->t_i32, 0xFFFF, 0), "");
+    LLVMValueRef tie = LLVMBuildICmp(L->b, LLVMIntEQ, low, LLVMConstInt(L->t_i32, 0x8000, 0), "");
+    LLVMValueRef larger = LLVMBuildFCmp(L->b, LLVMRealOGT, unary_intrinsic(L, "llvm.fabs", d),
+                                        unary_intrinsic(L, "llvm.fabs", back), "");
+    LLVMValueRef step = LLVMBuildSelect(L->b, larger, LLVMConstInt(L->t_i32, 1, 0),
+                                        LLVMConstInt(L->t_i32, (unsigned long long)-1, 1), "");
+    LLVMValueRef nudge = LLVMBuildAnd(L->b, inexact, tie, "");
+    bits = LLVMBuildSelect(L->b, nudge, LLVMBuildAdd(L->b, bits, step, ""), bits, "");
+    return cg_round_bf16(L, LLVMBuildBitCast(L->b, bits, L->t_f32, ""));
+}
+
+/*
+ * i64 v rounded once to bf16, as the kernel's i64_to_bf16: the magnitude
+ * shifted down to 24 bits with every dropped bit OR-ed into bit 0 (a sticky
+ * bit that marks a value above a tie without moving it past one), which
+ * converts to f32 exactly, then scaled back by a power of two (exact) and
+ * rounded.
+ */
+static LLVMValueRef i64_to_bf16(cg_lower *L, LLVMValueRef v)
+{
+    LLVMTypeRef t = L->t_i64;
+    LLVMValueRef zero = LLVMConstInt(t, 0, 0), one = LLVMConstInt(t, 1, 0);
+    LLVMValueRef neg = LLVMBuildICmp(L->b, LLVMIntSLT, v, zero, "");
+    LLVMValueRef mag = LLVMBuildSelect(L->b, neg, LLVMBuildSub(L->b, zero, v, ""), v, "");
+    LLVMValueRef args[2] = {mag, LLVMConstInt(L->t_i1, 0, 0)};
+    LLVMValueRef lz = cg_call_intrinsic(L, "llvm.ctlz", &t, 1, args, 2);
+    LLVMValueRef over = LLVMBuildSub(L->b, LLVMConstInt(t, 64 - 24, 0), lz, "");
+    LLVMValueRef pos = LLVMBuildICmp(L->b, LLVMIntSGT, over, zero, "");
+    LLVMValueRef shift = LLVMBuildSelect(L->b, pos, over, zero, "shift");
+    LLVMValueRef dropped = LLVMBuildAnd(
+        L->b, mag, LLVMBuildSub(L->b, LLVMBuildShl(L->b, one, shift, ""), one, ""), "");
+    LLVMValueRef sticky = LLVMBuildZExt(
+        L->b, LLVMBuildICmp(L->b, LLVMIntNE, dropped, zero, ""), t, "");
+    LLVMValueRef kept = LLVMBuildOr(L->b, LLVMBuildLShr(L->b, mag, shift, ""), sticky, "");
+    LLVMValueRef f = LLVMBuildUIToFP(L->b, kept, L->t_f32, "");
+    LLVMValueRef exp = LLVMBuildShl(
+        L->b, LLVMBuildAdd(L->b, LLVMBuildTrunc(L->b, shift, L->t_i32, ""),
+                           LLVMConstInt(L->t_i32, 127, 0), ""),
+        LLVMConstInt(L->t_i32, 23, 0), "");
+    f = LLVMBuildFMul(L->b, f, LLVMBuildBitCast(L->b, exp, L->t_f32, "pow2"), "");
+    f = LLVMBuildSelect(L->b, neg, LLVMBuildFNeg(L->b, f, ""), f, "");
+    return cg_round_bf16(L, f);
+}
+
+/* v of dtype from, converted to bf16 as the kernels' casts do. */
+static LLVMValueRef to_bf16(cg_lower *L, LLVMValueRef v, ag_dtype from)
+{
+    switch (from) {
+    case AG_F32: return cg_round_bf16(L, v);
+    case AG_F64: return f64_to_bf16(L, v);
+    case AG_I32: return f64_to_bf16(L, LLVMBuildSIToFP(L->b, v, L->t_f64, "")); /* exact */
+    case AG_I64: return i64_to_bf16(L, v);
+    default: return LLVMBuildUIToFP(L->b, v, L->t_f32, ""); /* bool: 0 or 1, exact */
+    }
+}
+
 static LLVMValueRef cast(cg_lower *L, LLVMValueRef v, ag_dtype from, ag_dtype to)
 {
+    if (from == to)
+        return v;
+    if (to == AG_BF16)
+        return to_bf16(L, v, from);
+    if (from == AG_BF16) /* its register holds the f32 of the same value */
+        from = AG_F32;
     LLVMTypeRef tt = cg_reg_type(L, to);
     bool ffloat = from == AG_F32 || from == AG_F64, tfloat = to == AG_F32 || to == AG_F64;
     if (from == to)
@@ -430,6 +585,11 @@ LLVMValueRef cg_emit_elem(cg_lower *L, const ir_node *n, LLVMValueRef *args)
         r = cast(L, args[0], dt, n->type.dtype);
     else if (dt == AG_F32 || dt == AG_F64)
         r = float_op(L, op, args);
+    else if (dt == AG_BF16) {
+        r = float_op(L, op, args); /* on the f32 registers, then rounded */
+        if (r && n->type.dtype == AG_BF16)
+            r = cg_round_bf16(L, r);
+    }
     else
         r = int_op(L, op, args, dt == AG_BOOL);
     if (!r)

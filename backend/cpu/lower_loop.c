@@ -550,7 +550,7 @@ static LLVMMetadataRef hint_off(cg_lower *L, const char *name)
  * (llvm.loop.vectorize.enable = false) and, with no_unroll, its unroller
  * too (llvm.loop.unroll.disable). The loop ID must name itself, so it is
  * built around a temporary node that then takes its place. */
-static void set_loop_hints(cg_lower *L, LLVMValueRef latch, bool no_unroll)
+void cg_loop_hints(cg_lower *L, LLVMValueRef latch, bool no_unroll)
 {
     LLVMContextRef ctx = L->ctx;
     LLVMMetadataRef self = LLVMTemporaryMDNode(ctx, NULL, 0);
@@ -628,9 +628,9 @@ static LLVMValueRef matmul_function(cg_lower *L, ag_dtype dt, int64_t m, int64_t
     LLVMBuildStore(L->b, sum, cp);
     cg_loop_end(L, &lj2);
     cg_loop_end(L, &lp);
-    set_loop_hints(L, lp.latch, false);
+    cg_loop_hints(L, lp.latch, false);
     cg_loop_end(L, &li);
-    set_loop_hints(L, li.latch, true);
+    cg_loop_hints(L, li.latch, true);
     LLVMBuildRetVoid(L->b);
     LLVMPositionBuilderAtEnd(L->b, saved);
     return f;
@@ -638,6 +638,8 @@ static LLVMValueRef matmul_function(cg_lower *L, ag_dtype dt, int64_t m, int64_t
 
 bool cg_emit_matmul(cg_lower *L, const ir_node *n)
 {
+    if (n->type.dtype == AG_BF16)
+        return cg_emit_matmul_bf16(L, n);
     const cg_info *ai = cg_info_of(L, n->in[0]), *bi = cg_info_of(L, n->in[1]);
     int64_t m = ai->shape.dims[0], k = ai->shape.dims[1], nn = bi->shape.dims[1];
     int64_t dims[2] = {m, nn};

@@ -84,10 +84,14 @@ static bool matmul_native(cg_lower *L, const ir_node *n)
 {
     const cg_shape *a = &L->info[n->in[0]->id].shape, *b = &L->info[n->in[1]->id].shape;
     ag_dtype dt = n->type.dtype;
-    if (!(dt == AG_F32 || dt == AG_F64 || dt == AG_I32 || dt == AG_I64))
+    if (!(dt == AG_F32 || dt == AG_F64 || dt == AG_BF16 || dt == AG_I32 || dt == AG_I64))
         return false;
     if (!a->known || !b->known || a->rank != 2 || b->rank != 2 || a->dims[1] != b->dims[0])
         return false;
+    /* bf16 products of every size use AVX512_BF16 where the CPU has it
+     * (a blocked kernel, faster than widening for sgemm) */
+    if (dt == AG_BF16 && L->bf16_dot)
+        return true;
     double work = (double)a->dims[0] * (double)a->dims[1] * (double)b->dims[1];
     return work <= MATMUL_MAX_WORK;
 }

@@ -4,9 +4,10 @@
  * into an object (cg_aot.c).
  *
  * Its capabilities are the lowering's: generated code computes directly
- * on f32, f64, i32, i64 and bool (bf16 goes through the runtime's
- * kernels); every elementwise op fuses into loops (lower_elem.c emits
- * each); every op runs (what has no native form calls its kernel).
+ * on f32, f64, bf16, i32, i64 and bool (bf16 widened to f32 in registers
+ * and rounded after each op, as the kernels do: lower_elem.c); every
+ * elementwise op fuses into loops (lower_elem.c emits each); every op runs
+ * (what has no native form calls its kernel).
  */
 #include "cg.h"
 
@@ -63,8 +64,8 @@ const tgt_target tgt_cpu = {
     .summary = "native code from LLVM: fused vectorized loops, BLAS for large products",
     .falls_back = true,
     .caps = {.target = "cpu",
-             .native_dtypes = 1u << AG_F32 | 1u << AG_F64 | 1u << AG_I32 | 1u << AG_I64 |
-                              1u << AG_BOOL,
+             .native_dtypes = 1u << AG_F32 | 1u << AG_F64 | 1u << AG_BF16 | 1u << AG_I32 |
+                              1u << AG_I64 | 1u << AG_BOOL,
              .supports = NULL,
              .fuses = fuses,
              .precision = PASS_PRECISION_IEEE},

@@ -420,6 +420,24 @@ static tpu_transfer transfer(const tpu_spec *s, const ir_type *t)
     return x;
 }
 
+/* A parameter crosses to the device only if a device op reads it; one
+ * that only host ops read (soft placement, the converter's device scopes)
+ * stays on the host. */
+static bool read_on_device(const ir_graph *body, const ir_node *param)
+{
+    for (const ir_node *n = body->first; n; n = n->next)
+        for (int i = 0; n->device == IR_DEVICE_TPU && i < n->n_in; i++)
+            if (n->in[i] == param)
+                return true;
+    return false;
+}
+
+/* A result crosses back only if the device made it. */
+static bool made_on_device(const ir_node *v)
+{
+    return v->opcode != IR_PARAM && v->device == IR_DEVICE_TPU;
+}
+
 /* HBM holds every value at once (no reuse yet): past capacity, name the
  * biggest tensor. */
 static bool check_capacity(compiler *C)
@@ -473,9 +491,11 @@ tpu_program *tpu_compile(const ir_function *fn, pass_analyses *am, const tpu_spe
     p->params = rt_xcalloc((size_t)body->n_params + 1, sizeof *p->params);
     p->results = rt_xcalloc((size_t)body->n_results + 1, sizeof *p->results);
     for (int i = 0; i < body->n_params; i++)
-        p->params[i] = transfer(spec, &body->params[i]->type);
+        if (read_on_device(body, body->params[i]))
+            p->params[i] = transfer(spec, &body->params[i]->type);
     for (int i = 0; i < body->n_results; i++)
-        p->results[i] = transfer(spec, &body->results[i]->type);
+        if (made_on_device(body->results[i]))
+            p->results[i] = transfer(spec, &body->results[i]->type);
     for (int i = 0; i < p->n_ids; i++) {
         p->n_mxu += p->inst[i].kind == TPU_MXU;
         p->n_xlu += p->inst[i].kind == TPU_XLU;

@@ -156,11 +156,14 @@ void tpu_program_print(const tpu_program *p, FILE *out)
             p->n_loops, p->n_xlu);
     fprintf(out, "; hbm: %.1f MiB of %.1f GiB\n", (double)p->hbm_bytes / (1 << 20),
             (double)s->hbm.capacity_bytes / (1 << 30));
+    /* what only the host reads, or the host made, does not cross */
     for (int i = 0; i < body->n_params; i++)
-        put_transfer(out, "dma.h2d", body->params[i], &p->params[i],
-                     &p->inst[body->params[i]->id], s->clock_hz);
+        if (p->params[i].cycles)
+            put_transfer(out, "dma.h2d", body->params[i], &p->params[i],
+                         &p->inst[body->params[i]->id], s->clock_hz);
     print_graph(p, body, 0, out);
     for (int i = 0; i < body->n_results; i++)
-        put_transfer(out, "dma.d2h", body->results[i], &p->results[i],
-                     &p->inst[body->results[i]->id], s->clock_hz);
+        if (p->results[i].cycles)
+            put_transfer(out, "dma.d2h", body->results[i], &p->results[i],
+                         &p->inst[body->results[i]->id], s->clock_hz);
 }

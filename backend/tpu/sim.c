@@ -281,6 +281,8 @@ static void transfer_in(sim *S)
     const tpu_program *p = S->p;
     const ir_graph *body = p->fn->body;
     for (int i = 0; i < body->n_params; i++) {
+        if (!p->params[i].cycles)
+            continue; /* read on the host only: nothing crosses */
         S->ready[body->params[i]->id] =
             issue(S, TPU_UNIT_H2D, 0, p->params[i].cycles, body->params[i], "dma.h2d");
         S->prof.host_bytes += p->params[i].bytes;
@@ -293,6 +295,8 @@ static void transfer_out(sim *S)
     const tpu_program *p = S->p;
     const ir_graph *body = p->fn->body;
     for (int i = 0; i < body->n_results; i++) {
+        if (!p->results[i].cycles)
+            continue; /* made on the host */
         issue(S, TPU_UNIT_D2H, ready_of(S, body->results[i]), p->results[i].cycles,
               body->results[i], "dma.d2h");
         S->prof.host_bytes += p->results[i].bytes;

@@ -686,6 +686,53 @@ typedef struct ag_profile {
 /* False when no call on this thread has run on such a target yet. */
 bool ag_last_profile(ag_profile *out);
 
+/* -------------------------------------------------------------------- bf16 */
+
+/*
+ * The bf16 conversion pass (docs/passes.md) from C. Its options for the
+ * functions traced from now on (concrete functions already made keep
+ * theirs): `enabled` converts every function, as AG_BF16=1 does (either
+ * turns it on); `filterlist` names the ops kept in f32 (op names as in
+ * the IR, "tanh,softmax", separated by commas; NULL or "" for none);
+ * `scope` is "all" (NULL) or "tpu" (only nodes placed on the tpu-model);
+ * `io` makes the function's own f32 parameters and results bf16 too;
+ * `skip_safety_checks` converts a function that already computes in bf16.
+ * NULL restores the defaults. An unknown op or scope is reported and
+ * changes nothing (false).
+ */
+typedef struct ag_bf16_options {
+    bool enabled;
+    const char *filterlist;
+    const char *scope;
+    bool io;
+    bool skip_safety_checks;
+} ag_bf16_options;
+bool ag_set_bf16_options_at(ag_loc loc, const ag_bf16_options *options);
+#define ag_set_bf16_options(options) ag_set_bf16_options_at(AG_HERE, (options))
+
+/* What converting a function to bf16 costs in accuracy on some inputs,
+ * against its f32 graph: per output, the largest absolute and relative
+ * error, and the op where the relative error grows most over its
+ * operands' (the first candidate for the filterlist). */
+enum { AG_BF16_REPORT_MAX_OUTPUTS = 16 };
+typedef struct ag_bf16_report {
+    int n_outputs;
+    double max_abs[AG_BF16_REPORT_MAX_OUTPUTS]; /* largest |f32 - bf16| */
+    double max_rel[AG_BF16_REPORT_MAX_OUTPUTS]; /* largest |f32 - bf16| / |f32| */
+    char worst_op[32];     /* that op's name ("matmul"); "" when no op lost precision */
+    char worst_file[256];  /* its source file and line ("", 0: unknown) */
+    int worst_line;
+    double worst_growth;   /* its relative error minus its operands' */
+} ag_bf16_report;
+/* Traces the AG_FUNCTION `name` (or AG_ALIAS; called or registered
+ * before) for `inputs`, one tensor per parameter (every parameter must be
+ * a tensor), converts a copy with the current bf16 options, runs both on
+ * the reference executor and fills *out. False after reporting an error. */
+bool ag_bf16_report_at(ag_loc loc, const char *name, const ag_tensor *inputs, int n_inputs,
+                       ag_bf16_report *out);
+#define ag_bf16_report(name, inputs, n_inputs, out) \
+    ag_bf16_report_at(AG_HERE, (name), (inputs), (n_inputs), (out))
+
 /* ---------------------------------------------------------------- batching */
 
 /*

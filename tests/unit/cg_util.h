@@ -20,11 +20,13 @@ typedef struct tu_compiled {
 static pthread_mutex_t tu_compiled_lock = PTHREAD_MUTEX_INITIALIZER;
 static tu_compiled *tu_compiled_list;
 
-/* cg_compile with analyses planned for the cpu target. */
-static inline cg_code *tu_compile(const ir_function *fn, char *err, size_t errlen)
+/* cg_compile with analyses planned for the cpu target, for the CPU o
+ * names (NULL: the host's). */
+static inline cg_code *tu_compile_for(const ir_function *fn, const tgt_options *o, char *err,
+                                      size_t errlen)
 {
     pass_analyses *am = pass_analyses_new(fn, &tgt_cpu.caps);
-    cg_code *code = cg_compile(fn, am, NULL, err, errlen);
+    cg_code *code = cg_compile(fn, am, o, err, errlen);
     if (!code) {
         pass_analyses_free(am);
         return NULL;
@@ -37,6 +39,11 @@ static inline cg_code *tu_compile(const ir_function *fn, char *err, size_t errle
     tu_compiled_list = c;
     pthread_mutex_unlock(&tu_compiled_lock);
     return code;
+}
+
+static inline cg_code *tu_compile(const ir_function *fn, char *err, size_t errlen)
+{
+    return tu_compile_for(fn, NULL, err, errlen);
 }
 
 static inline void tu_code_free(cg_code *code)

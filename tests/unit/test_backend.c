@@ -237,7 +237,7 @@ static const void *data_b(ag_dtype dt, rt_op op)
     }
 }
 
-static const ag_dtype NATIVE[] = {AG_F32, AG_F64, AG_I32, AG_I64, AG_BOOL};
+static const ag_dtype NATIVE[] = {AG_F32, AG_F64, AG_BF16, AG_I32, AG_I64, AG_BOOL};
 static const ag_dtype ALL_DTYPES[] = {AG_F32, AG_F64, AG_BF16, AG_I32, AG_I64, AG_BOOL};
 
 /* Which dtypes an op admits: its domain in the op table (the dtype rule
@@ -385,8 +385,7 @@ static void test_unary_ops(void **state)
             if (!admits(op, ALL_DTYPES[d]))
                 continue;
             check_unary(op, ALL_DTYPES[d], false);
-            if (ALL_DTYPES[d] != AG_BF16)
-                check_unary(op, ALL_DTYPES[d], true);
+            check_unary(op, ALL_DTYPES[d], true);
         }
     }
 }
@@ -869,6 +868,15 @@ static void test_fused_chain_is_native_and_exact(void **state)
     assert_true(o.ok);
     outcome_free(&o);
     assert_false(uses_fallback(fn));
+    /* the JIT's module (as it is named for profilers) calls tanh's vector
+     * forms: renaming the helper once made every call a scalar one, at a
+     * quarter of the chain's speed */
+    cg_code *c = compile_ok(fn, __LINE__);
+    char *text = cg_module_text(c);
+    if (!strstr(text, "x float> @agc_tanh_f32_v"))
+        fail_msg("the tanh chain does not call tanh's vector forms:\n%s", text);
+    free(text);
+    tu_code_free(c);
     ir_function_free(fn);
 }
 
@@ -1113,6 +1121,164 @@ static void test_frame_buffers_follow_the_memory_plan(void **state)
     outcome_free(&o);
     assert_false(uses_fallback(fn));
     ir_function_free(fn);
+}
+
+/* ================================================================ bf16 */
+
+/* bf16 tensor of n elements from f32 values (rounded to nearest even). */
+static rt_value *bf16_tensor(ag_shape s, const float *f, int n)
+{
+    uint16_t *b = malloc((size_t)n * sizeof *b);
+    for (int i = 0; i < n; i++)
+        b[i] = ag_f32_to_bf16(f[i]);
+    rt_value *v = val(ag_from_data(AG_BF16, s, b));
+    free(b);
+    return v;
+}
+
+/* A bf16 chain is one loop (no kernel call) and rounds after every op
+ * where the unfused graph does: bit for bit the reference, over values
+ * whose f32 results land on and beside bf16 ties, NaN and infinities. */
+static void test_bf16_chain_fuses_and_rounds_like_the_kernels(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir(
+        "func @f(%0: bf16[4096], %1: bf16[4096]) -> (bf16[4096], bool[4096]) {\n"
+        "  %2 = mul(%0, %1) : bf16[4096]\n"
+        "  %3 = add(%2, %0) : bf16[4096]\n"
+        "  %4 = tanh(%3) : bf16[4096]\n"
+        "  %5 = div(%4, %1) : bf16[4096]\n"
+        "  %6 = sub(%5, %2) : bf16[4096]\n"
+        "  %7 = greater(%6, %0) : bool[4096]\n"
+        "  %8 = where(%7, %6, %3) : bf16[4096]\n"
+        "  %9 = sqrt(%8) : bf16[4096]\n"
+        "  return %9, %7\n}\n", __LINE__);
+    enum { n = 4096 };
+    static float a[n], b[n];
+    for (int i = 0; i < n; i++) {
+        /* 1 + k/128 times 1 + j/256: products with every low-bit pattern */
+        a[i] = (1.0f + (float)(i % 128) / 128.0f) * ((i & 1) ? -1.0f : 1.0f);
+        b[i] = 1.0f + (float)((i / 128) % 256) / 256.0f;
+    }
+    a[0] = NAN, a[1] = INFINITY, a[2] = -INFINITY, a[3] = 0.0f, a[4] = -0.0f;
+    b[5] = 0.0f, b[6] = 3e38f, a[6] = 3e38f, b[7] = 1e-40f;
+    rt_value *args[2] = {bf16_tensor(AG_SHAPE(n), a, n), bf16_tensor(AG_SHAPE(n), b, n)};
+    outcome o = both(fn, args, 2, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    cg_code *c = compile_ok(fn, __LINE__);
+    char *text = cg_module_text(c);
+    assert_null(strstr(text, "@cg_rt_apply"));
+    free(text);
+    tu_code_free(c);
+    ir_function_free(fn);
+}
+
+/* Casts to bf16 round once, from f64, i32 and i64 too: a value whose
+ * nearest f32 is a bf16 tie but which is not one itself, and integers with
+ * bits below the tie (the kernels' sticky bit). */
+static void test_bf16_casts_round_once(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir(
+        "func @f(%0: f64[8], %1: i64[8], %2: i32[8]) -> (bf16[8], bf16[8], bf16[8]) {\n"
+        "  %3 = cast(%0) {dtype = bf16} : bf16[8]\n"
+        "  %4 = cast(%1) {dtype = bf16} : bf16[8]\n"
+        "  %5 = cast(%2) {dtype = bf16} : bf16[8]\n"
+        "  return %3, %4, %5\n}\n", __LINE__);
+    double t = ldexp(1, -8), tiny = ldexp(1, -30);
+    rt_value *d = val(F64(AG_SHAPE(8), 1 + t + tiny, 1 + t - tiny, -(1 + t + tiny), 1 + t,
+                          1 + 3 * t, NAN, 1e300, -1e-300));
+    int64_t big = (int64_t)1 << 40;
+    int64_t i64s[8] = {big + (big >> 8) + 1, big + (big >> 8), -(big + (big >> 8) + 1),
+                       INT64_MIN, INT64_MAX, 257, -259, 0};
+    int32_t i32s[8] = {(1 << 24) + (1 << 16) + 1, (1 << 24) + (1 << 16), INT32_MIN, INT32_MAX,
+                       257, -259, 1, 0};
+    rt_value *args[3] = {d, val(ag_from_data(AG_I64, AG_SHAPE(8), i64s)),
+                         val(ag_from_data(AG_I32, AG_SHAPE(8), i32s))};
+    outcome o = both(fn, args, 3, 0, __LINE__);
+    assert_true(o.ok);
+    /* 1 + 2^-8 + 2^-30 rounds up; 1 + 2^-8 (a tie) to even, down */
+    assert_int_equal(((const uint16_t *)o.res[0]->data)[0], ag_f32_to_bf16(1 + 2 * (float)t));
+    assert_int_equal(((const uint16_t *)o.res[0]->data)[3], ag_f32_to_bf16(1.0f));
+    outcome_free(&o);
+    assert_false(uses_fallback(fn));
+    ir_function_free(fn);
+}
+
+/* A bf16 product m x k x n compiled for cpu (NULL: the host), run on a
+ * and b, against the reference: bit for bit when exact (integers whose
+ * sums f32 holds exactly: every order agrees), else within one bf16
+ * rounding of the result (docs/runtime.md). Returns whether the compiled
+ * module uses vdpbf16ps. */
+static bool check_bf16_matmul(const char *cpu, int m, int k, int n, bool exact)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "func @f(%%0: bf16[%d,%d], %%1: bf16[%d,%d]) -> (bf16[%d,%d]) {\n"
+             "  %%2 = matmul(%%0, %%1) : bf16[%d,%d]\n  return %%2\n}\n",
+             m, k, k, n, m, n, m, n);
+    ir_function *fn = parse_ir(text, __LINE__);
+    float *a = malloc((size_t)m * k * sizeof *a), *b = malloc((size_t)k * n * sizeof *b);
+    for (int i = 0; i < m * k; i++)
+        a[i] = exact ? (float)((i * 7) % 7 - 3) : (float)((i * 37) % 101) / 50.0f - 1.0f;
+    for (int i = 0; i < k * n; i++)
+        b[i] = exact ? (float)((i * 5) % 9 - 4) : (float)((i * 53) % 97) / 40.0f - 1.2f;
+    rt_value *args[2] = {bf16_tensor(AG_SHAPE(m, k), a, m * k), bf16_tensor(AG_SHAPE(k, n), b, k * n)};
+    free(a);
+    free(b);
+    tgt_options o = {.cpu = cpu};
+    char err[512];
+    cg_code *code = tu_compile_for(fn, &o, err, sizeof err);
+    if (!code)
+        fail_msg("bf16 matmul %dx%dx%d for %s: %s", m, k, n, cpu ? cpu : "the host", err);
+    char *ir = cg_module_text(code);
+    bool dot = strstr(ir, "dpbf16ps") != NULL;
+    free(ir);
+    outcome o2 = both_with(fn, code, args, 2, exact ? 0 : 1.0 / 128, __LINE__);
+    assert_true(o2.ok);
+    outcome_free(&o2);
+    tu_code_free(code);
+    ir_function_free(fn);
+    return dot;
+}
+
+/* Both paths on one machine: the host's (vdpbf16ps where it has
+ * AVX512_BF16) and an AVX2 CPU's (converting to f32), over shapes with odd
+ * k, rows left over from the 4-row tiles and columns from the 64-column
+ * blocks, and one large enough to run in parallel. */
+static void test_bf16_matmul_both_paths(void **state)
+{
+    (void)state;
+    static const int shapes[][3] = {{1, 1, 1}, {5, 7, 19}, {4, 2, 64}, {9, 33, 130}, {16, 64, 16}};
+    tgt_options host = {0};
+    bool host_dot = cg_has_bf16_dot(&host);
+    for (int e = 0; e < 2; e++) {
+        for (int i = 0; i < COUNT(shapes); i++) {
+            const int *s = shapes[i];
+            assert_int_equal(check_bf16_matmul(NULL, s[0], s[1], s[2], e), host_dot);
+            assert_false(check_bf16_matmul("x86-64-v3", s[0], s[1], s[2], e));
+        }
+        /* larger than MATMUL_MAX_WORK: the kernel on AVX2, parallel chunks on AVX512_BF16 */
+        assert_int_equal(check_bf16_matmul(NULL, 64, 784, 512, e), host_dot);
+        assert_false(check_bf16_matmul("x86-64-v3", 64, 784, 512, e));
+    }
+}
+
+/* Which CPUs have AVX512_BF16, and the features that override the name. */
+static void test_bf16_dot_cpus(void **state)
+{
+    (void)state;
+    tgt_options spr = {.cpu = "sapphirerapids"}, zen4 = {.cpu = "znver4"}, zen3 = {.cpu = "znver3"};
+    tgt_options off = {.cpu = "sapphirerapids", .features = "+avx2,-avx512bf16"};
+    tgt_options on = {.cpu = "x86-64-v3", .features = "+avx512bf16"};
+    tgt_options arm = {.triple = "aarch64-linux-gnu", .cpu = "sapphirerapids"};
+    assert_true(cg_has_bf16_dot(&spr));
+    assert_true(cg_has_bf16_dot(&zen4));
+    assert_false(cg_has_bf16_dot(&zen3));
+    assert_false(cg_has_bf16_dot(&off));
+    assert_true(cg_has_bf16_dot(&on));
+    assert_false(cg_has_bf16_dot(&arm));
 }
 
 /* ===================================================== random programs */
@@ -1955,6 +2121,10 @@ int main(void)
         TU_TEST(test_unary_ops),
         TU_TEST(test_cast_every_pair),
         TU_TEST(test_cast_saturates),
+        TU_TEST(test_bf16_chain_fuses_and_rounds_like_the_kernels),
+        TU_TEST(test_bf16_casts_round_once),
+        TU_TEST(test_bf16_matmul_both_paths),
+        TU_TEST(test_bf16_dot_cpus),
         TU_TEST(test_constant_folding_matches),
         TU_TEST(test_where),
         TU_TEST(test_op_table_consistent),

@@ -3,7 +3,8 @@
  * AG_BF16 turn it on; the converted function computes the same bits on
  * the cpu target as on the reference executor; its error against f32 on
  * an MLP layer and a conv2d stays within what bf16 implies; the accuracy
- * report names the outputs' errors.
+ * report names the outputs' errors; the pass's options and report from C
+ * (ag_set_bf16_options, ag_bf16_report).
  */
 #include "staged_util.h"
 
@@ -138,6 +139,88 @@ static void test_env_turns_it_on(void **state)
     free(text);
 }
 
+/* The report from C: each output's error against f32, within bf16's
+ * bound, and the op where it grows most, at its line in this file. */
+static void test_report_api(void **state)
+{
+    (void)state;
+    ag_tensor in[3] = {sample(AG_SHAPE(16, 64), 1), sample(AG_SHAPE(64, 32), 2),
+                       sample(AG_SHAPE(32), 3)};
+    ag_bf16_report rep;
+    assert_true(ag_bf16_report("layer_f32", in, 3, &rep));
+    assert_int_equal(rep.n_outputs, 1);
+    assert_true(rep.max_abs[0] > 0);
+    assert_true(rep.max_abs[0] < 2e-2); /* softmax outputs: probabilities */
+    assert_true(rep.max_rel[0] > 0);
+    assert_true(rep.worst_op[0] != '\0');
+    assert_non_null(strstr(rep.worst_file, "test_bf16.c"));
+    assert_true(rep.worst_line > 0);
+    assert_true(rep.worst_growth > 0);
+    /* the same as the errors of the converted function run by the cpu */
+    ag_tensor exact = call(&layer_f32__desc, 3, in), bf16 = call(&layer_bf16__desc, 3, in);
+    double diff = 0;
+    for (int64_t i = 0; i < ag_num_elements(exact); i++)
+        diff = fmax(diff, fabs(ag_get_f64(exact, i) - ag_get_f64(bf16, i)));
+    assert_true(fabs(diff - rep.max_abs[0]) <= 0.25 * diff); /* other sums: one bf16 step at most */
+}
+
+/* Every op kept in f32 through the filterlist: nothing loses precision. */
+static void test_options_filterlist_from_c(void **state)
+{
+    (void)state;
+    ag_tensor in[3] = {sample(AG_SHAPE(4, 8), 4), sample(AG_SHAPE(8, 4), 5), sample(AG_SHAPE(4), 6)};
+    ag_bf16_options o = {.filterlist = "matmul, add,relu,softmax"};
+    assert_true(ag_set_bf16_options(&o));
+    ag_bf16_report rep;
+    bool ok = ag_bf16_report("layer_f32", in, 3, &rep);
+    assert_true(ag_set_bf16_options(NULL));
+    assert_true(ok);
+    assert_true(rep.max_abs[0] == 0);
+    assert_string_equal(rep.worst_op, "");
+    /* and without it the same inputs do lose some */
+    assert_true(ag_bf16_report("layer_f32", in, 3, &rep));
+    assert_true(rep.max_abs[0] > 0);
+}
+
+/* enabled converts the functions traced afterwards, as AG_BF16=1 does. */
+static void test_options_enable_from_c(void **state)
+{
+    (void)state;
+    ag_bf16_options o = {.enabled = true, .scope = "all"};
+    assert_true(ag_set_bf16_options(&o));
+    ag_concrete_function *cf = ag_get_concrete_function("layer_f32", "f32[2,8], f32[8,2], f32[2]");
+    assert_true(ag_set_bf16_options(NULL));
+    char *text = graph_text(cf);
+    assert_non_null(strstr(text, ": bf16[2,2]"));
+    free(text);
+    ag_concrete_release(cf);
+}
+
+/* Mistakes are reported, and change nothing. */
+static void test_api_errors(void **state)
+{
+    (void)state;
+    ag_tensor in[3] = {sample(AG_SHAPE(4, 8), 4), sample(AG_SHAPE(8, 4), 5), sample(AG_SHAPE(4), 6)};
+    ag_bf16_report rep;
+    assert_false(ag_bf16_report("no_such_function", in, 3, &rep));
+    assert_non_null(strstr(ag_last_error(), "no AG_FUNCTION named 'no_such_function'"));
+    ag_clear_error();
+    assert_false(ag_bf16_report("layer_f32", in, 2, &rep));
+    assert_non_null(strstr(ag_last_error(), "takes 3 parameters but 2 inputs"));
+    ag_clear_error();
+    ag_bf16_options bad_op = {.filterlist = "matmul,tanhh"};
+    assert_false(ag_set_bf16_options(&bad_op));
+    assert_non_null(strstr(ag_last_error(), "names 'tanhh', which is no op"));
+    ag_clear_error();
+    ag_bf16_options bad_scope = {.scope = "gpu"};
+    assert_false(ag_set_bf16_options(&bad_scope));
+    assert_non_null(strstr(ag_last_error(), "scope \"gpu\""));
+    ag_clear_error();
+    /* the options in force are still the defaults: the report converts */
+    assert_true(ag_bf16_report("layer_f32", in, 3, &rep));
+    assert_true(rep.max_abs[0] > 0);
+}
+
 int main(void)
 {
     ag_function_register(&layer_f32__desc);
@@ -146,6 +229,10 @@ int main(void)
         TU_TEST(test_annotated_layer_is_bf16_and_bounded),
         TU_TEST(test_cpu_matches_reference_bitwise),
         TU_TEST(test_env_turns_it_on),
+        TU_TEST(test_report_api),
+        TU_TEST(test_options_filterlist_from_c),
+        TU_TEST(test_options_enable_from_c),
+        TU_TEST(test_api_errors),
     };
     TU_RUN(tests);
 }

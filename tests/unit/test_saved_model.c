@@ -39,6 +39,19 @@ static const ag_function_desc net__desc = {
     .name = "net", .file = __FILE__, .line = __LINE__, .n_params = 1, .param_names = N_X,
     .param_kinds = K_T, .signature = "f32[?,3]", .n_outputs = 2, .trace = net__trace};
 
+/* shifted(x) = x + a table of 32 constants (the tracer makes a constant
+ * node): saved in variables.bin, not in the text */
+static void shifted__trace(const ag_arg *a, ag_tensor *o)
+{
+    float t[32];
+    for (int i = 0; i < 32; i++)
+        t[i] = 0.125f * (float)i - 1.0f;
+    o[0] = ag_add(a[0].tensor, ag_from_data(AG_F32, AG_SHAPE(32), t));
+}
+static const ag_function_desc shifted__desc = {
+    .name = "shifted", .file = __FILE__, .line = __LINE__, .n_params = 1, .param_names = N_X,
+    .param_kinds = K_T, .signature = "f32[2,32]", .n_outputs = 1, .trace = shifted__trace};
+
 static char dir[256];
 
 static int setup_group(void **state)
@@ -46,6 +59,7 @@ static int setup_group(void **state)
     (void)state;
     ag_function_register(&dense__desc);
     ag_function_register(&net__desc);
+    ag_function_register(&shifted__desc);
     w = ag_variable_new(F32(AG_SHAPE(3, 2), 1, -1, 2, 0.5f, -3, 1));
     b = ag_variable_new(F32(AG_SHAPE(2), 0.25f, -0.5f));
     char tmpl[] = "/tmp/ag-saved-model-XXXXXX";
@@ -159,6 +173,34 @@ static void test_manifest_records_calls_and_aliases(void **state)
     assert_int_equal(f->n_variables, 2);
     /* the inlined call's nodes carry its scope in the text IR */
     assert_non_null(strstr(m->fns[0].text, "scope(\"dense\")"));
+    ag_saved_model_free(m);
+}
+
+/* Large constants go to variables.bin (read-only), small ones stay in
+ * the text; the model computes what the function does. */
+static void test_constants_are_saved_in_binary(void **state)
+{
+    (void)state;
+    ag_export_signature sig = {.name = "shift", .function = "shifted"};
+    ag_save_options o = {.signatures = &sig, .n_signatures = 1};
+    assert_true(ag_saved_model_save(dir, &o));
+    ag_saved_model *m = ag_saved_model_load(dir);
+    assert_non_null(m);
+    assert_int_equal(m->man->n_variables, 1);
+    assert_true(m->man->variables[0].constant);
+    assert_int_equal(m->man->variables[0].bytes, 32 * 4);
+    assert_non_null(strstr(m->fns[0].text, "var_read"));
+    assert_null(strstr(m->fns[0].text, "2.875")); /* the table's last value */
+    float xv[64];
+    for (int i = 0; i < 64; i++)
+        xv[i] = (float)i;
+    ag_tensor x = ag_from_data(AG_F32, AG_SHAPE(2, 32), xv);
+    ag_named_tensor in = {"x", x}, out[1];
+    assert_true(ag_model_call(m, "shift", &in, 1, out, 1));
+    ag_arg a = {.kind = AG_ARG_TENSOR, .tensor = x};
+    ag_tensor want[1];
+    assert_true(ag_function_call_at(AG_HERE, &shifted__desc, &a, want));
+    check_same(out[0].tensor, want[0]);
     ag_saved_model_free(m);
 }
 
@@ -340,6 +382,7 @@ int main(void)
         TU_TEST(test_round_trip_runs_like_the_function),
         TU_TEST(test_variables_are_saved_values),
         TU_TEST(test_manifest_records_calls_and_aliases),
+        TU_TEST(test_constants_are_saved_in_binary),
         TU_TEST(test_damaged_function_is_named),
         TU_TEST(test_truncated_variables),
         TU_TEST(test_manifest_version_and_truncation),

@@ -1,0 +1,370 @@
+/*
+ * lower_bf16mm.c - native bf16 matrix products c[m,n] = a[m,k] x b[k,n].
+ *
+ * Both paths multiply bf16 values and accumulate in f32, then round each
+ * element of c once to bf16 (cg_round_bf16), as the runtime's kernel
+ * does (which widens to f32, calls sgemm and rounds). They differ from it,
+ * and from each other, only in the order of the f32 additions:
+ *
+ *   converting path (every CPU; products up to MATMUL_MAX_WORK, larger
+ *   ones call the kernel): operands widened to f32, each c[i,j] summed in
+ *   order p = 0 .. k-1, a multiply then an add. A product of two bf16
+ *   values is exact in f32 (8 + 8 significant bits), so this is an f32
+ *   FMA chain bit for bit, except where a product falls below f32's
+ *   normal range.
+ *
+ *   dot-product path (CPUs with AVX512_BF16, every size): vdpbf16ps
+ *   (llvm.x86.avx512bf16.dpbf16ps.512), which adds to each f32 lane the
+ *   products of a pair of bf16 values: for p = 0, 2, 4, .. it adds
+ *   a[i,p+1]*b[p+1,j], then a[i,p]*b[p,j], each add rounded to nearest
+ *   even, with subnormal inputs and results flushed to zero (the
+ *   instruction's DAZ/FTZ). An odd k ends with a pair whose second half is 0.
+ *
+ * Reordered f32 sums of k products differ by at most about k * 2^-24 *
+ * sum |a[i,p] b[p,j]| (and by flushed subnormals), far below the final
+ * rounding to bf16 (2^-9 relative): docs/runtime.md states the tolerance
+ * tests use.
+ *
+ * The dot-product kernel holds a 4x64 block of c in 16 zmm accumulators;
+ * per pair of k it interleaves two rows of b (64 columns) into 4 vectors
+ * of bf16 pairs and broadcasts a pair of a per row. It is an outlined
+ * loop over columns, run in parallel chunks (multiples of 64 columns:
+ * cg_rt_parallel_for aligns chunks to CG_RT_CHUNK_ALIGN) for large products.
+ */
+#include "cg_runtime.h"
+#include "lower.h"
+
+#include <stdio.h>
+
+enum { MR = 4, NR = 4, LANES = 16, TILE_COLS = NR * LANES };
+/* Parallel chunks of columns are whole blocks of TILE_COLS (see dot_function). */
+_Static_assert(CG_RT_CHUNK_ALIGN % TILE_COLS == 0, "parallel chunks must hold whole column blocks");
+/* Products of at least this many multiply-adds run in parallel chunks. */
+enum { BF16MM_PARALLEL_WORK = 1 << 21 };
+
+static LLVMValueRef gep(cg_lower *L, LLVMTypeRef t, LLVMValueRef base, LLVMValueRef i)
+{
+    return LLVMBuildInBoundsGEP2(L->b, t, base, &i, 1, "");
+}
+
+static LLVMValueRef mul(cg_lower *L, LLVMValueRef a, LLVMValueRef b)
+{
+    return LLVMBuildNSWMul(L->b, a, b, "");
+}
+
+static LLVMValueRef add(cg_lower *L, LLVMValueRef a, LLVMValueRef b)
+{
+    return LLVMBuildNSWAdd(L->b, a, b, "");
+}
+
+static LLVMValueRef new_function(cg_lower *L, const char *name, LLVMTypeRef *params, unsigned n)
+{
+    LLVMValueRef f = LLVMAddFunction(L->mod, name, LLVMFunctionType(L->t_void, params, n, 0));
+    LLVMSetLinkage(f, LLVMInternalLinkage);
+    cg_add_attr(L, f, LLVMAttributeFunctionIndex, "noinline", 0);
+    cg_add_attr(L, f, LLVMAttributeFunctionIndex, "nounwind", 0);
+    return f;
+}
+
+/* ------------------------------------------------------ converting path */
+
+/* Columns of c summed at once: an f32 row segment that stays in L1. */
+enum { CONV_COLS = 256 };
+
+/*
+ * i-p-j order over segments of CONV_COLS columns, like the f32 product
+ * (lower_loop.c): acc[j] += a[i,p] * b[p,j] for p = 0 .. k-1, in an f32
+ * segment on the stack, then rounded into c. Only the j loops vectorize
+ * (cg_loop_hints keeps the vectorizer off i and p, which it would
+ * otherwise vectorize down b's columns with gathers).
+ */
+static LLVMValueRef converting_function(cg_lower *L, int64_t m, int64_t k, int64_t n)
+{
+    char name[96];
+    snprintf(name, sizeof name, "matmul_bf16_%lldx%lldx%lld", (long long)m, (long long)k,
+             (long long)n);
+    LLVMValueRef f = LLVMGetNamedFunction(L->mod, name);
+    if (f)
+        return f;
+    LLVMTypeRef params[3] = {L->t_ptr, L->t_ptr, L->t_ptr};
+    f = new_function(L, name, params, 3);
+    cg_add_attr(L, f, 3, "noalias", 0);
+    LLVMBasicBlockRef saved = LLVMGetInsertBlock(L->b);
+    LLVMPositionBuilderAtEnd(L->b, LLVMAppendBasicBlockInContext(L->ctx, f, "entry"));
+    LLVMValueRef a = LLVMGetParam(f, 0), b = LLVMGetParam(f, 1), c = LLVMGetParam(f, 2);
+    int64_t seg = n < CONV_COLS ? n : CONV_COLS;
+    LLVMValueRef acc = LLVMBuildAlloca(L->b, LLVMArrayType2(L->t_f32, (uint64_t)seg), "acc");
+    int64_t n_segs = (n + seg - 1) / seg;
+
+    cg_loop li, ls, lz, lp, lj, lo;
+    cg_loop_begin(L, &li, cg_i64(L, m));
+    cg_loop_begin(L, &ls, cg_i64(L, n_segs));
+    LLVMValueRef j0 = mul(L, ls.iv, cg_i64(L, seg));
+    LLVMValueRef left = LLVMBuildNSWSub(L->b, cg_i64(L, n), j0, "");
+    LLVMValueRef full = LLVMBuildICmp(L->b, LLVMIntSGT, left, cg_i64(L, seg), "");
+    LLVMValueRef width = LLVMBuildSelect(L->b, full, cg_i64(L, seg), left, "width");
+    cg_loop_begin(L, &lz, width);
+    LLVMBuildStore(L->b, LLVMConstReal(L->t_f32, 0), gep(L, L->t_f32, acc, lz.iv));
+    cg_loop_end(L, &lz);
+    cg_loop_begin(L, &lp, cg_i64(L, k));
+    LLVMValueRef ap = cg_load_elem(L, AG_BF16, gep(L, L->t_i16, a, add(L, mul(L, li.iv, cg_i64(L, k)), lp.iv)));
+    LLVMValueRef brow = add(L, mul(L, lp.iv, cg_i64(L, n)), j0);
+    cg_loop_begin(L, &lj, width);
+    LLVMValueRef slot = gep(L, L->t_f32, acc, lj.iv);
+    LLVMValueRef bv = cg_load_elem(L, AG_BF16, gep(L, L->t_i16, b, add(L, brow, lj.iv)));
+    LLVMValueRef sum = LLVMBuildFAdd(L->b, LLVMBuildLoad2(L->b, L->t_f32, slot, ""),
+                                     LLVMBuildFMul(L->b, ap, bv, ""), "");
+    LLVMBuildStore(L->b, sum, slot);
+    cg_loop_end(L, &lj);
+    cg_loop_end(L, &lp);
+    cg_loop_hints(L, lp.latch, false);
+    LLVMValueRef crow = add(L, mul(L, li.iv, cg_i64(L, n)), j0);
+    cg_loop_begin(L, &lo, width);
+    LLVMValueRef v = cg_round_bf16(L, LLVMBuildLoad2(L->b, L->t_f32, gep(L, L->t_f32, acc, lo.iv), ""));
+    cg_store_elem(L, AG_BF16, v, gep(L, L->t_i16, c, add(L, crow, lo.iv)));
+    cg_loop_end(L, &lo);
+    cg_loop_end(L, &ls);
+    cg_loop_hints(L, ls.latch, true);
+    cg_loop_end(L, &li);
+    cg_loop_hints(L, li.latch, true);
+    LLVMBuildRetVoid(L->b);
+    LLVMPositionBuilderAtEnd(L->b, saved);
+    return f;
+}
+
+/* --------------------------------------------------- dot-product path */
+
+typedef struct dot {
+    cg_lower *L;
+    int64_t m, k, n;
+    LLVMValueRef a, b, c;
+    LLVMValueRef acc;           /* [MR*NR x <16 x float>] on the stack */
+    LLVMTypeRef v16f, v16i16, v16i32, v32bf, v16i1;
+} dot;
+
+static LLVMValueRef lane_mask(dot *D, int lanes)
+{
+    LLVMValueRef bits[LANES];
+    for (int i = 0; i < LANES; i++)
+        bits[i] = LLVMConstInt(D->L->t_i1, i < lanes, 0);
+    return LLVMConstVector(bits, LANES);
+}
+
+/* 16 bf16 of b (or of c) at element offset off; `lanes` < 16: the rest
+ * are 0 and not read. */
+static LLVMValueRef load_row16(dot *D, LLVMValueRef base, LLVMValueRef off, int lanes)
+{
+    cg_lower *L = D->L;
+    LLVMValueRef p = gep(L, L->t_i16, base, off);
+    if (lanes == LANES) {
+        LLVMValueRef v = LLVMBuildLoad2(L->b, D->v16i16, p, "");
+        LLVMSetAlignment(v, 2);
+        return v;
+    }
+    LLVMTypeRef over[2] = {D->v16i16, L->t_ptr};
+    LLVMValueRef args[4] = {p, cg_i32(L, 2), lane_mask(D, lanes), LLVMConstNull(D->v16i16)};
+    return cg_call_intrinsic(L, "llvm.masked.load", over, 2, args, 4);
+}
+
+static void store_row16(dot *D, LLVMValueRef v, LLVMValueRef base, LLVMValueRef off, int lanes)
+{
+    cg_lower *L = D->L;
+    LLVMValueRef p = gep(L, L->t_i16, base, off);
+    if (lanes == LANES) {
+        LLVMSetAlignment(LLVMBuildStore(L->b, v, p), 2);
+        return;
+    }
+    LLVMTypeRef over[2] = {D->v16i16, L->t_ptr};
+    LLVMValueRef args[4] = {v, p, cg_i32(L, 2), lane_mask(D, lanes)};
+    cg_call_intrinsic(L, "llvm.masked.store", over, 2, args, 4);
+}
+
+/* Rows p and p+1 of b (p+1 absent: zeros) at column col, interleaved into
+ * 16 pairs: element 2j is b[p,col+j], element 2j+1 is b[p+1,col+j]. */
+static LLVMValueRef b_pairs(dot *D, LLVMValueRef p, bool second, LLVMValueRef col, int lanes)
+{
+    cg_lower *L = D->L;
+    LLVMValueRef lo = load_row16(D, D->b, add(L, mul(L, p, cg_i64(L, D->n)), col), lanes);
+    LLVMValueRef hi = second ? load_row16(D, D->b, add(L, mul(L, add(L, p, cg_i64(L, 1)),
+                                                                  cg_i64(L, D->n)), col), lanes)
+                             : LLVMConstNull(D->v16i16);
+    LLVMValueRef idx[2 * LANES];
+    for (int j = 0; j < LANES; j++) {
+        idx[2 * j] = LLVMConstInt(L->t_i32, (unsigned)j, 0);
+        idx[2 * j + 1] = LLVMConstInt(L->t_i32, (unsigned)(LANES + j), 0);
+    }
+    LLVMValueRef v = LLVMBuildShuffleVector(L->b, lo, hi, LLVMConstVector(idx, 2 * LANES), "");
+    return LLVMBuildBitCast(L->b, v, D->v32bf, "bpair");
+}
+
+/* a[row, p] and a[row, p+1] (absent: 0) broadcast to every lane's pair. */
+static LLVMValueRef a_pair(dot *D, LLVMValueRef row, LLVMValueRef p, bool second)
+{
+    cg_lower *L = D->L;
+    LLVMValueRef ptr = gep(L, L->t_i16, D->a, add(L, mul(L, row, cg_i64(L, D->k)), p));
+    LLVMValueRef pair;
+    if (second) {
+        pair = LLVMBuildLoad2(L->b, L->t_i32, ptr, "");
+        LLVMSetAlignment(pair, 2);
+    } else {
+        pair = LLVMBuildZExt(L->b, LLVMBuildLoad2(L->b, L->t_i16, ptr, ""), L->t_i32, "");
+    }
+    LLVMValueRef one = LLVMBuildInsertElement(L->b, LLVMGetUndef(D->v16i32), pair,
+                                              cg_i32(L, 0), "");
+    LLVMValueRef splat = LLVMBuildShuffleVector(L->b, one, LLVMGetUndef(D->v16i32),
+                                                LLVMConstNull(D->v16i32), "");
+    return LLVMBuildBitCast(L->b, splat, D->v32bf, "apair");
+}
+
+static LLVMValueRef acc_slot(dot *D, int r, int v)
+{
+    return gep(D->L, D->v16f, D->acc, cg_i64(D->L, r * NR + v));
+}
+
+/* One step of k (a pair, or the last single p of an odd k). */
+static void dot_step(dot *D, LLVMValueRef row0, LLVMValueRef col0, int rows, int nv,
+                     int last_lanes, LLVMValueRef p, bool second)
+{
+    cg_lower *L = D->L;
+    LLVMValueRef bv[NR], av[MR];
+    for (int v = 0; v < nv; v++)
+        bv[v] = b_pairs(D, p, second, add(L, col0, cg_i64(L, v * LANES)),
+                        v == nv - 1 ? last_lanes : LANES);
+    for (int r = 0; r < rows; r++)
+        av[r] = a_pair(D, add(L, row0, cg_i64(L, r)), p, second);
+    for (int r = 0; r < rows; r++) {
+        for (int v = 0; v < nv; v++) {
+            LLVMValueRef slot = acc_slot(D, r, v);
+            LLVMValueRef args[3] = {LLVMBuildLoad2(L->b, D->v16f, slot, ""), av[r], bv[v]};
+            LLVMValueRef s = cg_call_intrinsic(L, "llvm.x86.avx512bf16.dpbf16ps.512", NULL, 0,
+                                               args, 3);
+            LLVMBuildStore(L->b, s, slot);
+        }
+    }
+}
+
+/* c[row0 .. row0+rows, col0 .. col0 + 16*nv) (the last vector holding
+ * last_lanes columns), all of k. */
+static void dot_tile(dot *D, LLVMValueRef row0, LLVMValueRef col0, int rows, int nv,
+                     int last_lanes)
+{
+    cg_lower *L = D->L;
+    for (int r = 0; r < rows; r++)
+        for (int v = 0; v < nv; v++)
+            LLVMBuildStore(L->b, LLVMConstNull(D->v16f), acc_slot(D, r, v));
+    cg_loop lp;
+    cg_loop_begin(L, &lp, cg_i64(L, D->k / 2));
+    dot_step(D, row0, col0, rows, nv, last_lanes, mul(L, lp.iv, cg_i64(L, 2)), true);
+    cg_loop_end(L, &lp);
+    if (D->k % 2)
+        dot_step(D, row0, col0, rows, nv, last_lanes, cg_i64(L, D->k - 1), false);
+    for (int r = 0; r < rows; r++) {
+        for (int v = 0; v < nv; v++) {
+            LLVMValueRef s = LLVMBuildLoad2(L->b, D->v16f, acc_slot(D, r, v), "");
+            LLVMValueRef bits = cg_narrow_bf16(L, cg_round_bf16(L, s));
+            LLVMValueRef off = add(L, mul(L, add(L, row0, cg_i64(L, r)), cg_i64(L, D->n)),
+                                   add(L, col0, cg_i64(L, v * LANES)));
+            store_row16(D, bits, D->c, off, v == nv - 1 ? last_lanes : LANES);
+        }
+    }
+}
+
+/* Every row of the column block at col0 (nv vectors, the last one holding
+ * last_lanes columns): tiles of MR rows, then the rows left over. */
+static void dot_columns(dot *D, LLVMValueRef col0, int nv, int last_lanes)
+{
+    cg_lower *L = D->L;
+    cg_loop lr;
+    cg_loop_begin(L, &lr, cg_i64(L, D->m / MR));
+    dot_tile(D, mul(L, lr.iv, cg_i64(L, MR)), col0, MR, nv, last_lanes);
+    cg_loop_end(L, &lr);
+    if (D->m % MR)
+        dot_tile(D, cg_i64(L, D->m / MR * MR), col0, (int)(D->m % MR), nv, last_lanes);
+}
+
+/*
+ * loop(ctx, begin, end) over columns [begin, end) of c, ctx = {a, b, c}:
+ * begin is a multiple of 64 (a chunk of cg_rt_parallel_for, or 0), end a
+ * multiple of 64 or n. Whole blocks of 64 columns first, then the block
+ * n % 64 wide when end is n.
+ */
+static LLVMValueRef dot_function(cg_lower *L, int64_t m, int64_t k, int64_t n)
+{
+    char name[96];
+    snprintf(name, sizeof name, "matmul_bf16dot_%lldx%lldx%lld", (long long)m, (long long)k,
+             (long long)n);
+    LLVMValueRef f = LLVMGetNamedFunction(L->mod, name);
+    if (f)
+        return f;
+    LLVMTypeRef params[3] = {L->t_ptr, L->t_i64, L->t_i64};
+    f = new_function(L, name, params, 3);
+    LLVMBasicBlockRef saved = LLVMGetInsertBlock(L->b);
+    LLVMPositionBuilderAtEnd(L->b, LLVMAppendBasicBlockInContext(L->ctx, f, "entry"));
+    dot D = {.L = L, .m = m, .k = k, .n = n};
+    D.v16f = LLVMVectorType(L->t_f32, LANES);
+    D.v16i16 = LLVMVectorType(L->t_i16, LANES);
+    D.v16i32 = LLVMVectorType(L->t_i32, LANES);
+    D.v32bf = LLVMVectorType(LLVMBFloatTypeInContext(L->ctx), 2 * LANES);
+    D.acc = LLVMBuildAlloca(L->b, LLVMArrayType2(D.v16f, MR * NR), "acc");
+    LLVMValueRef ctx = LLVMGetParam(f, 0);
+    LLVMValueRef ptrs[3];
+    for (int i = 0; i < 3; i++)
+        ptrs[i] = LLVMBuildLoad2(L->b, L->t_ptr, gep(L, L->t_ptr, ctx, cg_i64(L, i)), "");
+    D.a = ptrs[0], D.b = ptrs[1], D.c = ptrs[2];
+    LLVMValueRef begin = LLVMGetParam(f, 1), end = LLVMGetParam(f, 2);
+
+    LLVMValueRef blocks = LLVMBuildSDiv(L->b, LLVMBuildNSWSub(L->b, end, begin, ""),
+                                        cg_i64(L, TILE_COLS), "blocks");
+    cg_loop lb;
+    cg_loop_begin(L, &lb, blocks);
+    dot_columns(&D, add(L, begin, mul(L, lb.iv, cg_i64(L, TILE_COLS))), NR, LANES);
+    cg_loop_end(L, &lb);
+    int64_t rest = n % TILE_COLS;
+    if (rest) {
+        LLVMBasicBlockRef tail = cg_new_block(L, "tail"), done = cg_new_block(L, "done");
+        LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, end, cg_i64(L, n), ""), tail, done);
+        LLVMPositionBuilderAtEnd(L->b, tail);
+        int nv = (int)((rest + LANES - 1) / LANES), last = (int)(rest - (nv - 1) * LANES);
+        dot_columns(&D, cg_i64(L, n - rest), nv, last);
+        LLVMBuildBr(L->b, done);
+        LLVMPositionBuilderAtEnd(L->b, done);
+    }
+    LLVMBuildRetVoid(L->b);
+    LLVMPositionBuilderAtEnd(L->b, saved);
+    return f;
+}
+
+static void call_dot(cg_lower *L, int64_t m, int64_t k, int64_t n, LLVMValueRef *abc)
+{
+    LLVMValueRef f = dot_function(L, m, k, n);
+    LLVMValueRef ctx = cg_entry_alloca(L, LLVMArrayType2(L->t_ptr, 3), 8, "mm_ctx");
+    for (int i = 0; i < 3; i++)
+        LLVMBuildStore(L->b, abc[i], gep(L, L->t_ptr, ctx, cg_i64(L, i)));
+    if ((double)m * (double)k * (double)n >= BF16MM_PARALLEL_WORK && n >= 2 * TILE_COLS) {
+        LLVMValueRef args[4] = {f, ctx, cg_i64(L, n), cg_i64(L, TILE_COLS)};
+        cg_call(L, &L->h.parallel_for, args, 4, "");
+        return;
+    }
+    LLVMTypeRef params[3] = {L->t_ptr, L->t_i64, L->t_i64};
+    LLVMValueRef args[3] = {ctx, cg_i64(L, 0), cg_i64(L, n)};
+    LLVMBuildCall2(L->b, LLVMFunctionType(L->t_void, params, 3, 0), f, args, 3, "");
+}
+
+bool cg_emit_matmul_bf16(cg_lower *L, const ir_node *n)
+{
+    const cg_info *ai = cg_info_of(L, n->in[0]), *bi = cg_info_of(L, n->in[1]);
+    int64_t m = ai->shape.dims[0], k = ai->shape.dims[1], nn = bi->shape.dims[1];
+    int64_t dims[2] = {m, nn};
+    cg_alloc_output(L, n, cg_dims_global(L, 2, dims));
+    LLVMValueRef abc[3] = {ai->data, bi->data, cg_info_of(L, n)->data};
+    if (m == 0 || nn == 0)
+        return true;
+    if (L->bf16_dot) {
+        call_dot(L, m, k, nn, abc);
+        return true;
+    }
+    LLVMValueRef f = converting_function(L, m, k, nn);
+    LLVMTypeRef params[3] = {L->t_ptr, L->t_ptr, L->t_ptr};
+    LLVMBuildCall2(L->b, LLVMFunctionType(L->t_void, params, 3, 0), f, abc, 3, "");
+    return true;
+}

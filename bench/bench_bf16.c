@@ -1,0 +1,280 @@
+/*
+ * bench_bf16.c - bf16 on the cpu target against f32, in one run:
+ *
+ *   (a) tanh(x*a + b)*c + x on 16M elements, bf16 against f32 (half the
+ *       bytes to read and write): goal >= 1.6x faster;
+ *   (b) an MLP forward pass (batch 64, 784-512-512-10, relu, softmax) with
+ *       bf16 inputs and weights against f32: goal no slower, and >= 1.3x
+ *       faster on a host with AVX512_BF16 (its vdpbf16ps products). On
+ *       such a host the bf16 MLP also runs compiled for an AVX2 CPU
+ *       (AG_CPU=znver3: the converting path and the runtime's kernel),
+ *       for context.
+ *
+ * The bf16 pass's own time per node is row (c) of bench_passes.
+ * Both sides of a row run alternately (so that they see the same load);
+ * figures are medians (CLOCK_MONOTONIC). The header names the host CPU.
+ */
+#define _GNU_SOURCE
+
+#include "bench_util.h"
+#include <ag.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- timing */
+
+/* Medians of `runs` calls each of a(arg) and b(arg), alternately, after
+ * one warm-up call each (which traces and compiles). */
+static void time_pair(void (*a)(void *), void *arg_a, void (*b)(void *), void *arg_b,
+                      int runs, double *ta, double *tb)
+{
+    double sa[64], sb[64];
+    if (runs > 64)
+        runs = 64;
+    a(arg_a);
+    b(arg_b);
+    for (int i = 0; i < runs; i++) {
+        double t0 = bench_now_s();
+        a(arg_a);
+        double t1 = bench_now_s();
+        b(arg_b);
+        sa[i] = t1 - t0;
+        sb[i] = bench_now_s() - t1;
+    }
+    *ta = bench_median(sa, runs);
+    *tb = bench_median(sb, runs);
+}
+
+static void print_time(const char *what, double s)
+{
+    if (s < 1e-3)
+        printf("  %-44s %10.2f us\n", what, s * 1e6);
+    else
+        printf("  %-44s %10.2f ms\n", what, s * 1e3);
+}
+
+static int misses;
+
+static void goal(const char *what, bool met)
+{
+    printf("  goal: %-50s %s\n", what, met ? "PASS" : "MISS");
+    misses += !met;
+}
+
+static bool host_has_bf16(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16");
+}
+
+#define DESC(fname, np, names, kinds, nout, trampoline)                                   \
+    static const ag_function_desc fname##_desc = {#fname, __FILE__, __LINE__, np, names,  \
+                                                  kinds, NULL, NULL, nout, trampoline, 0}
+
+static ag_arg targ(ag_tensor t)
+{
+    ag_arg a = {.kind = AG_ARG_TENSOR, .tensor = t};
+    return a;
+}
+
+/* A tensor of dtype dt (f32 or bf16) from n f32 values. */
+static ag_tensor tensor_of(ag_dtype dt, ag_shape s, const float *v, size_t n)
+{
+    if (dt == AG_F32)
+        return ag_from_data(AG_F32, s, v);
+    uint16_t *b = malloc(n * sizeof *b);
+    for (size_t i = 0; i < n; i++)
+        b[i] = ag_f32_to_bf16(v[i]);
+    ag_tensor t = ag_from_data(AG_BF16, s, b);
+    free(b);
+    return t;
+}
+
+/* Uniform in [-scale, scale), from a fixed seed. */
+static void fill_uniform(float *v, size_t n, uint32_t seed, float scale)
+{
+    uint32_t s = seed * 2654435761u + 1;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        v[i] = ((float)(s >> 8) / (float)(1u << 24) * 2 - 1) * scale;
+    }
+}
+
+/* A called function and its tensor arguments. */
+typedef struct call {
+    const ag_function_desc *fn;
+    int n;
+    ag_tensor args[8];
+    float *keep; /* the first result as f32, when not NULL (numel floats) */
+    size_t numel;
+} call;
+
+static void run_call(void *arg)
+{
+    call *c = arg;
+    ag_arg a[8];
+    for (int i = 0; i < c->n; i++)
+        a[i] = targ(c->args[i]);
+    ag_tensor o[1];
+    ag_function_call_at(AG_HERE, c->fn, a, o);
+    if (c->keep) {
+        ag_tensor f = ag_cast(o[0], AG_F32);
+        memcpy(c->keep, ag_data(f), c->numel * sizeof(float));
+        ag_free(f);
+    }
+    ag_free(o[0]);
+}
+
+/* ========================================================= (a) tanh chain */
+
+enum { CHAIN_N = 16 << 20 };
+
+static const ag_arg_kind K_TTTT[] = {AG_ARG_TENSOR, AG_ARG_TENSOR, AG_ARG_TENSOR,
+                                     AG_ARG_TENSOR};
+static const char *const N_XABC[] = {"x", "a", "b", "c"};
+
+/*   AG_FUNCTION ag_tensor chain(ag_tensor x, ag_tensor a, ag_tensor b, ag_tensor c) {
+ *       return ag_add(ag_mul(ag_tanh(ag_add(ag_mul(x, a), b)), c), x);
+ *   }                                                                  */
+static void chain_trace(const ag_arg *a, ag_tensor *o)
+{
+    ag_tensor x = a[0].tensor;
+    o[0] = ag_add(ag_mul(ag_tanh(ag_add(ag_mul(x, a[1].tensor), a[2].tensor)), a[3].tensor), x);
+}
+DESC(chain, 4, N_XABC, K_TTTT, 1, chain_trace);
+
+static void chain_args(call *c, ag_dtype dt, const float *x)
+{
+    static const float abc[3] = {0.5f, 0.25f, 2.0f};
+    c->fn = &chain_desc;
+    c->n = 4;
+    c->args[0] = ag_keep(tensor_of(dt, AG_SHAPE(CHAIN_N), x, CHAIN_N));
+    for (int i = 0; i < 3; i++)
+        c->args[1 + i] = ag_keep(tensor_of(dt, AG_SCALAR, &abc[i], 1));
+}
+
+static void bench_chain(void)
+{
+    printf("(a) tanh(x*a + b)*c + x on %d elements (%d MB f32, %d MB bf16 in)\n", CHAIN_N,
+           CHAIN_N * 4 >> 20, CHAIN_N * 2 >> 20);
+    float *x = malloc((size_t)CHAIN_N * sizeof *x);
+    fill_uniform(x, CHAIN_N, 7, 3.0f);
+    call f32 = {0}, bf16 = {0};
+    chain_args(&f32, AG_F32, x);
+    chain_args(&bf16, AG_BF16, x);
+    free(x);
+    double t32, t16;
+    time_pair(run_call, &f32, run_call, &bf16, 21, &t32, &t16);
+    print_time("f32 compiled", t32);
+    print_time("bf16 compiled (one fused loop)", t16);
+    printf("  bf16 vs f32: %.2fx faster\n", t32 / t16);
+    goal("bf16 >= 1.6x faster than f32", t32 / t16 >= 1.6);
+}
+
+/* ================================================================ (b) MLP */
+
+enum { MLP_B = 64, MLP_IN = 784, MLP_H = 512, MLP_OUT = 10 };
+
+static const ag_arg_kind K_T7[] = {AG_ARG_TENSOR, AG_ARG_TENSOR, AG_ARG_TENSOR, AG_ARG_TENSOR,
+                                   AG_ARG_TENSOR, AG_ARG_TENSOR, AG_ARG_TENSOR};
+static const char *const N_MLP[] = {"x", "w1", "b1", "w2", "b2", "w3", "b3"};
+
+/*   AG_FUNCTION ag_tensor mlp(ag_tensor x, ag_tensor w1, ag_tensor b1, ag_tensor w2,
+ *                             ag_tensor b2, ag_tensor w3, ag_tensor b3) {
+ *       ag_tensor h1 = ag_relu(ag_add(ag_matmul(x, w1), b1));
+ *       ag_tensor h2 = ag_relu(ag_add(ag_matmul(h1, w2), b2));
+ *       return ag_softmax(ag_add(ag_matmul(h2, w3), b3), -1);
+ *   }                                                                  */
+static void mlp_trace(const ag_arg *a, ag_tensor *o)
+{
+    ag_tensor h1 = ag_relu(ag_add(ag_matmul(a[0].tensor, a[1].tensor), a[2].tensor));
+    ag_tensor h2 = ag_relu(ag_add(ag_matmul(h1, a[3].tensor), a[4].tensor));
+    o[0] = ag_softmax(ag_add(ag_matmul(h2, a[5].tensor), a[6].tensor), -1);
+}
+DESC(mlp, 7, N_MLP, K_T7, 1, mlp_trace);
+/* The same, traced while AG_CPU names an AVX2 CPU. */
+DESC(mlp_avx2, 7, N_MLP, K_T7, 1, mlp_trace);
+
+static void mlp_args(call *c, const ag_function_desc *fn, ag_dtype dt, float **params,
+                     float *keep)
+{
+    static const ag_shape shapes[7] = {AG_SHAPE(MLP_B, MLP_IN), AG_SHAPE(MLP_IN, MLP_H),
+                                       AG_SHAPE(MLP_H),         AG_SHAPE(MLP_H, MLP_H),
+                                       AG_SHAPE(MLP_H),         AG_SHAPE(MLP_H, MLP_OUT),
+                                       AG_SHAPE(MLP_OUT)};
+    c->fn = fn;
+    c->n = 7;
+    c->keep = keep;
+    c->numel = MLP_B * MLP_OUT;
+    for (int i = 0; i < 7; i++) {
+        size_t n = 1;
+        for (int d = 0; d < shapes[i].rank; d++)
+            n *= (size_t)shapes[i].dims[d];
+        c->args[i] = ag_keep(tensor_of(dt, shapes[i], params[i], n));
+    }
+}
+
+static void bench_mlp(void)
+{
+    printf("\n(b) MLP forward, batch %d, %d-%d-%d-%d: matmul + bias + relu (x2), "
+           "matmul + bias + softmax\n", MLP_B, MLP_IN, MLP_H, MLP_H, MLP_OUT);
+    static const size_t sizes[7] = {MLP_B * MLP_IN, MLP_IN * MLP_H, MLP_H, MLP_H * MLP_H,
+                                    MLP_H, MLP_H * MLP_OUT, MLP_OUT};
+    static const float scales[7] = {1.0f, 0.0625f, 0.1f, 0.075f, 0.1f, 0.075f, 0.1f};
+    float *params[7];
+    for (int i = 0; i < 7; i++) {
+        params[i] = malloc(sizes[i] * sizeof(float));
+        fill_uniform(params[i], sizes[i], 1000u * (uint32_t)i + 1, scales[i]);
+    }
+    static float out32[MLP_B * MLP_OUT], out16[MLP_B * MLP_OUT];
+    call f32 = {0}, bf16 = {0};
+    mlp_args(&f32, &mlp_desc, AG_F32, params, out32);
+    mlp_args(&bf16, &mlp_desc, AG_BF16, params, out16);
+    double t32, t16;
+    time_pair(run_call, &f32, run_call, &bf16, 61, &t32, &t16);
+    f32.keep = bf16.keep = NULL;
+    double diff = 0;
+    for (int i = 0; i < MLP_B * MLP_OUT; i++)
+        diff = fmax(diff, fabs((double)out32[i] - out16[i]));
+    double flops = 2.0 * MLP_B * ((double)MLP_IN * MLP_H + (double)MLP_H * MLP_H +
+                                  (double)MLP_H * MLP_OUT);
+    bool dot = host_has_bf16();
+    print_time("f32 compiled (sgemm)", t32);
+    print_time(dot ? "bf16 compiled (vdpbf16ps)" : "bf16 compiled (converting)", t16);
+    printf("  bf16 vs f32: %.2fx faster; %.1f GFLOP/s f32, %.1f bf16; "
+           "max |f32 - bf16| of the softmax %.4f\n",
+           t32 / t16, flops / t32 / 1e9, flops / t16 / 1e9, diff);
+    goal("bf16 no slower than f32", t16 <= t32);
+    if (dot) {
+        goal("bf16 >= 1.3x faster than f32 (AVX512_BF16 host)", t32 / t16 >= 1.3);
+        setenv("AG_CPU", "znver3", 1); /* read when mlp_avx2 is traced */
+        call avx2 = {0};
+        mlp_args(&avx2, &mlp_avx2_desc, AG_BF16, params, NULL);
+        double t2, t16b;
+        time_pair(run_call, &avx2, run_call, &bf16, 21, &t2, &t16b);
+        unsetenv("AG_CPU");
+        print_time("bf16 compiled for znver3 (no AVX512_BF16)", t2);
+        printf("  (context) converting path / dot-product path: %.2fx\n", t2 / t16b);
+    }
+    for (int i = 0; i < 7; i++)
+        free(params[i]);
+}
+
+int main(void)
+{
+    char *cpu = LLVMGetHostCPUName();
+    printf("host CPU: %s (LLVM's name; the JIT compiles for it), AVX512_BF16: %s\n\n", cpu,
+           host_has_bf16() ? "yes" : "no");
+    LLVMDisposeMessage(cpu);
+    bench_chain();
+    bench_mlp();
+    printf("\n%d goal(s) missed\n", misses);
+    ag_shutdown();
+    return 0;
+}
