@@ -210,15 +210,53 @@ static bool read_bool(reader *R, const tp_field *f, const tp_message *m, bool *o
     return true;
 }
 
+static int digit_value(char c, int base)
+{
+    int v = isdigit((unsigned char)c) ? c - '0'
+            : isxdigit((unsigned char)c) ? tolower((unsigned char)c) - 'a' + 10
+                                         : base;
+    return v < base ? v : -1;
+}
+
+/* The byte an escape stands for, as protobuf's text format defines them
+ * (the manifest's printer writes octal ones): \n \t \r \a \b \f \v \\ \'
+ * \" \?, one to three octal digits, \x and one or two hex digits. s[*i]
+ * is the character after the backslash, at most `end`; *i moves to the
+ * escape's last character. 0 for an unknown escape, and for a NUL byte
+ * (strings are C strings). */
+static int escaped_byte(const char *s, size_t end, size_t *i)
+{
+    static const char named[] = "n\nt\tr\ra\ab\bf\fv\v\\\\''\"\"??";
+    char e = s[*i];
+    for (const char *p = named; *p; p += 2)
+        if (*p == e)
+            return (unsigned char)p[1];
+    int base = e == 'x' ? 16 : digit_value(e, 8) >= 0 ? 8 : 0;
+    if (!base)
+        return 0;
+    size_t first = base == 16 ? *i + 1 : *i, max = base == 16 ? 2 : 3;
+    int value = 0;
+    size_t k = first;
+    for (; k < end && k < first + max && digit_value(s[k], base) >= 0; k++)
+        value = value * base + digit_value(s[k], base);
+    if (k == first || value > 255)
+        return 0;
+    *i = k - 1;
+    return value;
+}
+
 static bool unescape(reader *R, const token *t, char *out, size_t cap, size_t *len)
 {
     for (size_t i = 1; i + 1 < t->len; i++) {
         char c = t->start[i];
         if (c == '\\') {
-            char e = t->start[++i];
-            c = e == 'n' ? '\n' : e == 't' ? '\t' : e == '\\' || e == '"' || e == '\'' ? e : 0;
+            size_t at = ++i;
+            c = (char)escaped_byte(t->start, t->len - 1, &i);
             if (!c)
-                return fail_at(R, t, "unknown escape '\\%c' in a string", e);
+                return fail_at(R, t, "unknown escape '\\%c' in a string%s", t->start[at],
+                               isdigit((unsigned char)t->start[at]) || t->start[at] == 'x'
+                                   ? " (or a NUL byte)"
+                                   : "");
         }
         if (*len + 1 >= cap)
             return fail_at(R, t, "string longer than %zu bytes", cap - 1);

@@ -356,7 +356,7 @@ void ag_if_at(ag_loc loc, ag_tensor pred, int n_vars, ag_tensor *const *vars,
  * flag, present when some variable is undefined on entry: it records
  * whether the body ran, so that using such a variable after a loop that
  * never iterated fails at run time instead of reading garbage. */
-typedef struct loop {
+typedef struct ir_loop {
     ag_loc loc;
     int n_vars, n; /* user variables; all (with the flag) */
     ag_tensor *const *vars;
@@ -377,6 +377,15 @@ typedef struct loop {
     const char **kept_names;
     ag_tensor **dropped;
     int n_dropped;
+    /* ag_set_loop_options at the top of the body (ir_loop_take_option):
+     * the frame the body is traced into, the shapes set, and whether one
+     * differs from the parameter type the body was traced with (it is
+     * traced again with the relaxed types). */
+    ir_frame *body_frame;
+    ag_shape *relax;
+    bool *relaxed;
+    bool again;
+    struct ir_loop *outer;
 } loop;
 
 /* Traces the body once in a throwaway region to learn the types of
@@ -394,7 +403,9 @@ static bool discover_types(ir_trace *t, loop *L, ag_body_fn body, void *state)
         if (!L->undef[i])
             *L->vars[i] = ir_symbolic_handle(ir_add_param(scratch, &L->ptype[i]));
     }
+    L->body_frame = &fd;
     body(state);
+    L->body_frame = NULL;
     for (int i = 0; i < L->n_vars && ok; i++) {
         bool undefined;
         ir_node *n = ir_trace_node_of_handle(t, *L->vars[i], L->loc, &undefined);
@@ -480,6 +491,67 @@ static ir_node *bool_const(ir_trace *t, bool v, ag_loc loc)
     return n;
 }
 
+static bool same_shape(const ag_shape *a, const ag_shape *b)
+{
+    if (a->rank != b->rank)
+        return false;
+    for (int d = 0; d < a->rank; d++)
+        if (a->dims[d] != b->dims[d])
+            return false;
+    return true;
+}
+
+/* ag_set_loop_options at the top of the body of the loop being traced
+ * (before any statement that traced an op: TensorFlow's rule for
+ * set_loop_options): applies to that loop if it carries the variable.
+ * False when it is not such a call; the invariant then waits for the next
+ * loop. */
+bool ir_loop_take_option(ir_trace *t, const ir_invariant *inv)
+{
+    loop *L = t->loop;
+    if (!L || !L->body_frame || t->cur != L->body_frame || t->cur->g->first)
+        return false;
+    for (int i = 0; i < L->n_vars; i++) {
+        if (!ir_invariant_is_for(inv, L->vars[i], L->names[i]))
+            continue;
+        L->relax[i] = inv->shape;
+        L->relaxed[i] = true;
+        L->again |= !same_shape(&L->ptype[i].shape, &inv->shape);
+        return true;
+    }
+    return false;
+}
+
+/* An invariant must have the variable's rank (only dims may be -1): the
+ * loop's parameter would not match its initial value. */
+static bool invariant_fits(const loop *L, int i, const ag_shape *inv)
+{
+    const ag_shape *have = &L->ptype[i].shape;
+    if (have->rank < 0 || have->rank == inv->rank)
+        return true;
+    char b1[160], b2[160];
+    rt_report(L->loc, "ag_set_loop_options: '%s' has shape %s before the loop, but the "
+                      "invariant %s has another rank; only dims may be -1",
+              L->names[i], rt_shape_str(have, b1, sizeof b1), rt_shape_str(inv, b2, sizeof b2));
+    return false;
+}
+
+/* The loop-carried types with the shapes set in the body. */
+static bool apply_relaxed(loop *L)
+{
+    bool ok = true;
+    for (int i = 0; i < L->n_vars && ok; i++) {
+        if (!L->relaxed[i])
+            continue;
+        ok = invariant_fits(L, i, &L->relax[i]);
+        if (ok)
+            L->ptype[i].shape = L->relax[i];
+    }
+    memset(L->relaxed, 0, (size_t)L->n_vars * sizeof *L->relaxed); /* set again by each trace */
+    L->again = false;
+    return ok;
+}
+
 static bool loop_entry(ir_trace *t, loop *L, ag_body_fn body, void *state)
 {
     bool need_discovery = false;
@@ -490,14 +562,19 @@ static bool loop_entry(ir_trace *t, loop *L, ag_body_fn body, void *state)
         if (!L->undef[i]) {
             L->ptype[i] = L->before[i] = L->init[i]->type;
             ag_shape inv;
-            if (ir_trace_take_invariant(t, *L->vars[i], &inv))
+            if (ir_trace_take_invariant(t, L->vars[i], L->names[i], &inv)) {
+                if (!invariant_fits(L, i, &inv))
+                    return false;
                 L->ptype[i].shape = inv;
+            }
         }
         need_discovery |= L->undef[i] ||
                           (L->ptype[i].dtype == RT_LIST && L->ptype[i].shape.rank < 0);
         L->has_flag |= L->undef[i];
     }
     if (need_discovery && !discover_types(t, L, body, state))
+        return false;
+    if (!apply_relaxed(L))
         return false;
     remove_dropped(L);
     L->has_flag = false;
@@ -545,7 +622,7 @@ static bool check_carried(const loop *L, int i, const ir_type *after)
     if (!shape_admits(&want->shape, &after->shape)) {
         rt_report(L->loc, "'%s' has shape %s before the loop, but shape %s after one "
                           "iteration; if the shape may change, declare it with "
-                          "ag_set_loop_options before the loop", name,
+                          "ag_set_loop_options at the top of the loop body", name,
                   rt_shape_str(&L->before[i].shape, b1, sizeof b1),
                   rt_shape_str(&after->shape, b2, sizeof b2));
         return false;
@@ -553,8 +630,13 @@ static bool check_carried(const loop *L, int i, const ir_type *after)
     return true;
 }
 
-static bool trace_loop_regions(ir_trace *t, loop *L, ag_cond_fn cond, ag_body_fn body,
-                               void *state)
+/* How tracing a loop's regions ended: AGAIN when the body relaxed a
+ * variable's shape at its top, so both regions must be traced again with
+ * the relaxed parameter types. */
+typedef enum { REGIONS_FAILED, REGIONS_OK, REGIONS_AGAIN } regions_result;
+
+static regions_result trace_loop_regions(ir_trace *t, loop *L, ag_cond_fn cond,
+                                         ag_body_fn body, void *state)
 {
     ir_node **params = rt_xmalloc((size_t)L->n * sizeof *params);
     bool ok;
@@ -565,7 +647,14 @@ static bool trace_loop_regions(ir_trace *t, loop *L, ag_cond_fn cond, ag_body_fn
     ok = L->cond_out != NULL;
     if (ok) {
         enter_region(t, L, &L->fb, params);
+        L->body_frame = &L->fb;
         body(state);
+        L->body_frame = NULL;
+        if (L->again) {
+            ir_frame_pop(t, &L->fb);
+            free(params);
+            return t->failed ? REGIONS_FAILED : REGIONS_AGAIN;
+        }
         for (int i = 0; i < L->n_vars && ok; i++) {
             bool undefined;
             L->outs[i] = ir_trace_node_of_handle(t, *L->vars[i], L->loc, &undefined);
@@ -579,7 +668,30 @@ static bool trace_loop_regions(ir_trace *t, loop *L, ag_cond_fn cond, ag_body_fn
         ir_frame_pop(t, &L->fb);
     }
     free(params);
-    return ok && !t->failed;
+    return ok && !t->failed ? REGIONS_OK : REGIONS_FAILED;
+}
+
+/* Traces the regions, a second time when the body relaxed a shape (the
+ * second trace sets the same shapes, so it does not ask again). */
+static bool trace_loop(ir_trace *t, loop *L, ag_cond_fn cond, ag_body_fn body, void *state)
+{
+    regions_result r = trace_loop_regions(t, L, cond, body, state);
+    if (r != REGIONS_AGAIN)
+        return r == REGIONS_OK;
+    ir_frame_release(&L->fc);
+    ir_frame_release(&L->fb);
+    memset(&L->fc, 0, sizeof L->fc);
+    memset(&L->fb, 0, sizeof L->fb);
+    if (!apply_relaxed(L))
+        return false;
+    r = trace_loop_regions(t, L, cond, body, state);
+    if (r == REGIONS_AGAIN) {
+        rt_report(L->loc, "ag_set_loop_options at the top of the loop body set a "
+                          "different shape in a second trace of the body: its C "
+                          "conditions must not change between traces");
+        return false;
+    }
+    return r == REGIONS_OK;
 }
 
 /* After a loop that initializes variables, fails at run time if it never
@@ -646,9 +758,14 @@ static void traced_while(ir_trace *t, ag_loc loc, int n_vars, ag_tensor *const *
     L.before = rt_xcalloc(cap, sizeof *L.before);
     L.outs = rt_xcalloc(cap, sizeof *L.outs);
     L.dropped = rt_xcalloc(cap, sizeof *L.dropped);
+    L.relax = rt_xcalloc(cap, sizeof *L.relax);
+    L.relaxed = rt_xcalloc(cap, sizeof *L.relaxed);
+    L.outer = t->loop;
+    t->loop = &L;
     for (int i = 0; i < n_vars; i++)
         saved[i] = *vars[i];
-    bool ok = loop_entry(t, &L, body, state) && trace_loop_regions(t, &L, cond, body, state);
+    bool ok = loop_entry(t, &L, body, state) && trace_loop(t, &L, cond, body, state);
+    t->loop = L.outer;
     if (ok)
         build_while(t, &L);
     else {
@@ -665,6 +782,8 @@ static void traced_while(ir_trace *t, ag_loc loc, int n_vars, ag_tensor *const *
     free(L.before);
     free(L.outs);
     free(L.dropped);
+    free(L.relax);
+    free(L.relaxed);
     free(L.kept_vars);
     free(L.kept_names);
 }

@@ -8,6 +8,7 @@
 
 #include "exec.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -217,7 +218,9 @@ void ir_trace_set_first(ir_trace *t, bool first) { t->first_trace = first; }
 
 /* ---------------------------------------------------------- begin and end */
 
-static void record_invariant(const ag_tensor *var, ag_shape invariant);
+static void record_invariant(ag_loc loc, const ag_tensor *var, const char *text,
+                             ag_shape invariant);
+static bool unmatched_invariants(ir_trace *t);
 
 ir_trace *ir_trace_begin(ir_function *fn)
 {
@@ -237,7 +240,7 @@ ir_trace *ir_trace_begin(ir_function *fn)
 
 bool ir_trace_end(ir_trace *t)
 {
-    bool ok = !t->failed;
+    bool ok = !t->failed && !unmatched_invariants(t);
     t->fn->scope = NULL; /* nodes added by passes later are the function's own */
     rt_trace_hook = t->saved_hook;
     rt_trace_concretize = t->saved_concretize;
@@ -279,29 +282,87 @@ bool ir_trace_set_outputs(ir_trace *t, int n, const ag_tensor *outs, ag_loc loc)
 /* ------------------------------------------------------ loop options */
 
 /* ag_set_loop_options while tracing (the runtime checked its arguments):
- * the invariant waits for the next staged loop that carries *var. */
-static void record_invariant(const ag_tensor *var, ag_shape invariant)
+ * at the top of a loop body it applies to that loop; else the invariant
+ * waits for the next staged loop that carries the variable. */
+static void record_invariant(ag_loc loc, const ag_tensor *var, const char *text,
+                             ag_shape invariant)
 {
     ir_trace *t = current;
     if (!t)
         return; /* eager loops check nothing */
+    ir_invariant inv = {var, text, invariant, loc};
+    if (ir_loop_take_option(t, &inv))
+        return;
     if (t->n_invariants == t->cap_invariants) {
         t->cap_invariants = t->cap_invariants ? t->cap_invariants * 2 : 4;
         t->invariants = rt_xrealloc(t->invariants,
                                     (size_t)t->cap_invariants * sizeof *t->invariants);
     }
-    t->invariants[t->n_invariants++] = (ir_invariant){*var, invariant};
+    t->invariants[t->n_invariants++] = inv;
 }
 
-/* Takes the pending shape invariant set for handle h, if any. */
-bool ir_trace_take_invariant(ir_trace *t, ag_tensor h, ag_shape *out)
+/* The identifier `text` names after '&' (and spaces or parentheses), or
+ * NULL with *len 0 when it names no plain variable ("&s.x", "p"). */
+static const char *named_variable(const char *text, size_t *len)
+{
+    *len = 0;
+    while (*text == ' ' || *text == '(')
+        text++;
+    if (*text++ != '&')
+        return NULL;
+    while (*text == ' ' || *text == '(')
+        text++;
+    const char *name = text;
+    while (*text == '_' || isalnum((unsigned char)*text))
+        text++;
+    *len = (size_t)(text - name);
+    while (*text == ' ' || *text == ')')
+        text++;
+    if (*text || !*len || isdigit((unsigned char)*name))
+        *len = 0;
+    return *len ? name : NULL;
+}
+
+/* Whether the invariant is for the loop variable at address var, named
+ * name: the same address (state passed by hand), or the same name (agc's
+ * staged code, whose loops carry copies of the user's variables). */
+bool ir_invariant_is_for(const ir_invariant *inv, ag_tensor *const var, const char *name)
+{
+    if (inv->var == var)
+        return true;
+    size_t len;
+    const char *own = named_variable(inv->text, &len);
+    return own && strlen(name) == len && memcmp(own, name, len) == 0;
+}
+
+/* Takes the pending shape invariant set for the loop variable var, if any. */
+bool ir_trace_take_invariant(ir_trace *t, ag_tensor *const var, const char *name,
+                             ag_shape *out)
 {
     for (int i = 0; i < t->n_invariants; i++) {
-        if (t->invariants[i].handle.id == h.id && t->invariants[i].handle.gen == h.gen) {
+        if (ir_invariant_is_for(&t->invariants[i], var, name)) {
             *out = t->invariants[i].shape;
-            t->invariants[i] = t->invariants[--t->n_invariants];
+            memmove(&t->invariants[i], &t->invariants[i + 1],
+                    (size_t)(t->n_invariants - i - 1) * sizeof *t->invariants);
+            t->n_invariants--;
             return true;
         }
     }
     return false;
+}
+
+/* An invariant no staged loop took would be ignored silently: the loop
+ * after it is not staged, or does not carry the variable. Reported, unless
+ * the trace failed already (its loops may not have been reached). */
+static bool unmatched_invariants(ir_trace *t)
+{
+    if (t->failed || !t->n_invariants)
+        return false;
+    const ir_invariant *inv = &t->invariants[0];
+    rt_report(inv->loc, "ag_set_loop_options(%s, ...): no staged loop after it carries "
+                        "this variable; call it at the top of the loop's body, or before "
+                        "a loop that assigns the variable",
+              inv->text);
+    t->failed = true;
+    return true;
 }

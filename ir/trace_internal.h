@@ -19,10 +19,18 @@ typedef struct ir_frame {
     int n_caps, cap_caps;
 } ir_frame;
 
+/* One ag_set_loop_options call: the variable is known by its address or
+ * by its name in `text` (the argument as written, "&x"); the staged code
+ * agc writes copies loop variables into a state struct, so the loop's own
+ * addresses differ from the user's but its names are the user's. */
 typedef struct ir_invariant {
-    ag_tensor handle;
+    const ag_tensor *var;
+    const char *text;
     ag_shape shape;
+    ag_loc loc;
 } ir_invariant;
+
+struct ir_loop;
 
 struct ir_trace {
     ir_function *fn;
@@ -33,8 +41,9 @@ struct ir_trace {
     rt_trace_hook_fn saved_hook;
     rt_concretize_fn saved_concretize;
     ir_trace *saved;
-    ir_invariant *invariants; /* from ag_set_loop_options */
+    ir_invariant *invariants; /* from ag_set_loop_options, for later loops */
     int n_invariants, cap_invariants;
+    struct ir_loop *loop; /* the innermost staged loop being traced, if any */
 };
 
 ir_trace *ir_trace_current(void);
@@ -45,6 +54,9 @@ ir_node *ir_frame_localize(ir_frame *f, ir_node *n);
 ir_node *ir_trace_node_of(ir_trace *t, rt_value *v, ag_loc loc);
 ir_node *ir_trace_node_of_handle(ir_trace *t, ag_tensor h, ag_loc loc, bool *undefined);
 ag_tensor ir_symbolic_handle(ir_node *node);
-bool ir_trace_take_invariant(ir_trace *t, ag_tensor h, ag_shape *out);
+bool ir_invariant_is_for(const ir_invariant *inv, ag_tensor *const var, const char *name);
+bool ir_trace_take_invariant(ir_trace *t, ag_tensor *const var, const char *name,
+                             ag_shape *out);
+bool ir_loop_take_option(ir_trace *t, const ir_invariant *inv);
 
 #endif

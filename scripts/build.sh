@@ -7,9 +7,10 @@
 #   bash scripts/build.sh test    install what is missing, build, run every test
 #                                 (the normal build and the ASan+UBSan build),
 #                                 the threading tests under ThreadSanitizer,
-#                                 then fuzz agc, agc-opt's IR reader and the
-#                                 converter's options for AG_FUZZ_SECONDS (60)
-#                                 in all
+#                                 then fuzz agc, agc-opt's IR reader, the
+#                                 converter's options, the saved model's
+#                                 manifest and its loader for AG_FUZZ_SECONDS
+#                                 (60) in all
 #   bash scripts/build.sh deps    only install what is missing
 #   bash scripts/build.sh build   only configure and build (build/)
 #
@@ -149,7 +150,7 @@ case "$cmd" in
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
       run_tests "$asan_dir"
     run_tsan_tests "${build_dir}-tsan"
-    say "fuzzing agc's conversion, the IR reader and the converter's options for ${AG_FUZZ_SECONDS:-60} s (libFuzzer, ASan+UBSan, leaks)"
+    say "fuzzing agc's conversion, the IR reader, the converter's options and the saved-model reader for ${AG_FUZZ_SECONDS:-60} s (libFuzzer, ASan+UBSan, leaks)"
     bash tests/fuzz/build_and_run.sh "${AG_FUZZ_SECONDS:-60}" "$build_dir-fuzz"
     ;;
   *) echo "usage: bash scripts/build.sh [demo|test|deps|build]" >&2; exit 2 ;;

@@ -12,9 +12,10 @@
 #include <string.h>
 
 _Thread_local rt_trace_hook_fn rt_trace_hook;
-void (*_Atomic rt_loop_options_hook)(const ag_tensor *var, ag_shape invariant);
+rt_loop_options_fn _Atomic rt_loop_options_hook;
 
-void ag_set_loop_options_at(ag_loc loc, const ag_tensor *var, ag_shape invariant)
+void ag_set_loop_options_at(ag_loc loc, const ag_tensor *var, const char *var_text,
+                            ag_shape invariant)
 {
     if (!var) {
         rt_report(loc, "ag_set_loop_options: the variable pointer is NULL");
@@ -24,9 +25,9 @@ void ag_set_loop_options_at(ag_loc loc, const ag_tensor *var, ag_shape invariant
         rt_report(loc, "ag_set_loop_options: rank %d is out of range", invariant.rank);
         return;
     }
-    void (*hook)(const ag_tensor *, ag_shape) = rt_loop_options_hook;
+    rt_loop_options_fn hook = rt_loop_options_hook;
     if (hook)
-        hook(var, invariant);
+        hook(loc, var, var_text ? var_text : "", invariant);
 }
 _Thread_local rt_concretize_fn rt_trace_concretize;
 

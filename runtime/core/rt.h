@@ -370,9 +370,12 @@ typedef rt_value *(*rt_trace_hook_fn)(ag_loc loc, rt_op op, const rt_attrs *a,
                                       rt_value *const *in, int n, ag_dtype dt,
                                       const ag_shape *shape);
 extern _Thread_local rt_trace_hook_fn rt_trace_hook;
-/* Where ag_set_loop_options sends a checked invariant: the tracer sets it
- * (eagerly there is nothing to record, and libag_rt has no tracer). */
-extern void (*_Atomic rt_loop_options_hook)(const ag_tensor *var, ag_shape invariant);
+/* Where ag_set_loop_options sends a checked invariant, with the variable's
+ * address and its text as written ("&x"): the tracer sets it (eagerly
+ * there is nothing to record, and libag_rt has no tracer). */
+typedef void (*rt_loop_options_fn)(ag_loc loc, const ag_tensor *var, const char *text,
+                                   ag_shape invariant);
+extern rt_loop_options_fn _Atomic rt_loop_options_hook;
 
 /* Also installed by the tracer: the concrete value of a symbolic one, for
  * variables created while tracing; NULL after reporting why it cannot. */

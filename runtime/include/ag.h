@@ -528,11 +528,17 @@ void ag_while_at(ag_loc loc, int n_vars, ag_tensor *const *vars,
                  const char *const *names, ag_cond_fn cond, ag_body_fn body,
                  void *state);
 
-/* Relaxes the shape that staged loops check for *var: `invariant` may have
- * -1 dims (tf.autograph.experimental.set_loop_options(shape_invariants)). */
-void ag_set_loop_options_at(ag_loc loc, const ag_tensor *var, ag_shape invariant);
+/* Relaxes the shape that a staged loop checks for the variable *var:
+ * `invariant` may have -1 dims
+ * (tf.autograph.experimental.set_loop_options(shape_invariants)). At the
+ * top of a loop body it applies to that loop, elsewhere to the next staged
+ * loop that carries the variable; the variable is known by its address or
+ * its name (var_text is the argument as written, "&x"), never by the
+ * tensor it holds. */
+void ag_set_loop_options_at(ag_loc loc, const ag_tensor *var, const char *var_text,
+                            ag_shape invariant);
 #define ag_set_loop_options(var, invariant) \
-    ag_set_loop_options_at(AG_HERE, (var), (invariant))
+    ag_set_loop_options_at(AG_HERE, (var), #var, (invariant))
 
 /* --------------------------------------------- functions and concrete graphs */
 

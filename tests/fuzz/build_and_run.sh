@@ -1,7 +1,7 @@
 #!/bin/sh
 # build_and_run.sh SECONDS [WORKDIR]
 #
-# Builds three libFuzzer targets with clang-19 (-fsanitize=fuzzer,address,
+# Builds five libFuzzer targets with clang-19 (-fsanitize=fuzzer,address,
 # undefined) and fuzzes them one after the other, SECONDS in all:
 #
 #   fuzz_agc                 agc's conversion (fuzz_agc.c over frontend/,
@@ -14,12 +14,21 @@
 #   fuzz_converter_options   the converter's options (converter/options.c
 #                            over backend/textproto.c, printed and read
 #                            back), seeded with converter_options_seed.txtpb
-#                            and the TPU device spec (the same text format).
+#                            and the TPU device spec (the same text format);
+#   fuzz_manifest            a saved model's manifest (model/manifest.c,
+#                            printed and read back), seeded with
+#                            manifest_seed.pbtxt;
+#   fuzz_model_load          ag_saved_model_load on a model one of whose
+#                            files is the input (fuzz_model_load.c: all of
+#                            libag), then a call of its signature; seeded
+#                            with the files of the tiny model it saves.
 #
-# The budget: fuzz_ir gets 15% of SECONDS and fuzz_converter_options 10%;
-# fuzz_agc gets the rest less the time spent building the other two, so
-# the step lasts about as long as when it fuzzed agc alone (fuzz_agc keeps
-# at least a quarter of SECONDS).
+# The budget: what is left of SECONDS after building the other four (at
+# least half of SECONDS) is split: fuzz_ir 10%, fuzz_converter_options 5%,
+# fuzz_manifest 5%, fuzz_model_load 15%, fuzz_agc the rest. So the step
+# lasts about as long as when it fuzzed agc alone, unless building takes
+# more than half of SECONDS (about 40 s of two cores: with the default 60
+# the step takes about 10 s more).
 #
 # Fails (status 1) when libFuzzer finds a crash, a hang (-timeout=10 s an
 # input), a leak or an out-of-memory in any target; the input that did it
@@ -27,7 +36,7 @@
 # and a run of `WORKDIR/<target> FILE` reproduces it. WORKDIR (default
 # build-fuzz/ in the source tree) keeps the corpora libFuzzer grows
 # (corpus/ for fuzz_agc, corpus-ir/, corpus-converter-options/), so later
-# runs start from them.
+# runs start from them (and corpus-manifest/, corpus-model-load/).
 #
 # Environment: CC (default clang-19), LLVM_DIR (default /usr/lib/llvm-19),
 # FUZZ_JOBS (compile jobs, default 2).
@@ -133,18 +142,59 @@ libs="-lopenblas -lm -lpthread"
 # shellcheck disable=SC2086
 "$cc" $sanitize "$work/obj/fuzz_converter_options.o" $options_objs $core_objs $libs \
     -o "$work/fuzz_converter_options"
+
+# fuzz_manifest: the manifest's schema and printer over the text-format
+# reader.
+model_layers="$layers -I$root/model -I$root/pipeline -I$root/passes"
+# shellcheck disable=SC2086
+compile "$root/model/manifest.c" "$work/obj/model-manifest.o" $model_layers
+# shellcheck disable=SC2086
+compile "$here/fuzz_manifest.c" "$work/obj/fuzz_manifest.o" $model_layers
+compiled_all
+"$cc" $sanitize "$work/obj/fuzz_manifest.o" "$work/obj/model-manifest.o" \
+    "$work/obj/options-textproto.o" -o "$work/fuzz_manifest"
+
+# fuzz_model_load: loading and calling reach every layer of libag (the
+# reference target runs the calls, but the pipeline links them all).
+lib_objs=""
+for src in "$root"/ir/trace.c "$root"/ir/staged.c "$root"/ir/liveness.c "$root"/ir/exec.c \
+    "$root"/passes/*.c "$root"/backend/target.c "$root"/backend/reference/*.c \
+    "$root"/backend/cpu/*.c "$root"/backend/tpu/*.c "$root"/pipeline/*.c "$root"/model/*.c \
+    "$root"/converter/select.c "$root"/converter/report.c "$root"/converter/convert.c; do
+    name=$(basename "$src" .c)
+    case $name in agc_opt | agc_model | npy | manifest) continue ;; esac
+    obj="$work/obj/lib-$(basename "$(dirname "$src")")-$name.o"
+    lib_objs="$lib_objs $obj"
+    # shellcheck disable=SC2086
+    compile "$src" "$obj" $model_layers -I"$root/backend/cpu" -I"$root/backend/tpu" \
+        -isystem "$llvm/include" -Wno-unused-function
+done
+# shellcheck disable=SC2086
+compile "$here/fuzz_model_load.c" "$work/obj/fuzz_model_load.o" $model_layers
+compiled_all
+# shellcheck disable=SC2086
+"$cc" $sanitize "$work/obj/fuzz_model_load.o" $lib_objs "$work/obj/model-manifest.o" \
+    $options_objs $core_objs -L"$llvm/lib" -lLLVM -Wl,-rpath,"$llvm/lib" $libs -ldl \
+    -o "$work/fuzz_model_load"
 build_seconds=$(($(date +%s) - build_start))
 
 # ------------------------------------------------------------------- time
-ir_seconds=$((seconds * 15 / 100))
-options_seconds=$((seconds / 10))
+# What is left of SECONDS after building (at least half of it), split.
+fuzz_seconds=$((seconds - build_seconds))
+[ "$fuzz_seconds" -ge $((seconds / 2)) ] || fuzz_seconds=$((seconds / 2))
+ir_seconds=$((fuzz_seconds / 10))
+options_seconds=$((fuzz_seconds / 20))
+manifest_seconds=$((fuzz_seconds / 20))
+model_seconds=$((fuzz_seconds * 15 / 100))
 [ "$ir_seconds" -ge 1 ] || ir_seconds=1
 [ "$options_seconds" -ge 1 ] || options_seconds=1
-agc_seconds=$((seconds - ir_seconds - options_seconds - build_seconds))
-[ "$agc_seconds" -ge $((seconds / 4)) ] || agc_seconds=$((seconds / 4))
+[ "$manifest_seconds" -ge 1 ] || manifest_seconds=1
+[ "$model_seconds" -ge 1 ] || model_seconds=1
+agc_seconds=$((fuzz_seconds - ir_seconds - options_seconds - manifest_seconds - model_seconds))
 [ "$agc_seconds" -ge 1 ] || agc_seconds=1
 echo "fuzzing for $seconds s: fuzz_agc $agc_seconds s, fuzz_ir $ir_seconds s," \
-    "fuzz_converter_options $options_seconds s (building the last two took $build_seconds s)"
+    "fuzz_converter_options $options_seconds s, fuzz_manifest $manifest_seconds s," \
+    "fuzz_model_load $model_seconds s (building the last four took $build_seconds s)"
 
 # ------------------------------------------------------------------- run
 rm -f "$work"/artifacts/*
@@ -197,6 +247,20 @@ seed "$work/seeds-converter-options" "$here/converter_options_seed.txtpb" \
 mkdir -p "$work/corpus-converter-options"
 fuzz fuzz_converter_options "$options_seconds" 4096 "$here/converter_options.dict" \
     "$work/corpus-converter-options" "$work/seeds-converter-options"
+
+seed "$work/seeds-manifest" "$here/manifest_seed.pbtxt"
+mkdir -p "$work/corpus-manifest"
+fuzz fuzz_manifest "$manifest_seconds" 8192 "$here/manifest.dict" "$work/corpus-manifest" \
+    "$work/seeds-manifest"
+
+# The seeds of fuzz_model_load are the files of the model it saves; its
+# inputs are manifests and text IR.
+rm -rf "$work/seeds-model-load"
+(cd "$work" && FUZZ_MODEL_LOAD_SEEDS="$work/seeds-model-load" ./fuzz_model_load)
+cat "$here/manifest.dict" "$here/ir.dict" >"$work/model-load.dict"
+mkdir -p "$work/corpus-model-load"
+fuzz fuzz_model_load "$model_seconds" 8192 "$work/model-load.dict" "$work/corpus-model-load" \
+    "$work/seeds-model-load"
 
 if [ -n "$failed" ]; then
     echo "fuzzing failed:$failed; the inputs are in $work/artifacts:" >&2

@@ -51,6 +51,8 @@ static void test_loop_var_dtype_change(void **state)
  * shape invariant that allows it */
 struct grow__state {
     ag_tensor x;
+    int relaxed; /* 0 no; 1 before the loop; 2 on a copy of x; 3 in the body;
+                    4 in the body, of another rank */
 };
 static ag_tensor grow__cond(void *s_)
 {
@@ -60,14 +62,21 @@ static ag_tensor grow__cond(void *s_)
 static void grow__body(void *s_)
 {
     struct grow__state *s = s_;
+    if (s->relaxed == 3)
+        ag_set_loop_options(&s->x, AG_SHAPE(-1));
+    if (s->relaxed == 4)
+        ag_set_loop_options(&s->x, AG_SHAPE(-1, -1));
     ag_tensor parts[2] = {s->x, s->x};
     s->x = ag_concat(0, 2, parts);
 }
 static ag_tensor grow__staged(ag_tensor x, int relaxed)
 {
-    struct grow__state s = {x};
-    if (relaxed)
+    struct grow__state s = {x, relaxed};
+    ag_tensor copy = x;
+    if (relaxed == 1)
         ag_set_loop_options(&s.x, AG_SHAPE(-1));
+    if (relaxed == 2)
+        ag_set_loop_options(&copy, AG_SHAPE(-1)); /* holds x's tensor, but is not x */
     ag_tensor *vars[] = {&s.x};
     static const char *const names[] = {"x"};
     ag_while_at(AG_HERE, 1, vars, names, grow__cond, grow__body, &s);
@@ -95,6 +104,66 @@ static void test_loop_var_shape_change_and_invariant(void **state)
     ag_tensor r = grow(F32(AG_SHAPE(1), 3), 1, &ok);
     assert_true(ok);
     CHECK_VALUES(r, 3, 3, 3, 3, 3, 3, 3, 3);
+}
+
+/* The invariant belongs to the variable whose address is passed, not to
+ * the tensor it holds: on a copy, x's loop is still checked, and the
+ * copy's invariant, which no loop takes, is an error of its own. */
+static void test_loop_invariant_keyed_by_variable(void **state)
+{
+    (void)state;
+    bool ok;
+    ag_clear_error();
+    (void)grow(F32(AG_SHAPE(2), 1, 1), 2, &ok);
+    assert_false(ok);
+    assert_non_null(strstr(ag_last_error(), "'x' has shape [2] before the loop"));
+}
+
+/* At the top of the loop body the invariant applies to that loop. */
+static void test_loop_invariant_in_body(void **state)
+{
+    (void)state;
+    bool ok;
+    ag_clear_error();
+    ag_tensor r = grow(F32(AG_SHAPE(2), 5, 5), 3, &ok);
+    assert_true(ok);
+    CHECK_VALUES(r, 5, 5, 5, 5, 5, 5, 5, 5);
+}
+
+/* An invariant of another rank than the variable's is the user's error
+ * (it made an invalid graph, reported as an internal error). */
+static void test_loop_invariant_of_another_rank(void **state)
+{
+    (void)state;
+    bool ok;
+    ag_clear_error();
+    (void)grow(F32(AG_SHAPE(2), 5, 5), 4, &ok);
+    assert_false(ok);
+    assert_non_null(strstr(ag_last_error(), "test_trace_rules.c:"));
+    assert_non_null(strstr(ag_last_error(), "ag_set_loop_options: 'x' has shape [2] before "
+                                            "the loop, but the invariant [?,?] has another "
+                                            "rank"));
+}
+
+/* An invariant that no staged loop takes is reported where it was set. */
+static ag_tensor lonely__staged(ag_tensor x)
+{
+    ag_set_loop_options(&x, AG_SHAPE(-1));
+    return ag_add(x, 1);
+}
+static void lonely__trace(const ag_arg *a, ag_tensor *o) { o[0] = lonely__staged(a[0].tensor); }
+AG_TEST_DESC(lonely, 1, N_X, K_T, NULL, 1, lonely__trace);
+
+static void test_loop_invariant_without_loop(void **state)
+{
+    (void)state;
+    ag_arg a[1] = {targ(ag_scalar_i32(1))};
+    ag_tensor o[1];
+    ag_clear_error();
+    assert_false(ag_function_call_at(AG_HERE, &lonely__desc, a, o));
+    assert_non_null(strstr(ag_last_error(), "test_trace_rules.c:"));
+    assert_non_null(strstr(ag_last_error(), "ag_set_loop_options(&x, ...): no staged loop "
+                                            "after it carries this variable"));
 }
 
 /* ----------------------------------- branches disagreeing in dtype */
@@ -403,6 +472,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TU_TEST(test_loop_var_dtype_change),
         TU_TEST(test_loop_var_shape_change_and_invariant),
+        TU_TEST(test_loop_invariant_keyed_by_variable),
+        TU_TEST(test_loop_invariant_in_body),
+        TU_TEST(test_loop_invariant_of_another_rank),
+        TU_TEST(test_loop_invariant_without_loop),
         TU_TEST(test_branch_dtype_mismatch),
         TU_TEST(test_one_branch_initialization),
         TU_TEST(test_loop_must_iterate_to_initialize),
