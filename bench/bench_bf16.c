@@ -29,44 +29,6 @@
 
 /* ------------------------------------------------------------- timing */
 
-/* Medians of `runs` calls each of a(arg) and b(arg), alternately, after
- * one warm-up call each (which traces and compiles). */
-static void time_pair(void (*a)(void *), void *arg_a, void (*b)(void *), void *arg_b,
-                      int runs, double *ta, double *tb)
-{
-    double sa[64], sb[64];
-    if (runs > 64)
-        runs = 64;
-    a(arg_a);
-    b(arg_b);
-    for (int i = 0; i < runs; i++) {
-        double t0 = bench_now_s();
-        a(arg_a);
-        double t1 = bench_now_s();
-        b(arg_b);
-        sa[i] = t1 - t0;
-        sb[i] = bench_now_s() - t1;
-    }
-    *ta = bench_median(sa, runs);
-    *tb = bench_median(sb, runs);
-}
-
-static void print_time(const char *what, double s)
-{
-    if (s < 1e-3)
-        printf("  %-44s %10.2f us\n", what, s * 1e6);
-    else
-        printf("  %-44s %10.2f ms\n", what, s * 1e3);
-}
-
-static int misses;
-
-static void goal(const char *what, bool met)
-{
-    printf("  goal: %-50s %s\n", what, met ? "PASS" : "MISS");
-    misses += !met;
-}
-
 static bool host_has_bf16(void)
 {
     __builtin_cpu_init();
@@ -170,11 +132,11 @@ static void bench_chain(void)
     chain_args(&bf16, AG_BF16, x);
     free(x);
     double t32, t16;
-    time_pair(run_call, &f32, run_call, &bf16, 21, &t32, &t16);
-    print_time("f32 compiled", t32);
-    print_time("bf16 compiled (one fused loop)", t16);
+    bench_time_pair(run_call, &f32, run_call, &bf16, 21, &t32, &t16);
+    bench_print_time("f32 compiled", t32);
+    bench_print_time("bf16 compiled (one fused loop)", t16);
     printf("  bf16 vs f32: %.2fx faster\n", t32 / t16);
-    goal("bf16 >= 1.6x faster than f32", t32 / t16 >= 1.6);
+    bench_goal("bf16 >= 1.6x faster than f32", t32 / t16 >= 1.6);
 }
 
 /* ================================================================ (b) MLP */
@@ -237,7 +199,7 @@ static void bench_mlp(void)
     mlp_args(&f32, &mlp_desc, AG_F32, params, out32);
     mlp_args(&bf16, &mlp_desc, AG_BF16, params, out16);
     double t32, t16;
-    time_pair(run_call, &f32, run_call, &bf16, 61, &t32, &t16);
+    bench_time_pair(run_call, &f32, run_call, &bf16, 61, &t32, &t16);
     f32.keep = bf16.keep = NULL;
     double diff = 0;
     for (int i = 0; i < MLP_B * MLP_OUT; i++)
@@ -245,21 +207,21 @@ static void bench_mlp(void)
     double flops = 2.0 * MLP_B * ((double)MLP_IN * MLP_H + (double)MLP_H * MLP_H +
                                   (double)MLP_H * MLP_OUT);
     bool dot = host_has_bf16();
-    print_time("f32 compiled (sgemm)", t32);
-    print_time(dot ? "bf16 compiled (vdpbf16ps)" : "bf16 compiled (converting)", t16);
+    bench_print_time("f32 compiled (sgemm)", t32);
+    bench_print_time(dot ? "bf16 compiled (vdpbf16ps)" : "bf16 compiled (converting)", t16);
     printf("  bf16 vs f32: %.2fx faster; %.1f GFLOP/s f32, %.1f bf16; "
            "max |f32 - bf16| of the softmax %.4f\n",
            t32 / t16, flops / t32 / 1e9, flops / t16 / 1e9, diff);
-    goal("bf16 no slower than f32", t16 <= t32);
+    bench_goal("bf16 no slower than f32", t16 <= t32);
     if (dot) {
-        goal("bf16 >= 1.3x faster than f32 (AVX512_BF16 host)", t32 / t16 >= 1.3);
+        bench_goal("bf16 >= 1.3x faster than f32 (AVX512_BF16 host)", t32 / t16 >= 1.3);
         setenv("AG_CPU", "znver3", 1); /* read when mlp_avx2 is traced */
         call avx2 = {0};
         mlp_args(&avx2, &mlp_avx2_desc, AG_BF16, params, NULL);
         double t2, t16b;
-        time_pair(run_call, &avx2, run_call, &bf16, 21, &t2, &t16b);
+        bench_time_pair(run_call, &avx2, run_call, &bf16, 21, &t2, &t16b);
         unsetenv("AG_CPU");
-        print_time("bf16 compiled for znver3 (no AVX512_BF16)", t2);
+        bench_print_time("bf16 compiled for znver3 (no AVX512_BF16)", t2);
         printf("  (context) converting path / dot-product path: %.2fx\n", t2 / t16b);
     }
     for (int i = 0; i < 7; i++)
@@ -274,7 +236,7 @@ int main(void)
     LLVMDisposeMessage(cpu);
     bench_chain();
     bench_mlp();
-    printf("\n%d goal(s) missed\n", misses);
+    printf("\n%d bench_goal(s) missed\n", bench_misses);
     ag_shutdown();
     return 0;
 }

@@ -98,15 +98,6 @@ static bool run_child(const char *self, const char *dir, report *r)
     return pclose(p) == 0 && n == 5;
 }
 
-static const char *vector_isa(void)
-{
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") ? "AVX-512"
-           : __builtin_cpu_supports("avx2")  ? "AVX2"
-           : __builtin_cpu_supports("avx")   ? "AVX"
-                                             : "SSE";
-}
-
 static void print_ms(const char *what, double s) { printf("  %-44s %10.2f ms\n", what, s * 1e3); }
 
 int main(int argc, char **argv)
@@ -115,7 +106,7 @@ int main(int argc, char **argv)
         return child(argv[2], atoi(argv[3]));
     char *cpu = LLVMGetHostCPUName();
     printf("host CPU: %s (LLVM's name; the JIT compiles for it), vector ISA %s\n\n", cpu,
-           vector_isa());
+           bench_vector_isa());
     LLVMDisposeMessage(cpu);
     printf("compilation cache: first call of a %d-step chain (about %d nodes), "
            "cold vs warm process\n", STEPS, 3 * STEPS);

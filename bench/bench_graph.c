@@ -61,45 +61,6 @@ static double time_median(void (*fn)(void *), void *arg, int runs)
     return bench_median(t, runs);
 }
 
-/* Medians of `runs` calls each of a(arg) and b(arg), run alternately so
- * that both sides see the same load (other processes, OpenBLAS's threads
- * waking up), after one warm-up call each. */
-static void time_pair(void (*a)(void *), void (*b)(void *), void *arg, int runs, double *ta,
-                      double *tb)
-{
-    double sa[64], sb[64];
-    if (runs > 64)
-        runs = 64;
-    a(arg);
-    b(arg);
-    for (int i = 0; i < runs; i++) {
-        double t0 = bench_now_s();
-        a(arg);
-        double t1 = bench_now_s();
-        b(arg);
-        sa[i] = t1 - t0;
-        sb[i] = bench_now_s() - t1;
-    }
-    *ta = bench_median(sa, runs);
-    *tb = bench_median(sb, runs);
-}
-
-static void print_time(const char *what, double s)
-{
-    if (s < 1e-3)
-        printf("  %-40s %10.2f us\n", what, s * 1e6);
-    else
-        printf("  %-40s %10.2f ms\n", what, s * 1e3);
-}
-
-static int misses;
-
-static void goal(const char *what, bool met)
-{
-    printf("  goal: %-50s %s\n", what, met ? "PASS" : "MISS");
-    misses += !met;
-}
-
 static volatile int64_t sink; /* keeps hand-written results alive */
 
 /* ---------------------------------------------------------------- CPU */
@@ -107,22 +68,13 @@ static volatile int64_t sink; /* keeps hand-written results alive */
 /* The AVX2 CPU the AVX-512 rows are compiled for again (AG_CPU). */
 static const char AVX2_CPU[] = "znver3";
 
-static const char *vector_isa(void)
-{
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") ? "AVX-512"
-           : __builtin_cpu_supports("avx2")  ? "AVX2"
-           : __builtin_cpu_supports("avx")   ? "AVX"
-                                             : "SSE";
-}
-
-static bool avx512_host(void) { return strcmp(vector_isa(), "AVX-512") == 0; }
+static bool avx512_host(void) { return strcmp(bench_vector_isa(), "AVX-512") == 0; }
 
 static void print_host(void)
 {
     char *cpu = LLVMGetHostCPUName();
     printf("host CPU: %s (LLVM's name; the JIT compiles for it), vector ISA %s", cpu,
-           vector_isa());
+           bench_vector_isa());
     if (avx512_host())
         printf("; (a) and (c) also compiled for %s (AVX2)", AVX2_CPU);
     printf("\n\n");
@@ -269,9 +221,9 @@ static void bench_power_avx2(const int32_t *hand, double th)
     double tu = time_median(run_power_desc, (void *)&power_unsquared_avx2_desc, 51);
     char what[64];
     snprintf(what, sizeof what, "compiled for %s (AVX2)", AVX2_CPU);
-    print_time(what, tc);
+    bench_print_time(what, tc);
     snprintf(what, sizeof what, "%s without matpow", AVX2_CPU);
-    print_time(what, tu);
+    bench_print_time(what, tu);
     printf("  AVX2 code: compiled / hand C %.2fx; without matpow %.2fx hand C%s\n", tc / th,
            tu / th, same ? "" : "  (RESULTS DIFFER)");
 }
@@ -300,16 +252,16 @@ static void bench_power(void)
     double tc = time_median(run_power_compiled, NULL, 51);
     double tu = time_median(run_power_unsquared, NULL, 51);
     double th = time_median(run_power_hand, NULL, 51);
-    print_time("eager", te);
-    print_time("compiled (AG_FUNCTION call)", tc);
-    print_time("compiled without matpow (100 products)", tu);
-    print_time("hand-written C -O3 (100 products)", th);
+    bench_print_time("eager", te);
+    bench_print_time("compiled (AG_FUNCTION call)", tc);
+    bench_print_time("compiled without matpow (100 products)", tu);
+    bench_print_time("hand-written C -O3 (100 products)", th);
     printf("  compiled vs eager: %.1fx faster; compiled / hand C: %.2fx%s\n", te / tc, tc / th,
            same ? "" : "  (RESULTS DIFFER)");
     printf("  like for like, without matpow: %.1fx faster than eager; %.2fx hand C\n", te / tu,
            tu / th);
-    goal("compiled >= 20x faster than eager", te / tc >= 20);
-    goal("compiled <= 1.5x hand-written C", tc / th <= 1.5);
+    bench_goal("compiled >= 20x faster than eager", te / tc >= 20);
+    bench_goal("compiled <= 1.5x hand-written C", tc / th <= 1.5);
     if (avx512_host())
         bench_power_avx2(hand, th);
 }
@@ -449,12 +401,12 @@ static void bench_collatz(void)
     double te = te_part * (double)want / (double)collatz_hand(COLLATZ_N / 10);
     collatz_limit = COLLATZ_N;
     printf("  %lld steps in all%s\n", (long long)want, got == want ? "" : " (RESULTS DIFFER)");
-    print_time("eager (scaled from 1..10,000)", te);
-    print_time("compiled (AG_FUNCTION call)", tc);
-    print_time("hand-written C -O3", th);
+    bench_print_time("eager (scaled from 1..10,000)", te);
+    bench_print_time("compiled (AG_FUNCTION call)", tc);
+    bench_print_time("hand-written C -O3", th);
     printf("  compiled vs eager: %.0fx faster; compiled / hand C: %.2fx\n", te / tc, tc / th);
-    goal("compiled >= 50x faster than eager", te / tc >= 50);
-    goal("compiled <= 2x hand-written C", tc / th <= 2);
+    bench_goal("compiled >= 50x faster than eager", te / tc >= 50);
+    bench_goal("compiled <= 2x hand-written C", tc / th <= 2);
 }
 
 /* ================================================ (c) elementwise chain */
@@ -602,11 +554,11 @@ static void bench_chain_avx2(double te, double triad_bw)
     double bw = 2.0 * CHAIN_N * sizeof(float) / tc;
     printf("  tanh(x*a + b)*c + x compiled for %s (AVX2)%s\n", AVX2_CPU,
            same ? "" : "  (RESULTS DIFFER)");
-    print_time("compiled (AG_FUNCTION call)", tc);
+    bench_print_time("compiled (AG_FUNCTION call)", tc);
     printf("  compiled vs eager: %.1fx faster; bandwidth %.2f GB/s = %.0f%% of triad\n",
            te / tc, bw / 1e9, 100 * bw / triad_bw);
     double th, ta;
-    time_pair(run_chain_host, run_chain_avx2, NULL, 11, &th, &ta);
+    bench_time_pair(run_chain_host, NULL, run_chain_avx2, NULL, 11, &th, &ta);
     printf("  run alternately: host's code %.2f ms, %s's %.2f ms (%.2fx)\n", th * 1e3,
            AVX2_CPU, ta * 1e3, ta / th);
 }
@@ -650,8 +602,8 @@ static void bench_chain(void)
         double bw = 2.0 * CHAIN_N * sizeof(float) / tc;
         printf("  %s%s\n", variant == 0 ? "tanh(x*a + b)*c + x" : "(x*a + b)*c + x  (context: no tanh)",
                same ? "" : "  (RESULTS DIFFER)");
-        print_time("eager", te);
-        print_time("compiled (AG_FUNCTION call)", tc);
+        bench_print_time("eager", te);
+        bench_print_time("compiled (AG_FUNCTION call)", tc);
         printf("  compiled vs eager: %.1fx faster; bandwidth %.2f GB/s = %.0f%% of triad\n",
                te / tc, bw / 1e9, 100 * bw / triad_bw);
         if (variant == 0) {
@@ -666,8 +618,8 @@ static void bench_chain(void)
            "%d threads %.2f ms (%.2f GB/s); the better is the baseline\n",
            tt1 * 1e3, 3.0 * CHAIN_N * sizeof(float) / tt1 / 1e9, triad_threads, ttn * 1e3,
            3.0 * CHAIN_N * sizeof(float) / ttn / 1e9);
-    goal("chain compiled >= 3x faster than eager", ratio >= 3);
-    goal("chain compiled >= 70% of triad bandwidth", chain_bw >= 0.7 * triad_bw);
+    bench_goal("chain compiled >= 3x faster than eager", ratio >= 3);
+    bench_goal("chain compiled >= 70% of triad bandwidth", chain_bw >= 0.7 * triad_bw);
     for (int i = 0; i < 4; i++)
         ag_free(chain_args[i]);
     free(triad_a);
@@ -740,10 +692,10 @@ static void bench_latency(void)
     unsetenv("AG_TARGET");
     double both = time_median(trace_one, NULL, 21);
     printf("  a function of %d nodes (after the optimization passes)\n", nodes);
-    print_time("trace (+ passes) only", trace_only);
-    print_time("trace + compile", both);
-    print_time("so compiling alone", both - trace_only);
-    goal("trace + compile <= 100 ms", both <= 0.1);
+    bench_print_time("trace (+ passes) only", trace_only);
+    bench_print_time("trace + compile", both);
+    bench_print_time("so compiling alone", both - trace_only);
+    bench_goal("trace + compile <= 100 ms", both <= 0.1);
 }
 
 /* ================================================================ shared */
@@ -890,14 +842,14 @@ static void bench_mlp(void)
     run_mlp_hand(NULL);
     float diff = max_abs_diff(got, mlp.out, MLP_B * MLP_OUT);
     double tc, th;
-    time_pair(run_mlp_compiled, run_mlp_hand, NULL, 61, &tc, &th);
+    bench_time_pair(run_mlp_compiled, NULL, run_mlp_hand, NULL, 61, &tc, &th);
     double flops = 2.0 * MLP_B * ((double)MLP_IN * MLP_H + (double)MLP_H * MLP_H +
                                   (double)MLP_H * MLP_OUT);
-    print_time("compiled (AG_FUNCTION call)", tc);
-    print_time("hand C (cblas_sgemm, fused loops)", th);
+    bench_print_time("compiled (AG_FUNCTION call)", tc);
+    bench_print_time("hand C (cblas_sgemm, fused loops)", th);
     printf("  compiled / hand C: %.3fx; %.1f GFLOP/s compiled, %.1f hand; max |diff| %g\n",
            tc / th, flops / tc / 1e9, flops / th / 1e9, (double)diff);
-    goal("compiled <= 1.1x hand-written C", tc / th <= 1.1);
+    bench_goal("compiled <= 1.1x hand-written C", tc / th <= 1.1);
     for (int i = 0; i < 7; i++)
         ag_free(mlp.t[i]);
     float *bufs[] = {mlp.x, mlp.w1, mlp.b1, mlp.w2, mlp.b2, mlp.w3, mlp.b3,
@@ -968,16 +920,16 @@ static void bench_conv(void)
         float diff = max_abs_diff(got, conv.out, CONV_OUT_NUMEL);
         free(got);
         double tc, tk;
-        time_pair(run_conv_compiled, run_conv_kernel, NULL, 21, &tc, &tk);
+        bench_time_pair(run_conv_compiled, NULL, run_conv_kernel, NULL, 21, &tc, &tk);
         double flops = 2.0 * (double)CONV_OUT_NUMEL * CV_K * CV_K * CV_C;
-        print_time("compiled (AG_FUNCTION call)", tc);
-        print_time("rt_conv2d_f32 called directly", tk);
+        bench_print_time("compiled (AG_FUNCTION call)", tc);
+        bench_print_time("rt_conv2d_f32 called directly", tk);
         printf("  compiled / kernel: %.3fx; %.1f GFLOP/s compiled, %.1f kernel; "
                "max |diff| %g\n", tc / tk, flops / tc / 1e9, flops / tk / 1e9, (double)diff);
-        goal("compiled <= 1.2x the runtime's kernel", tc / tk <= 1.2);
+        bench_goal("compiled <= 1.2x the runtime's kernel", tc / tk <= 1.2);
     } else {
         printf("  failed: %s\n", e.msg);
-        misses++;
+        bench_misses++;
     }
     ag_free(conv.tx);
     ag_free(conv.tf);
@@ -999,7 +951,7 @@ int main(void)
     bench_latency();
     bench_mlp();
     bench_conv();
-    printf("\n%d goal(s) missed\n", misses);
+    printf("\n%d bench_goal(s) missed\n", bench_misses);
     ag_shutdown();
     return 0;
 }
