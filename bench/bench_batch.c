@@ -17,6 +17,13 @@
  * modes, so that parallelism comes from the clients (unbatched) or the
  * batch threads (batched) only, not from BLAS threads fighting them.
  *
+ * Then the same MLP on the TPU-model, measured in simulated device time
+ * (the device runs one program at a time): unbatched, every request is a
+ * 1-row call; batched, 64 clients' rows join into batches of up to 64,
+ * and each batch's simulated time is read on its batch thread
+ * (ag_last_profile). Throughput is requests per simulated device second;
+ * the goal (issue 16) is batched >= 5x unbatched at 64 clients.
+ *
  *   bench_batch [CLIENTS [SECONDS_PER_ROW]]   (default 32 clients, 1 s)
  */
 #define _GNU_SOURCE
@@ -183,6 +190,78 @@ static void run_batched(int max_batch, long timeout, int threads, int n_clients,
     print_row("batched", max_batch, timeout, threads, r, &s);
 }
 
+/* ------------------------------------------------------------ TPU-model */
+
+/* The same function, traced for the TPU-model (the cache keys concrete
+ * functions by arguments, not by target, so it is another function). */
+static const ag_function_desc mlp_tpu_desc = {"mlp_tpu", __FILE__, __LINE__, 1, mlp_names,
+                                              mlp_kinds, "f32[?,256]", NULL, 1, mlp_trace, 0};
+
+static pthread_mutex_t sim_lock = PTHREAD_MUTEX_INITIALIZER;
+static double sim_seconds; /* simulated device time of the batches run */
+
+/* A batch on the TPU-model, its simulated time added up. */
+static bool run_tpu_batch(void *state, const ag_tensor *inputs, ag_tensor *outputs)
+{
+    (void)state;
+    ag_arg a = {.kind = AG_ARG_TENSOR, .tensor = inputs[0]};
+    if (!ag_function_call_at(AG_HERE, &mlp_tpu_desc, &a, outputs))
+        return false;
+    ag_profile p;
+    if (ag_last_profile(&p)) {
+        pthread_mutex_lock(&sim_lock);
+        sim_seconds += p.seconds;
+        pthread_mutex_unlock(&sim_lock);
+    }
+    return true;
+}
+
+/* Simulated seconds of one 1-row call (what every unbatched request costs
+ * the device). */
+static double tpu_single_row_seconds(void)
+{
+    ag_arg a = {.kind = AG_ARG_TENSOR, .tensor = ag_random_uniform(AG_SHAPE(1, IN), -1, 1,
+                                                                   AG_F32, 11)};
+    ag_tensor y;
+    ag_profile p;
+    if (!ag_function_call_at(AG_HERE, &mlp_tpu_desc, &a, &y) || !ag_last_profile(&p))
+        return 0;
+    return p.seconds;
+}
+
+static void run_tpu_model(double seconds)
+{
+    enum { CLIENTS = 64, MAX_BATCH = 64 };
+    ag_set_target("tpu-model");
+    ag_function_register(&mlp_tpu_desc);
+    double one = tpu_single_row_seconds();
+    ag_batch_options o = {.num_batch_threads = 1, .max_batch_size = MAX_BATCH,
+                          .batch_timeout_micros = 1000, .max_enqueued_batches = 100000};
+    ag_batcher *b = ag_batcher_new_fn(run_tpu_batch, NULL, 1, 1, &o);
+    sim_seconds = 0;
+    result r = run_clients(b, CLIENTS, seconds);
+    ag_batch_stats s = ag_batcher_stats(b);
+    ag_batcher_free(b);
+    ag_set_target(NULL);
+    if (one <= 0 || sim_seconds <= 0 || !s.requests) {
+        printf("tpu-model: no simulated time (%s)\n", ag_last_error() ? ag_last_error() : "?");
+        return;
+    }
+    double unbatched = 1 / one, batched = (double)s.requests / sim_seconds;
+    printf("\ntpu-model, simulated device time, %d clients, max_batch_size %d, timeout 1000 us:\n",
+           CLIENTS, MAX_BATCH);
+    printf("  unbatched: %.2f us per 1-row call: %.0f req/s of device time\n", one * 1e6,
+           unbatched);
+    printf("  batched:   %lld requests in %lld batches (%.1f rows each), %.2f us per batch: "
+           "%.0f req/s of device time; p50 %.0f us, p99 %.0f us host latency\n",
+           (long long)s.requests, (long long)s.batches,
+           s.batches ? (double)s.rows / s.batches : 0.0,
+           s.batches ? sim_seconds / s.batches * 1e6 : 0.0, batched, r.p50_us, r.p99_us);
+    printf("  batched / unbatched: %.1fx\n", batched / unbatched);
+    printf("  goal: %-50s %s\n", "batched >= 5x unbatched (64 clients)",
+           batched >= 5 * unbatched ? "PASS" : "MISS");
+}
+
 /* The batched result of one row equals the unbatched one (a sanity check
  * that the bench measures the function it claims to). */
 static double check_same(void)
@@ -225,6 +304,7 @@ int main(int argc, char **argv)
             run_batched(sizes[i], timeouts[j], 1, n_clients, seconds);
     run_batched(32, 0, 2, n_clients, seconds);
     run_batched(32, 1000, 2, n_clients, seconds);
+    run_tpu_model(seconds);
     ag_shutdown();
     return 0;
 }
