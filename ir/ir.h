@@ -181,6 +181,9 @@ void ir_print(const ir_function *fn, FILE *out);
 /* Parses one function from text; on error returns NULL and writes
  * "name:line:col: error: message" into err. */
 ir_function *ir_parse(const char *text, const char *name, char *err, size_t errlen);
+/* A copy of fn with the same node ids and the same variables (its text
+ * form parsed back); NULL with a message in err. */
+ir_function *ir_copy(const ir_function *fn, char *err, size_t errlen);
 /* Checks the invariants; on failure writes "file:line:col: error: ..."
  * (the node's source location) into err and returns false. */
 bool ir_verify(const ir_function *fn, char *err, size_t errlen);

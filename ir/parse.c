@@ -1348,3 +1348,17 @@ ir_function *ir_parse(const char *text, const char *name, char *err, size_t errl
     compact_ids(fn, p->ids.count);
     return fn;
 }
+
+ir_function *ir_copy(const ir_function *fn, char *err, size_t errlen)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ir_print(fn, f);
+    fclose(f);
+    ir_function *copy = ir_parse(text, fn->name, err, errlen);
+    free(text);
+    if (copy) /* the text names variables; the copy reads fn's own */
+        ir_function_rebind_vars(copy, fn->vars);
+    return copy;
+}

@@ -305,19 +305,6 @@ static void print_output(const ir_function *fn, const options *o, pass_analyses 
         pass_memory_plan_print(pass_analyses_memory(am), fn, stdout);
 }
 
-/* fn again, with the same ids (its text form parsed back). */
-static ir_function *copy_function(const ir_function *fn)
-{
-    char *text = NULL, err[512];
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    ir_print(fn, f);
-    fclose(f);
-    ir_function *copy = ir_parse(text, fn->name, err, sizeof err);
-    free(text);
-    return copy;
-}
-
 /* Uniform values in [-1, 1] from a fixed seed; integers in [-4, 4]. */
 static rt_value *sample(const ir_type *t, uint32_t *seed)
 {
@@ -383,7 +370,8 @@ int main(int argc, char **argv)
     }
     free(text);
     int status = 0;
-    ir_function *before = o.bf16_report ? copy_function(fn) : NULL;
+    char copy_err[512];
+    ir_function *before = o.bf16_report ? ir_copy(fn, copy_err, sizeof copy_err) : NULL;
     if (!o.target)
         o.target = tgt_find("cpu");
     pass_analyses *am = pass_analyses_new(fn, &o.target->caps);

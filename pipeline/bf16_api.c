@@ -76,20 +76,15 @@ bool ag_set_bf16_options_at(ag_loc loc, const ag_bf16_options *options)
 
 /* ---------------------------------------------------------------- report */
 
-/* fn again, with the same ids (its text form parsed back): the report
- * matches the converted graph's nodes to the f32 graph's by id. */
+/* fn again, with the same ids: the report matches the converted graph's
+ * nodes to the f32 graph's by id. */
 static ir_function *copy_function(const ir_function *fn)
 {
-    char *text = NULL, err[512];
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    ir_print(fn, f);
-    fclose(f);
-    ir_function *copy = ir_parse(text, fn->name, err, sizeof err);
+    char err[512];
+    ir_function *copy = ir_copy(fn, err, sizeof err);
     if (!copy)
         rt_report((ag_loc){0}, "internal error: the graph of '%s' does not parse back: %s",
                   fn->name ? fn->name : "", err);
-    free(text);
     return copy;
 }
 

@@ -103,17 +103,9 @@ static void specialized_free(specialized *s)
 static ir_function *with_shapes(const ir_function *generic, int n, rt_value *const *args,
                                 tgt_diag *d)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    ir_print(generic, f);
-    fclose(f);
-    ir_function *g = ir_parse(text, generic->name, d->msg, sizeof d->msg);
-    free(text);
+    ir_function *g = ir_copy(generic, d->msg, sizeof d->msg);
     if (!g)
         return NULL;
-    /* the text names variables; the copy must read the generic's own */
-    ir_function_rebind_vars(g, generic->vars);
     for (int i = 0; i < n && i < g->body->n_params; i++)
         g->body->params[i]->type.shape = args[i]->shape;
     bool inferred = pass_run_spec(g, "infer");
