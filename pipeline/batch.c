@@ -405,7 +405,8 @@ static void copy_outputs(const ag_batcher *b, const batch *bt, rt_value **out)
 
 /* Hands a batch's results (out, or the error err) back to its requests
  * and wakes those that are complete. */
-static void deliver(ag_batcher *b, batch *bt, int64_t padded, rt_value **out, const char *err)
+static void deliver(ag_batcher *b, batch *bt, int64_t padded, rt_value **out, const char *err,
+                    int64_t started_us)
 {
     pthread_mutex_lock(&b->lock);
     for (int p = 0; p < bt->n_parts; p++) {
@@ -426,6 +427,7 @@ static void deliver(ag_batcher *b, batch *bt, int64_t padded, rt_value **out, co
     b->stats.rows += bt->rows;
     b->stats.padding_rows += padded - bt->rows;
     b->stats.failed_batches += err != NULL;
+    b->stats.run_micros += now_us() - started_us;
     for (int p = 0; p < bt->n_parts; p++) {
         request *r = bt->parts[p].req;
         if (--r->parts_left == 0)
@@ -440,8 +442,9 @@ static void run_batch(ag_batcher *b, batch *bt)
     rt_value *out[BT_MAX_TENSORS];
     char err[1024];
     ag_scope_push();
+    int64_t started = now_us();
     bool ok = run_function(b, bt, padded, out, err, sizeof err);
-    deliver(b, bt, padded, out, ok ? NULL : err);
+    deliver(b, bt, padded, out, ok ? NULL : err, started);
     ag_scope_pop();
     free(bt->parts);
     free(bt);

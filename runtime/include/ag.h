@@ -809,6 +809,8 @@ typedef struct ag_batch_stats {
     int64_t rows;         /* rows of requests in them */
     int64_t padding_rows; /* rows added to reach an allowed batch size */
     int64_t failed_batches;
+    int64_t run_micros;   /* time the batches took to run (joining rows, the
+                             function, handing rows back), summed */
     int waiting_batches;  /* now in the queue, not yet taken by a batch thread */
 } ag_batch_stats;
 ag_batch_stats ag_batcher_stats(ag_batcher *b);
