@@ -510,3 +510,25 @@ char *tp_read_file(const char *path, const char *what, char *err, size_t errlen)
     text[len] = '\0';
     return text;
 }
+
+/* --------------------------------------------------------------- printing */
+
+void tp_print_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\t': fputs("\\t", out); break;
+        case '\r': fputs("\\r", out); break;
+        default:
+            if (*p < 0x20 || *p >= 0x7f)
+                fprintf(out, "\\%03o", *p);
+            else
+                fputc(*p, out);
+        }
+    }
+    fputc('"', out);
+}

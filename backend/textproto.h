@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef enum tp_type {
     TP_INT,     /* int64_t */
@@ -81,6 +82,11 @@ struct tp_message {
  */
 bool tp_parse(const char *text, const char *source, const tp_message *m, void *out, char *err,
               size_t errlen);
+
+/* Writes s as a quoted string that tp_parse reads back unchanged: \" \\
+ * \n \t \r by name, other control bytes and bytes from 0x7f up as
+ * three-digit octal, so that the text stays 7-bit. */
+void tp_print_string(FILE *out, const char *s);
 
 /* A text file of at most 1 MiB (what `what` names: "the device spec"),
  * malloc'ed and NUL-terminated; NULL with "cannot read the device spec

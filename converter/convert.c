@@ -13,8 +13,21 @@
  */
 #include "convert.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+bool cv_error(char *err, size_t errlen, const char *source, tp_loc at, const char *fmt, ...)
+{
+    int n = at.line ? snprintf(err, errlen, "%s:%d:%d: ", source, at.line, at.col) : 0;
+    if (n < 0 || (size_t)n >= errlen)
+        n = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return false;
+}
 
 /* The filterlist as the bf16 pass takes it: names separated by commas. */
 static void join_filterlist(const cv_bf16_options *b, char *out, size_t n)
@@ -78,13 +91,8 @@ typedef struct batcher_ctx {
     size_t errlen;
 } batcher_ctx;
 
-static bool batch_fail(batcher_ctx *B, const char *fmt, const char *a, const char *b)
-{
-    tp_loc at = B->o->at.batch_options[B->k];
-    int n = at.line ? snprintf(B->err, B->errlen, "%s:%d:%d: ", B->source, at.line, at.col) : 0;
-    snprintf(B->err + n, B->errlen - (size_t)n, fmt, a, b);
-    return false;
-}
+#define batch_fail(B, ...) \
+    cv_error((B)->err, (B)->errlen, (B)->source, (B)->o->at.batch_options[(B)->k], __VA_ARGS__)
 
 /* converter.md's shape rules that the types decide: every batched input
  * and output has a dimension 0, unknown (`?`), which the batch fills. */
@@ -110,7 +118,7 @@ static bool batch_function(batcher_ctx *B, sm_function *f)
 {
     const cv_batch_options *b = &B->o->batch_options[B->k];
     if (f->has_batch)
-        return batch_fail(B, "batching: '%s' is batched by two batch_options%s", f->name, "");
+        return batch_fail(B, "batching: '%s' is batched by two batch_options", f->name);
     if (!batchable(B, f))
         return false;
     f->has_batch = true;
@@ -137,7 +145,7 @@ static bool apply_batch_options(batcher_ctx *B)
     if (kind == CV_SELECT_SIGNATURE_NAME) {
         sm_signature *s = sm_find_signature(man, name);
         if (!s)
-            return batch_fail(B, "batching: the model has no signature '%s'%s", name, "");
+            return batch_fail(B, "batching: the model has no signature '%s'", name);
         function = s->function;
     } else if (kind == CV_SELECT_FUNCTION_ALIAS) {
         function = NULL;
@@ -145,7 +153,7 @@ static bool apply_batch_options(batcher_ctx *B)
             if (strcmp(man->aliases[i].name, name) == 0)
                 function = man->aliases[i].function;
         if (!function)
-            return batch_fail(B, "batching: the model has no function alias '%s'%s", name, "");
+            return batch_fail(B, "batching: the model has no function alias '%s'", name);
     }
     int hits = 0;
     for (int i = 0; i < man->n_functions; i++) {
@@ -160,12 +168,11 @@ static bool apply_batch_options(batcher_ctx *B)
         if (chosen && (++hits, !batch_function(B, f)))
             return false;
     }
+    if (!hits && kind == CV_SELECT_NONE)
+        return batch_fail(B, "batching: no TPU function to batch; select one in tpu_functions, "
+                             "or name what to batch in experimental");
     if (!hits)
-        return batch_fail(B, kind == CV_SELECT_NONE
-                                 ? "batching: no TPU function to batch%s%s; select one in "
-                                   "tpu_functions, or name what to batch in experimental"
-                                 : "batching: '%s' is no function of the model%s",
-                          kind == CV_SELECT_NONE ? "" : name, "");
+        return batch_fail(B, "batching: '%s' is no function of the model", name);
     return true;
 }
 

@@ -48,6 +48,12 @@ typedef struct cv_choice {
     char by[2 * CV_NAME_BYTES]; /* how the options chose it, for messages */
 } cv_choice;
 
+/* A message about the options in err: "source:line:col: " when `at` is a
+ * place in them (line 0: none), then the formatted text. False, for
+ * returning. */
+bool cv_error(char *err, size_t errlen, const char *source, tp_loc at, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* Applies o's tpu_functions to m's records (target, device scopes, soft
  * placement). False with the message in err ("source:line:col: ..." when
  * it is about one option). */

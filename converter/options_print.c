@@ -31,23 +31,14 @@ static void print_true(const printer *P, const char *field, bool v)
     fprintf(P->out, "%s: true\n", field);
 }
 
-/* A quoted string with the escapes the reader knows (\\ \" \n \t). */
 static void print_string(const printer *P, const char *field, const char *s)
 {
     if (!s[0])
         return;
     indent(P);
-    fprintf(P->out, "%s: \"", field);
-    for (; *s; s++) {
-        switch (*s) {
-        case '\\': fputs("\\\\", P->out); break;
-        case '"': fputs("\\\"", P->out); break;
-        case '\n': fputs("\\n", P->out); break;
-        case '\t': fputs("\\t", P->out); break;
-        default: fputc(*s, P->out);
-        }
-    }
-    fputs("\"\n", P->out);
+    fprintf(P->out, "%s: ", field);
+    tp_print_string(P->out, s);
+    fputc('\n', P->out);
 }
 
 static void print_enum(const printer *P, const char *field, int v, const char *const *names)

@@ -105,7 +105,7 @@ static bool cost_function(ag_saved_model *m, int i, cv_report *r, tgt_call_estim
     sm_function *f = &m->man->functions[i];
     pl_request req;
     pass_bf16_options bf16;
-    char err[1024];
+    char err[1024] = "";
     if (!sm_request(m, i, PL_COMPILED, &req, &bf16, err, sizeof err) ||
         !static_shapes(req.graph, r->batch)) {
         if (req.graph)

@@ -26,14 +26,7 @@ typedef struct selector {
     int n;
 } selector;
 
-static bool fail_at(selector *S, tp_loc at, const char *fmt, const char *a, const char *b)
-{
-    int n = at.line ? snprintf(S->err, S->errlen, "%s:%d:%d: ", S->source, at.line, at.col) : 0;
-    if (n < 0 || (size_t)n >= S->errlen)
-        n = 0;
-    snprintf(S->err + n, S->errlen - (size_t)n, fmt, a, b);
-    return false;
-}
+#define fail_at(S, at, ...) cv_error((S)->err, (S)->errlen, (S)->source, (at), __VA_ARGS__)
 
 static const char *scope_text(const char *scope) { return scope ? scope : ""; }
 
@@ -51,7 +44,7 @@ static bool add(selector *S, int fn, const char *scope, const cv_tpu_function *t
                        scope ? scope : S->m->man->functions[fn].function, both);
     }
     if (S->n == (int)(sizeof S->choices / sizeof S->choices[0]))
-        return fail_at(S, (tp_loc){0}, "too many TPU functions%s%s", "", "");
+        return fail_at(S, (tp_loc){0}, "too many TPU functions");
     S->choices[S->n++] = (cv_choice){.fn = fn, .scope = scope,
                                      .soft = t->enable_soft_device_placement};
     snprintf(S->choices[S->n - 1].by, sizeof S->choices[0].by, "%s", by);
@@ -105,7 +98,7 @@ static bool by_name(selector *S, const cv_tpu_function *t, const char *name, con
     int i = sm_function_index(S->m, name);
     if (i < 0)
         return fail_at(S, t->at.concrete_function_name, "the model has no concrete function "
-                       "'%s'%s (agc-model show lists them)", name, "");
+                       "'%s' (agc-model show lists them)", name);
     return add(S, i, NULL, t, by);
 }
 
@@ -114,7 +107,7 @@ static bool by_signature(selector *S, const cv_tpu_function *t, const char *name
 {
     sm_signature *s = sm_find_signature(S->m->man, name);
     if (!s)
-        return fail_at(S, t->at.signature_name, "the model has no signature '%s'%s", name, "");
+        return fail_at(S, t->at.signature_name, "the model has no signature '%s'", name);
     return add(S, sm_function_index(S->m, s->function), NULL, t, by);
 }
 
@@ -129,7 +122,7 @@ static bool by_jit_mark(selector *S, const cv_tpu_function *t, const char *by)
         }
     if (!any)
         return fail_at(S, t->at.jit_compile_functions, "jit_compile_functions: no function of "
-                       "the model is marked AG_JIT_COMPILE%s%s", "", "");
+                       "the model is marked AG_JIT_COMPILE");
     return true;
 }
 
@@ -145,7 +138,7 @@ static bool select_one(selector *S, const cv_tpu_function *t)
     case CV_SELECT_CONCRETE_FUNCTION_NAME: return by_name(S, t, name, by);
     case CV_SELECT_SIGNATURE_NAME: return by_signature(S, t, name, by);
     case CV_SELECT_JIT_COMPILE_FUNCTIONS: return by_jit_mark(S, t, by);
-    default: return fail_at(S, (tp_loc){0}, "a tpu_functions entry selects nothing%s%s", "", "");
+    default: return fail_at(S, (tp_loc){0}, "a tpu_functions entry selects nothing");
     }
 }
 

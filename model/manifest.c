@@ -144,18 +144,8 @@ bool sm_manifest_parse(const char *text, const char *source, sm_manifest *m, cha
 
 static void put_string(FILE *out, const char *key, const char *s)
 {
-    fprintf(out, "%s: \"", key);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", out);
-        else if (*p < 0x20 || *p >= 0x7f)
-            fprintf(out, "\\%03o", *p);
-        else
-            fputc(*p, out);
-    }
-    fputs("\"", out);
+    fprintf(out, "%s: ", key);
+    tp_print_string(out, s);
 }
 
 static void put_ios(FILE *out, const char *key, const sm_io *io, int n, const char *indent)

@@ -123,8 +123,9 @@ static void print_memory(FILE *out, const char *name, const tpu_memory_spec *m, 
 
 void tpu_spec_print(const tpu_spec *s, FILE *out)
 {
-    fprintf(out, "name: \"%s\"\nclock_hz: %.17g\nchips: %lld\n", s->name, s->clock_hz,
-            (long long)s->chips);
+    fputs("name: ", out);
+    tp_print_string(out, s->name); /* a name may hold a quote */
+    fprintf(out, "\nclock_hz: %.17g\nchips: %lld\n", s->clock_hz, (long long)s->chips);
     fprintf(out, "mxu {\n  count: %lld\n  rows: %lld\n  cols: %lld\n}\n", (long long)s->mxu.count,
             (long long)s->mxu.rows, (long long)s->mxu.cols);
     fprintf(out, "vpu {\n  sublanes: %lld\n  lanes: %lld\n  transcendental_cycles: %lld\n}\n",
