@@ -1,18 +1,25 @@
 /*
- * compile.c - a graph into a TPU program: static shapes checked, every
- * value placed in HBM (tiled and padded), and every node that runs given
- * its unit and its cost from the device spec.
+ * compile.c - a graph into a TPU program: static shapes checked, and every
+ * node that runs given its unit and its cost from the device spec. HBM
+ * buffers are hbm.c's.
  *
  * Costs, in cycles of the spec's clock:
  *   - mxu: weight-stationary tiles of rows x cols; each tile streams the
  *     T (padded) rows of the left operand through the array in
  *     2*rows + cols + T - 2 cycles (the systolic fill, stream and drain,
  *     as in SCALE-Sim); tiles spread over the spec's MXUs, once per bf16
- *     pass of the precision; never faster than HBM can feed the operands;
+ *     pass of the precision;
  *   - vpu: a fused loop costs, per vreg of each member's result, one
  *     cycle (transcendental_cycles for exp, log, tanh, sigmoid, division,
- *     sqrt, pow), or the HBM traffic of what it reads and stores, if more;
- *   - xlu: one cycle per vreg read and per vreg written, or HBM traffic;
+ *     sqrt, pow);
+ *   - xlu: one cycle per vreg read and per vreg written;
+ *   - VMEM staging, for the three above: the operands come from HBM into
+ *     VMEM and the results go back, in blocks of at most the spec's
+ *     vmem.block_bytes, double-buffered on the HBM DMA engine: the first
+ *     block's load (HBM latency plus its bytes) precedes the work, the
+ *     last block's store follows it, and the blocks between move while
+ *     the unit works, so the unit is busy for the larger of its work and
+ *     their DMA;
  *   - scalar: a fixed decision cost per cond / while;
  *   - host link (dma): latency plus padded bytes over its bandwidth.
  */
@@ -136,16 +143,42 @@ static void cost_product(compiler *C, tpu_inst *x, int64_t batch, int64_t m, int
     int64_t compute = div_up(x->tiles * x->passes, s->mxu.count) * per_tile;
     x->macs = batch * m * k * n;
     x->flops = 2 * x->macs;
+    x->work = compute;
     x->hbm_bytes = bytes;
-    x->cycles = max64(compute, hbm_cycles(s, bytes));
 }
 
-static int64_t io_bytes(const ir_node *n)
+/* Padded bytes of n's operands. */
+static int64_t in_bytes(const ir_node *n)
 {
-    int64_t b = tpu_padded_bytes(&n->type);
+    int64_t b = 0;
     for (int i = 0; i < n->n_in; i++)
         b += tpu_padded_bytes(&n->in[i]->type);
     return b;
+}
+
+static int64_t io_bytes(const ir_node *n) { return in_bytes(n) + tpu_padded_bytes(&n->type); }
+
+/*
+ * Stages x through VMEM: `in` bytes loaded from HBM and `out` stored, in
+ * blocks of at most vmem.block_bytes (each carrying its share of both).
+ * The first block's load and the last one's store frame the work; the
+ * other blocks move on the HBM DMA engine under it. x->cycles is then the
+ * whole instruction run alone: both HBM latencies, the first load, the
+ * unit's busy time and the last store.
+ */
+static void stage(compiler *C, tpu_inst *x, int64_t in, int64_t out)
+{
+    const tpu_spec *s = C->spec;
+    int64_t total = in + out;
+    x->hbm_bytes = total;
+    x->blocks = total > 0 ? div_up(total, s->vmem.block_bytes) : 1;
+    x->block_bytes = div_up(total, x->blocks);
+    x->load_first = hbm_cycles(s, div_up(in, x->blocks));
+    x->store_last = hbm_cycles(s, div_up(out, x->blocks));
+    x->dma_middle = max64(0, hbm_cycles(s, total) - x->load_first - x->store_last);
+    x->busy = max64(x->work, x->dma_middle);
+    int64_t latency = (int64_t)ceil(s->hbm.latency_ns * 1e-9 * s->clock_hz);
+    x->cycles = 2 * latency + x->load_first + x->busy + x->store_last;
 }
 
 static void cost_matmul(compiler *C, const ir_node *n, tpu_inst *x)
@@ -158,6 +191,7 @@ static void cost_matmul(compiler *C, const ir_node *n, tpu_inst *x)
     for (int i = 0; i + 2 < o->rank; i++)
         batch *= o->dims[i];
     cost_product(C, x, batch, m, k, nn, n->in[0]->type.dtype, io_bytes(n));
+    stage(C, x, in_bytes(n), tpu_padded_bytes(&n->type));
 }
 
 /* conv2d as the MXU runs it: an im2col product, M = N*OH*OW output
@@ -168,6 +202,7 @@ static void cost_conv2d(compiler *C, const ir_node *n, tpu_inst *x)
     int64_t m = o->dims[0] * o->dims[1] * o->dims[2];
     int64_t k = f->dims[0] * f->dims[1] * f->dims[2];
     cost_product(C, x, 1, m, k, f->dims[3], n->in[0]->type.dtype, io_bytes(n));
+    stage(C, x, in_bytes(n), tpu_padded_bytes(&n->type));
 }
 
 static void cost_xlu(compiler *C, const ir_node *n, tpu_inst *x)
@@ -181,8 +216,8 @@ static void cost_xlu(compiler *C, const ir_node *n, tpu_inst *x)
     x->kind = TPU_XLU;
     x->unit = TPU_UNIT_XLU;
     x->flops = n->n_in ? elements(&n->in[0]->type) : elements(&n->type);
-    x->hbm_bytes = io_bytes(n);
-    x->cycles = max64(work, hbm_cycles(s, x->hbm_bytes));
+    x->work = work;
+    stage(C, x, in_bytes(n), tpu_padded_bytes(&n->type));
 }
 
 /* An elementwise node outside any loop (a rank-0 value): one vreg op. */
@@ -193,7 +228,8 @@ static void cost_scalar_vector_op(compiler *C, const ir_node *n, tpu_inst *x)
     x->loop = -1;
     x->loop_head = true;
     x->flops = 1;
-    x->cycles = transcendental(n->opcode) ? C->spec->vpu.transcendental_cycles : 1;
+    x->work = transcendental(n->opcode) ? C->spec->vpu.transcendental_cycles : 1;
+    x->busy = x->cycles = x->work; /* its operands are scalars, in registers */
 }
 
 /* ---------------------------------------------------------- fused loops */
@@ -204,8 +240,7 @@ static bool in_loop(const tpu_program *p, const ir_node *v, int c)
     return v->id < p->fusion->n_ids && p->fusion->cluster[v->id] == c;
 }
 
-/* Whether a user outside loop c (or a graph result) reads v. */
-static bool read_outside(const tpu_program *p, const ir_node *v, int c)
+bool tpu_loop_value_stored(const tpu_program *p, const ir_node *v, int c)
 {
     const ir_graph *g = v->graph;
     for (int i = 0; i < g->n_results; i++)
@@ -218,11 +253,13 @@ static bool read_outside(const tpu_program *p, const ir_node *v, int c)
     return false;
 }
 
-/* The loop's cost goes on its first member; the others cost nothing. */
+/* The loop's cost goes on its first member (its head); the others cost
+ * nothing. What it loads and stores is staged once, on the head. */
 static void cost_loops_of(compiler *C, const ir_graph *g)
 {
     tpu_program *p = C->p;
     const tpu_spec *s = C->spec;
+    int64_t *loads = rt_xcalloc((size_t)p->n_ids, sizeof *loads);
     for (const ir_node *n = g->first; n; n = n->next) {
         int c = n->id < p->fusion->n_ids ? p->fusion->cluster[n->id] : -1;
         if (c < 0 || n->device != IR_DEVICE_TPU)
@@ -239,33 +276,23 @@ static void cost_loops_of(compiler *C, const ir_graph *g)
         int64_t op_cycles = transcendental(n->opcode) ? s->vpu.transcendental_cycles : 1;
         head->tiles += vregs(s, &n->type);
         head->flops += elements(&n->type);
-        head->cycles += vregs(s, &n->type) * op_cycles;
+        head->work += vregs(s, &n->type) * op_cycles;
+        int64_t *in = &loads[head - p->inst];
         for (int i = 0; i < n->n_in; i++)
             if (!in_loop(p, n->in[i], c))
-                head->hbm_bytes += tpu_padded_bytes(&n->in[i]->type);
-        if (read_outside(p, n, c))
-            head->hbm_bytes += tpu_padded_bytes(&n->type);
+                *in += tpu_padded_bytes(&n->in[i]->type);
+        if (tpu_loop_value_stored(p, n, c))
+            head->hbm_bytes += tpu_padded_bytes(&n->type); /* the stores, for now */
     }
     for (const ir_node *n = g->first; n; n = n->next) {
         tpu_inst *x = &p->inst[n->id];
         if (x->kind == TPU_VPU_LOOP && x->loop_head && x->loop >= 0)
-            x->cycles = max64(x->cycles, hbm_cycles(s, x->hbm_bytes));
+            stage(C, x, loads[n->id], x->hbm_bytes);
     }
+    free(loads);
 }
 
 /* ----------------------------------------------------------- the nodes */
-
-static void place_in_hbm(compiler *C, const ir_node *n, tpu_inst *x)
-{
-    if (n->opcode < RT_OP_COUNT && (rt_ops[n->opcode].flags & RT_F_ALIAS) &&
-        n->opcode != RT_OP_TO_DEVICE) {
-        x->hbm_addr = C->p->inst[n->in[0]->id].hbm_addr; /* shares its input's buffer */
-        return;
-    }
-    x->padded_bytes = tpu_padded_bytes(&n->type);
-    x->hbm_addr = C->p->hbm_bytes;
-    C->p->hbm_bytes += round_up(x->padded_bytes, 4096);
-}
 
 static void compile_graph(compiler *C, const ir_graph *g);
 
@@ -286,9 +313,9 @@ static void cost_transfer(compiler *C, const ir_node *n, tpu_inst *x)
     x->unit = n->opcode == RT_OP_TO_DEVICE ? TPU_UNIT_H2D : TPU_UNIT_D2H;
     int64_t relayout, bytes = link_bytes(s, &n->type, &relayout);
     x->hbm_bytes = bytes > 0 ? bytes : 0;
-    x->cycles = link_cycles(s, x->hbm_bytes) + relayout;
+    x->busy = x->cycles = link_cycles(s, x->hbm_bytes) + relayout;
     if (n->opcode == RT_OP_TO_DEVICE)
-        place_in_hbm(C, n, x);
+        x->padded_bytes = tpu_padded_bytes(&n->type);
 }
 
 static void cost_host(compiler *C, const ir_node *n, tpu_inst *x)
@@ -299,7 +326,7 @@ static void cost_host(compiler *C, const ir_node *n, tpu_inst *x)
     double seconds = HOST_OP_SECONDS + (double)bytes / HOST_BYTES_PER_SECOND;
     x->kind = TPU_HOST;
     x->unit = TPU_UNIT_HOST;
-    x->cycles = (int64_t)ceil(seconds * C->spec->clock_hz);
+    x->busy = x->cycles = (int64_t)ceil(seconds * C->spec->clock_hz);
 }
 
 static void compile_node(compiler *C, const ir_node *n)
@@ -318,13 +345,15 @@ static void compile_node(compiler *C, const ir_node *n)
     if (n->opcode == IR_COND || n->opcode == IR_WHILE) {
         x->kind = n->opcode == IR_COND ? TPU_COND : TPU_WHILE;
         x->unit = TPU_UNIT_SCALAR;
-        x->cycles = SCALAR_DECISION_CYCLES;
+        x->busy = x->cycles = SCALAR_DECISION_CYCLES;
         compile_graph(C, n->region[0]);
         compile_graph(C, n->region[1]);
         return;
     }
-    if (n->opcode == IR_GET)
-        return; /* the region's value, already placed */
+    if (n->opcode == IR_GET) { /* a region's value, which the regions store into its buffer */
+        x->padded_bytes = shape_static(&n->type) ? tpu_padded_bytes(&n->type) : 0;
+        return;
+    }
     if (!shape_static(&n->type)) {
         char t[160];
         ir_type_str(&n->type, t, sizeof t);
@@ -333,7 +362,7 @@ static void compile_node(compiler *C, const ir_node *n)
                    "signature)", rt_ops[n->opcode].name, t);
         return;
     }
-    place_in_hbm(C, n, x);
+    x->padded_bytes = tpu_padded_bytes(&n->type);
     switch (n->opcode) {
     case RT_OP_CONST: x->kind = TPU_CONST; return;
     case RT_OP_MATMUL: cost_matmul(C, n, x); return;
@@ -370,7 +399,7 @@ static void compile_graph(compiler *C, const ir_graph *g)
                  t, "");
             return;
         }
-        place_in_hbm(C, par, x);
+        x->padded_bytes = tpu_padded_bytes(&par->type);
     }
     for (const ir_node *n = g->first; n && !C->failed; n = n->next)
         if (ir_is_live(C->live, n))
@@ -438,38 +467,6 @@ static bool made_on_device(const ir_node *v)
     return v->opcode != IR_PARAM && v->device == IR_DEVICE_TPU;
 }
 
-/* HBM holds every value at once (no reuse yet): past capacity, name the
- * biggest tensor. */
-static bool check_capacity(compiler *C)
-{
-    const tpu_program *p = C->p;
-    if (p->hbm_bytes <= C->spec->hbm.capacity_bytes)
-        return true;
-    const ir_node *big = NULL;
-    int64_t big_bytes = -1;
-    for (const ir_node *n = p->fn->body->first; n; n = n->next)
-        if (n->id < p->n_ids && p->inst[n->id].padded_bytes > big_bytes) {
-            big = n;
-            big_bytes = p->inst[n->id].padded_bytes;
-        }
-    for (int i = 0; i < p->fn->body->n_params; i++) {
-        const ir_node *par = p->fn->body->params[i];
-        if (p->inst[par->id].padded_bytes > big_bytes) {
-            big = par;
-            big_bytes = p->inst[par->id].padded_bytes;
-        }
-    }
-    char need[160], what[256], t[128];
-    snprintf(need, sizeof need, "%.2f GiB of HBM, and the device has %.2f GiB",
-             (double)p->hbm_bytes / (1 << 30), (double)C->spec->hbm.capacity_bytes / (1 << 30));
-    ir_type_str(&big->type, t, sizeof t);
-    snprintf(what, sizeof what, "%%%d (%s %s, %.2f GiB padded)", big->id,
-             big->opcode == IR_PARAM ? "parameter" : rt_ops[big->opcode].name, t,
-             (double)big_bytes / (1 << 30));
-    return fail(C, big->opcode == IR_PARAM ? p->fn->body->first : big,
-                "the program needs %s; the largest tensor is %s", need, what);
-}
-
 tpu_program *tpu_compile(const ir_function *fn, pass_analyses *am, const tpu_spec *spec,
                          tgt_diag *diag)
 {
@@ -481,8 +478,6 @@ tpu_program *tpu_compile(const ir_function *fn, pass_analyses *am, const tpu_spe
     p->inst = rt_xcalloc((size_t)p->n_ids, sizeof *p->inst);
     compiler C = {.p = p, .spec = &p->spec, .live = pass_analyses_liveness(am), .diag = diag};
     compile_graph(&C, fn->body);
-    if (!C.failed)
-        check_capacity(&C);
     if (C.failed) {
         tpu_program_free(p);
         return NULL;
@@ -496,6 +491,10 @@ tpu_program *tpu_compile(const ir_function *fn, pass_analyses *am, const tpu_spe
     for (int i = 0; i < body->n_results; i++)
         if (made_on_device(body->results[i]))
             p->results[i] = transfer(spec, &body->results[i]->type);
+    if (!tpu_allocate_hbm(p, C.live, diag)) {
+        tpu_program_free(p);
+        return NULL;
+    }
     for (int i = 0; i < p->n_ids; i++) {
         p->n_mxu += p->inst[i].kind == TPU_MXU;
         p->n_xlu += p->inst[i].kind == TPU_XLU;

@@ -2,13 +2,15 @@
  * listing.c - a TPU program as text, for people (agc --emit=tpu):
  *
  *   ; @mlp on tpu-model (v5e: 4 MXUs of 128x128 at 1.50 GHz): 3 mxu, 2 vpu loops, 1 xlu
- *   ; hbm: 1.2 MiB of 16.0 GiB
+ *   ; hbm: 1.2 MiB of 16.0 GiB at the peak (buffers reused once dead)
  *   dma.h2d     %0 f32[64,784] -> hbm[0x0] 262144 B (61440 padding)   8.6 us
- *   mxu.matmul  %3 = matmul(%0, %1) f32[64,512] -> hbm[0x...] 28 tiles x 1 pass  4096 cycles   ; mlp.c:12
- *   vpu.loop    %4 add, %5 relu f32[64,512] -> hbm[0x...] 32 vregs  64 cycles   ; mlp.c:13
+ *   mxu.matmul  %3 = matmul(%0@0x0, %1@0x38000) f32[64,512] -> hbm[0x...]  28 tiles x 1 pass
+ *               3609 cycles  vmem 8 x 224.0 KiB  5100 cycles in all   ; mlp.c:12
+ *   vpu.loop    %4 add, %5 relu (%3@0x..., %2@0x...) f32[64,512] -> %5@0x...  ...
  *   scalar.while %9 {  ... region programs, indented ...  }
  *   dma.d2h     %12 f32[64,10] ...
  *
+ * (an instruction is one line; `%n@ADDR` is value %n read from HBM at ADDR).
  * docs/tpu-model.md describes every field.
  */
 #include "program.h"
@@ -36,30 +38,96 @@ static void put_place(FILE *out, const tpu_inst *x)
         fprintf(out, " -> hbm[0x%llx]", (unsigned long long)x->hbm_addr);
 }
 
-static void put_operands(FILE *out, const ir_node *n)
+/* %n, and @ADDR when the value is in HBM. */
+static void put_value(const tpu_program *p, const ir_node *v, FILE *out)
+{
+    fprintf(out, "%%%d", v->id);
+    if (p->inst[v->id].hbm_addr >= 0)
+        fprintf(out, "@0x%llx", (unsigned long long)p->inst[v->id].hbm_addr);
+}
+
+static void put_operands(const tpu_program *p, const ir_node *n, FILE *out)
 {
     fputc('(', out);
-    for (int i = 0; i < n->n_in; i++)
-        fprintf(out, "%s%%%d", i ? ", " : "", n->in[i]->id);
+    for (int i = 0; i < n->n_in; i++) {
+        fputs(i ? ", " : "", out);
+        put_value(p, n->in[i], out);
+    }
     fputc(')', out);
+}
+
+/* The unit's work, then how the instruction is staged through VMEM and
+ * what it all takes. */
+static void put_cycles(FILE *out, const tpu_inst *x)
+{
+    if (!x->blocks) {
+        fprintf(out, "  %lld cycles", (long long)x->cycles);
+        return;
+    }
+    fprintf(out, "  %lld cycles  vmem %lld x %.1f KiB  %lld cycles in all", (long long)x->work,
+            (long long)x->blocks, (double)x->block_bytes / 1024, (long long)x->cycles);
+}
+
+static bool loop_member(const tpu_program *p, const ir_node *m, int loop)
+{
+    return m->id < p->fusion->n_ids && p->fusion->cluster[m->id] == loop;
+}
+
+/* What a fused loop reads from HBM: its members' operands made outside it. */
+static void put_loop_inputs(const tpu_program *p, const ir_node *head, int loop, FILE *out)
+{
+    int shown = 0;
+    fputs(" (", out);
+    for (const ir_node *m = head; m; m = m->next) {
+        for (int i = 0; loop_member(p, m, loop) && i < m->n_in; i++) {
+            const ir_node *v = m->in[i];
+            bool seen = loop_member(p, v, loop);
+            for (const ir_node *e = head; e != m && !seen; e = e->next)
+                for (int j = 0; loop_member(p, e, loop) && j < e->n_in; j++)
+                    seen |= e->in[j] == v;
+            for (int j = 0; j < i && !seen; j++)
+                seen = m->in[j] == v;
+            if (!seen) {
+                fputs(shown++ ? ", " : "", out);
+                put_value(p, v, out);
+            }
+        }
+    }
+    fputc(')', out);
+}
+
+/* And what it stores: the members read outside it. */
+static void put_loop_outputs(const tpu_program *p, const ir_node *head, int loop, FILE *out)
+{
+    int shown = 0;
+    for (const ir_node *m = head; m; m = m->next)
+        if (loop_member(p, m, loop) && p->inst[m->id].hbm_addr >= 0) {
+            fputs(shown++ ? ", " : " -> ", out);
+            put_value(p, m, out);
+        }
 }
 
 static void put_loop(const tpu_program *p, const ir_node *head, const tpu_inst *x, FILE *out)
 {
     char t[128];
     fputs("vpu.loop    ", out);
-    int shown = 0;
-    for (const ir_node *m = head; m; m = m->next) {
-        bool member = x->loop < 0 ? m == head
-                                  : m->id < p->fusion->n_ids && p->fusion->cluster[m->id] == x->loop;
-        if (member)
-            fprintf(out, "%s%%%d %s", shown++ ? ", " : "", m->id, rt_ops[m->opcode].name);
-        if (x->loop < 0)
-            break;
+    if (x->loop < 0) { /* one op on scalars */
+        fprintf(out, "%%%d %s", head->id, rt_ops[head->opcode].name);
+        put_operands(p, head, out);
+        fprintf(out, " %s", ir_type_str(&head->type, t, sizeof t));
+        put_place(out, x);
+        put_cycles(out, x);
+        return;
     }
+    int shown = 0;
+    for (const ir_node *m = head; m; m = m->next)
+        if (loop_member(p, m, x->loop))
+            fprintf(out, "%s%%%d %s", shown++ ? ", " : "", m->id, rt_ops[m->opcode].name);
+    put_loop_inputs(p, head, x->loop, out);
     fprintf(out, " %s", ir_type_str(&head->type, t, sizeof t));
-    put_place(out, x);
-    fprintf(out, "  %lld vregs  %lld cycles", (long long)x->tiles, (long long)x->cycles);
+    put_loop_outputs(p, head, x->loop, out);
+    fprintf(out, "  %lld vregs", (long long)x->tiles);
+    put_cycles(out, x);
 }
 
 static void print_graph(const tpu_program *p, const ir_graph *g, int depth, FILE *out);
@@ -68,7 +136,7 @@ static void put_region_op(const tpu_program *p, const ir_node *n, const tpu_inst
                           FILE *out)
 {
     fprintf(out, "scalar.%s %%%d", n->opcode == IR_COND ? "cond" : "while", n->id);
-    put_operands(out, n);
+    put_operands(p, n, out);
     fprintf(out, "  %lld cycles per decision", (long long)x->cycles);
     put_location(out, n);
     static const char *const names[2][2] = {{"then", "else"}, {"cond", "body"}};
@@ -95,29 +163,31 @@ static void print_node(const tpu_program *p, const ir_node *n, int depth, FILE *
         break;
     case TPU_MXU:
         fprintf(out, "mxu.%-7s %%%d = %s", rt_ops[n->opcode].name, n->id, rt_ops[n->opcode].name);
-        put_operands(out, n);
+        put_operands(p, n, out);
         fprintf(out, " %s", ir_type_str(&n->type, t, sizeof t));
         put_place(out, x);
-        fprintf(out, "  %lld tiles x %d pass%s  %lld cycles", (long long)x->tiles, x->passes,
-                x->passes > 1 ? "es" : "", (long long)x->cycles);
+        fprintf(out, "  %lld tiles x %d pass%s", (long long)x->tiles, x->passes,
+                x->passes > 1 ? "es" : "");
+        put_cycles(out, x);
         break;
     case TPU_VPU_LOOP: put_loop(p, n, x, out); break;
     case TPU_XLU:
         fprintf(out, "xlu.%-7s %%%d = %s", rt_ops[n->opcode].name, n->id, rt_ops[n->opcode].name);
-        put_operands(out, n);
+        put_operands(p, n, out);
         fprintf(out, " %s", ir_type_str(&n->type, t, sizeof t));
         put_place(out, x);
-        fprintf(out, "  %lld cycles", (long long)x->cycles);
+        put_cycles(out, x);
         break;
     case TPU_TRANSFER:
-        fprintf(out, "dma.%-7s %%%d = %s(%%%d) %s", rt_ops[n->opcode].name, n->id,
-                rt_ops[n->opcode].name, n->in[0]->id, ir_type_str(&n->type, t, sizeof t));
+        fprintf(out, "dma.%-7s %%%d = %s", rt_ops[n->opcode].name, n->id, rt_ops[n->opcode].name);
+        put_operands(p, n, out);
+        fprintf(out, " %s", ir_type_str(&n->type, t, sizeof t));
         put_place(out, x);
         fprintf(out, "  %lld B  %lld cycles", (long long)x->hbm_bytes, (long long)x->cycles);
         break;
     case TPU_HOST:
         fprintf(out, "host.%-6s %%%d = %s", rt_ops[n->opcode].name, n->id, rt_ops[n->opcode].name);
-        put_operands(out, n);
+        put_operands(p, n, out);
         fprintf(out, "  %lld cycles", (long long)x->cycles);
         break;
     case TPU_COND:
@@ -154,7 +224,10 @@ void tpu_program_print(const tpu_program *p, FILE *out)
             p->fn->name ? p->fn->name : "?", s->name, (long long)s->mxu.count,
             (long long)s->mxu.rows, (long long)s->mxu.cols, s->clock_hz / 1e9, p->n_mxu,
             p->n_loops, p->n_xlu);
-    fprintf(out, "; hbm: %.1f MiB of %.1f GiB\n", (double)p->hbm_bytes / (1 << 20),
+    bool mib = p->hbm_bytes >= 1 << 20;
+    fprintf(out, "; hbm: %.1f %s of %.1f GiB at the peak (a buffer is reused once its value "
+                 "is dead)\n",
+            (double)p->hbm_bytes / (mib ? 1 << 20 : 1 << 10), mib ? "MiB" : "KiB",
             (double)s->hbm.capacity_bytes / (1 << 30));
     /* what only the host reads, or the host made, does not cross */
     for (int i = 0; i < body->n_params; i++)

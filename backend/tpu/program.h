@@ -30,6 +30,7 @@
 typedef enum tpu_unit {
     TPU_UNIT_H2D,    /* host link, host to device */
     TPU_UNIT_D2H,    /* host link, device to host */
+    TPU_UNIT_HBM,    /* the DMA engine between HBM and VMEM: staging */
     TPU_UNIT_MXU,    /* the matrix units, together */
     TPU_UNIT_VPU,
     TPU_UNIT_XLU,
@@ -54,7 +55,8 @@ typedef enum tpu_kind {
 typedef struct tpu_inst {
     tpu_kind kind;
     tpu_unit unit;
-    int64_t cycles;      /* duration on its unit */
+    int64_t cycles;      /* the whole instruction when nothing else runs: staging included */
+    int64_t busy;        /* cycles on its own unit */
     int64_t hbm_bytes;   /* read and written, padding included */
     int64_t flops;       /* useful arithmetic (no padding) */
     int64_t macs;        /* MXU: useful multiply-adds */
@@ -62,7 +64,18 @@ typedef struct tpu_inst {
     int passes;          /* MXU: bf16 passes (precision) */
     int loop;            /* VPU: the fusion loop it belongs to, or -1 */
     bool loop_head;      /* VPU: the loop's first member: it carries the cost */
-    int64_t hbm_addr;    /* its value's place in HBM, or -1 */
+    /* VMEM staging (mxu, vpu loops, xlu): the operands stream from HBM into
+     * VMEM and the results back, in `blocks` double-buffered blocks on the
+     * HBM DMA engine; the first block's load comes before the work and the
+     * last block's store after it, the rest overlap the work. */
+    int64_t work;        /* the unit's own cycles (busy is the larger of work and dma_middle) */
+    int64_t blocks;      /* 0 when not staged */
+    int64_t block_bytes; /* one block, in and out */
+    int64_t load_first, dma_middle, store_last; /* cycles of the HBM DMA engine */
+    /* HBM: its value's buffer (hbm.c), or -1 when it has none (a value of
+     * a fused loop that only the loop reads, a host value); reshapes share
+     * their input's */
+    int64_t hbm_addr;
     int64_t padded_bytes; /* its value's bytes in HBM */
 } tpu_inst;
 
@@ -80,12 +93,22 @@ typedef struct tpu_program {
     tpu_inst *inst;          /* by node id */
     tpu_transfer *params;    /* by top-level parameter: dma.h2d */
     tpu_transfer *results;   /* by top-level result: dma.d2h */
-    int64_t hbm_bytes;       /* allocated */
+    int64_t hbm_bytes;       /* allocated: the peak of what is live at once */
     int n_mxu, n_loops, n_xlu; /* counts, for the listing's header */
 } tpu_program;
 
 /* Padded bytes of a tensor type in HBM; -1 when a dim is unknown. */
 int64_t tpu_padded_bytes(const ir_type *t);
+
+/* Whether a value of fused loop `loop` is read outside it (or is a
+ * result): the loop stores it to HBM; the others live in vregs only. */
+bool tpu_loop_value_stored(const tpu_program *p, const ir_node *v, int loop);
+
+/* Gives every value that needs one an HBM buffer, reusing the buffers of
+ * values no longer live (hbm.c), and sets p->hbm_bytes to the peak.
+ * False, with the tensors live at the peak named in *diag, when the peak
+ * is more than the device's HBM. */
+bool tpu_allocate_hbm(tpu_program *p, const ir_liveness *live, tgt_diag *diag);
 
 /* Compiles fn (every op supported: the pipeline checked) for spec, with
  * am's plans. NULL with a located reason in *diag: a shape not known at

@@ -11,7 +11,10 @@
  * In time, each node that runs is an instruction on its unit (program.h):
  * it starts when its operands are ready and its unit is free, and takes
  * the cycles the compiler gave it, so work on different units overlaps
- * (a transfer with compute, an MXU product with a VPU loop). A value made
+ * (a transfer with compute, an MXU product with a VPU loop). A compute
+ * instruction is staged through VMEM: its first block's load and its last
+ * block's store are on the HBM DMA engine, before and after its work, and
+ * the blocks between move on that engine during the work. A value made
  * inside a cond or while region waits for everything before the region
  * (control flow is a barrier on the scalar unit). Parameters come over
  * the host link first; results go back last.
@@ -27,6 +30,7 @@
 typedef struct sim {
     const tpu_program *p;
     int64_t *ready;              /* by node id: the cycle its value is ready */
+    int64_t *loop_end;           /* by fusion loop: when its stores are done */
     int64_t unit_free[TPU_N_UNITS];
     int64_t horizon;             /* the latest cycle anything finished */
     int64_t device_start, device_end; /* the span of the device's own units */
@@ -81,6 +85,26 @@ static int64_t issue(sim *S, tpu_unit u, int64_t deps_ready, int64_t cycles, con
     return end;
 }
 
+/*
+ * A staged instruction (compile.c's stage): after HBM's latency its first
+ * block comes into VMEM; the unit works while the middle blocks move on
+ * the HBM DMA engine; after the work, the last block goes back (latency
+ * again). Returns when its results are in HBM.
+ */
+static int64_t issue_staged(sim *S, const tpu_inst *x, int64_t deps, const ir_node *n,
+                            const char *what)
+{
+    if (!x->blocks)
+        return issue(S, x->unit, deps, x->busy, n, what);
+    const tpu_spec *s = &S->p->spec;
+    int64_t latency = (int64_t)ceil(s->hbm.latency_ns * 1e-9 * s->clock_hz);
+    int64_t loaded = issue(S, TPU_UNIT_HBM, deps + latency, x->load_first, n, "vmem.load");
+    int64_t done = issue(S, x->unit, loaded, x->busy, n, what);
+    if (x->dma_middle)
+        issue(S, TPU_UNIT_HBM, done - x->busy, x->dma_middle, n, "vmem.stream");
+    return issue(S, TPU_UNIT_HBM, done + latency, x->store_last, n, "vmem.store");
+}
+
 static int64_t operands_ready(const sim *S, const ir_node *n)
 {
     int64_t t = 0;
@@ -120,30 +144,32 @@ static void ran(void *ctx, const ir_node *n, const rt_value *value)
     switch (x->kind) {
     case TPU_MXU:
     case TPU_XLU:
-        S->ready[n->id] = issue(S, x->unit, deps, x->cycles, n, rt_ops[n->opcode].name);
+        S->ready[n->id] = issue_staged(S, x, deps, n, rt_ops[n->opcode].name);
         account(S, x);
         return;
     case TPU_VPU_LOOP:
         if (x->loop_head) {
             int64_t in = x->loop < 0 ? deps : loop_inputs_ready(S, n, x->loop);
-            S->ready[n->id] = issue(S, TPU_UNIT_VPU, in, x->cycles, n, "vpu.loop");
+            S->ready[n->id] = issue_staged(S, x, in, n, "vpu.loop");
+            if (x->loop >= 0)
+                S->loop_end[x->loop] = S->ready[n->id];
             account(S, x);
         } else { /* computed by its loop, which the head issued */
-            S->ready[n->id] = S->unit_free[TPU_UNIT_VPU];
+            S->ready[n->id] = S->loop_end[x->loop];
         }
         return;
     case TPU_COND:
     case TPU_WHILE: /* the decision, then whatever the regions did */
-        S->ready[n->id] = max64(issue(S, TPU_UNIT_SCALAR, deps, x->cycles, n,
+        S->ready[n->id] = max64(issue(S, TPU_UNIT_SCALAR, deps, x->busy, n,
                                       ir_opcode_name(n->opcode)),
                                 S->horizon);
         return;
     case TPU_TRANSFER:
-        S->ready[n->id] = issue(S, x->unit, deps, x->cycles, n, rt_ops[n->opcode].name);
+        S->ready[n->id] = issue(S, x->unit, deps, x->busy, n, rt_ops[n->opcode].name);
         S->prof.host_bytes += x->hbm_bytes;
         return;
     case TPU_HOST:
-        S->ready[n->id] = issue(S, TPU_UNIT_HOST, deps, x->cycles, n, rt_ops[n->opcode].name);
+        S->ready[n->id] = issue(S, TPU_UNIT_HOST, deps, x->busy, n, rt_ops[n->opcode].name);
         return;
     case TPU_CONST:
         S->ready[n->id] = 0; /* resident in HBM with the program */
@@ -328,6 +354,7 @@ bool tpu_run(const tpu_program *p, rt_value *const *args, int n_args, rt_value *
     if (timeline)
         trace_begin(&S);
     S.ready = rt_xcalloc((size_t)p->n_ids, sizeof *S.ready);
+    S.loop_end = rt_xcalloc((size_t)p->n_ids, sizeof *S.loop_end);
     transfer_in(&S);
     ir_exec_hooks hooks = {.apply = apply, .ran = ran, .ctx = &S};
     bool ok = ir_execute_hooked(p->plan, &hooks, args, n_args, results);
@@ -339,6 +366,7 @@ bool tpu_run(const tpu_program *p, rt_value *const *args, int n_args, rt_value *
     if (prof)
         *prof = S.prof;
     free(S.ready);
+    free(S.loop_end);
     return ok;
 }
 
@@ -362,18 +390,20 @@ void tpu_time(const tpu_program *p, tpu_profile *prof)
 {
     sim S = {.p = p};
     S.ready = rt_xcalloc((size_t)p->n_ids, sizeof *S.ready);
+    S.loop_end = rt_xcalloc((size_t)p->n_ids, sizeof *S.loop_end);
     transfer_in(&S);
     time_graph(&S, p->fn->body);
     transfer_out(&S);
     finish_profile(&S);
     *prof = S.prof;
     free(S.ready);
+    free(S.loop_end);
 }
 
 const char *tpu_unit_name(tpu_unit u)
 {
-    static const char *const names[] = {"dma.h2d", "dma.d2h", "mxu", "vpu", "xlu", "scalar",
-                                        "host"};
+    static const char *const names[] = {"dma.h2d", "dma.d2h", "dma.hbm", "mxu", "vpu", "xlu",
+                                        "scalar", "host"};
     return u < TPU_N_UNITS ? names[u] : "?";
 }
 

@@ -24,7 +24,7 @@ void tpu_spec_default(tpu_spec *s)
     s->hbm = (tpu_memory_spec){.capacity_bytes = 16LL << 30, .bandwidth = 819e9,
                                .latency_ns = 500};
     s->vmem = (tpu_memory_spec){.capacity_bytes = 128LL << 20, .bandwidth = 8e12,
-                                .latency_ns = 0};
+                                .latency_ns = 0, .block_bytes = 256 << 10};
     s->host_link = (tpu_memory_spec){.bandwidth = 32e9, .latency_ns = 2000};
     s->ici = (tpu_memory_spec){.bandwidth = 400e9, .latency_ns = 1000};
     s->precision = TPU_PRECISION_DEFAULT;
@@ -56,6 +56,14 @@ static const tp_field memory_fields[] = {
 };
 static const tp_message memory_message = {"MemorySpec", memory_fields, 3};
 
+static const tp_field vmem_fields[] = {
+    FIELD(tpu_memory_spec, capacity_bytes, TP_INT, 4096, 9.2e18),
+    FIELD(tpu_memory_spec, bandwidth, TP_DOUBLE, 1, 1e18),
+    FIELD(tpu_memory_spec, latency_ns, TP_DOUBLE, 0, 1e12),
+    FIELD(tpu_memory_spec, block_bytes, TP_INT, 1024, 9.2e18),
+};
+static const tp_message vmem_message = {"VmemSpec", vmem_fields, 4};
+
 static const char *const precisions[] = {"DEFAULT", "HIGH", "HIGHEST", NULL};
 
 #define SUB(f, msg) \
@@ -69,7 +77,7 @@ static const tp_field spec_fields[] = {
     SUB(mxu, mxu_message),
     SUB(vpu, vpu_message),
     SUB(hbm, memory_message),
-    SUB(vmem, memory_message),
+    SUB(vmem, vmem_message),
     SUB(host_link, memory_message),
     SUB(ici, memory_message),
     {.name = "precision", .type = TP_ENUM, .offset = offsetof(tpu_spec, precision),
@@ -78,11 +86,25 @@ static const tp_field spec_fields[] = {
 static const tp_message spec_message = {"DeviceSpec", spec_fields,
                                         sizeof spec_fields / sizeof spec_fields[0]};
 
+/* What no single field's range can say: the fields that must agree. */
+static bool check_spec(const tpu_spec *s, const char *source, char *err, size_t errlen)
+{
+    if (s->vmem.block_bytes * 4 > s->vmem.capacity_bytes) {
+        snprintf(err, errlen,
+                 "%s: vmem.block_bytes (%lld) must be at most a quarter of vmem.capacity_bytes "
+                 "(%lld): an instruction keeps two blocks in and two out in VMEM at once",
+                 source, (long long)s->vmem.block_bytes, (long long)s->vmem.capacity_bytes);
+        return false;
+    }
+    return true;
+}
+
 bool tpu_spec_parse(const char *text, const char *source, tpu_spec *s, char *err,
                     size_t errlen)
 {
     tpu_spec_default(s);
-    return tp_parse(text, source, &spec_message, s, err, errlen);
+    return tp_parse(text, source, &spec_message, s, err, errlen) &&
+           check_spec(s, source, err, errlen);
 }
 
 
@@ -118,7 +140,10 @@ static void print_memory(FILE *out, const char *name, const tpu_memory_spec *m, 
     fprintf(out, "%s {\n", name);
     if (capacity)
         fprintf(out, "  capacity_bytes: %lld\n", (long long)m->capacity_bytes);
-    fprintf(out, "  bandwidth: %.17g\n  latency_ns: %.17g\n}\n", m->bandwidth, m->latency_ns);
+    fprintf(out, "  bandwidth: %.17g\n  latency_ns: %.17g\n", m->bandwidth, m->latency_ns);
+    if (m->block_bytes)
+        fprintf(out, "  block_bytes: %lld\n", (long long)m->block_bytes);
+    fputs("}\n", out);
 }
 
 void tpu_spec_print(const tpu_spec *s, FILE *out)

@@ -27,6 +27,9 @@ typedef struct tpu_memory_spec {
     int64_t capacity_bytes;
     double bandwidth;  /* bytes per second */
     double latency_ns; /* per transfer */
+    int64_t block_bytes; /* vmem only: the block an instruction stages its operands and
+                          * results in (compile.c); at most a quarter of the capacity,
+                          * as two blocks in and two out are resident at once */
 } tpu_memory_spec;
 
 typedef struct tpu_spec {

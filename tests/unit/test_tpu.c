@@ -180,19 +180,37 @@ static void test_matmul_costs_the_systolic_formula(void **state)
     assert_int_equal(mm->kind, TPU_MXU);
     assert_int_equal(mm->tiles, 2); /* K = 256: two 128x128 weight tiles */
     /* each tile streams 8 rows: 2*128 + 128 + 8 - 2 cycles; 2 tiles on 4 MXUs */
-    /* hand-computed: one tile's 390 cycles (2 tiles share 4 MXUs) against
-     * HBM: (8192 + 131072 + 4096) padded bytes at 819 GB/s = 263.1 cycles */
-    assert_int_equal(mm->cycles, 2 * 128 + 128 + 8 - 2);
+    assert_int_equal(mm->work, 2 * 128 + 128 + 8 - 2);
     assert_int_equal(mm->hbm_bytes, 8192 + 131072 + 4096);
+    /* staged in one VMEM block (140 KiB <= 256 KiB): the load of %0 and %1,
+     * 139264 B at 819 GB/s = 255.6 cycles; the store of %3, 4096 B = 7.5;
+     * HBM's latency, 500 ns = 751.5 cycles, before each. Nothing overlaps
+     * the work: 2*752 + 256 + 390 + 8 cycles in all. */
+    assert_int_equal(mm->blocks, 1);
+    assert_int_equal(mm->load_first, 256);
+    assert_int_equal(mm->store_last, 8);
+    assert_int_equal(mm->dma_middle, 0);
+    assert_int_equal(mm->busy, 390);
+    assert_int_equal(mm->cycles, 2 * 752 + 256 + 390 + 8);
     /* %0 over the host link: 2 us + 8192 B / 32 GB/s = 2.256 us = 3390.7 cycles */
     assert_int_equal(p->params[0].cycles, 3391);
-    /* the loop add+relu: 1 vreg each, one cycle per vreg, against reading
-     * %3 and %2 and storing %5 (4096 * 3 B: 22.6 cycles) */
-    assert_int_equal(p->inst[4].cycles, 23);
+    /* the loop add+relu: 1 vreg each, one cycle per vreg; it loads %3 and
+     * %2 (8192 B: 15.0 cycles) and stores %5 (4096 B: 7.5) */
+    assert_int_equal(p->inst[4].work, 2);
+    assert_int_equal(p->inst[4].cycles, 2 * 752 + 16 + 2 + 8);
     assert_int_equal(mm->macs, 8 * 256 * 128);
     assert_int_equal(p->inst[4].kind, TPU_VPU_LOOP); /* add and relu, fused */
     assert_true(p->inst[4].loop_head);
     assert_int_equal(p->inst[5].loop, p->inst[4].loop);
+    /* HBM: %0, %1 and %2 from the start, %3 after them; %4 stays in vregs;
+     * %5 takes %0's place, dead by then. The peak: 8 + 128 + 4 + 4 KiB. */
+    assert_int_equal(p->inst[0].hbm_addr, 0);
+    assert_int_equal(p->inst[1].hbm_addr, 0x2000);
+    assert_int_equal(p->inst[2].hbm_addr, 0x22000);
+    assert_int_equal(p->inst[3].hbm_addr, 0x23000);
+    assert_int_equal(p->inst[4].hbm_addr, -1);
+    assert_int_equal(p->inst[5].hbm_addr, 0);
+    assert_int_equal(p->hbm_bytes, 0x24000);
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -200,9 +218,11 @@ static void test_matmul_costs_the_systolic_formula(void **state)
     fclose(f);
     assert_non_null(strstr(text, "; @layer on tpu-model (v5e: 4 MXUs of 128x128"));
     assert_non_null(strstr(text, "dma.h2d     %0 f32[8,256] -> hbm[0x0]"));
-    assert_non_null(strstr(text, "mxu.matmul  %3 = matmul(%0, %1) f32[8,128]"));
-    assert_non_null(strstr(text, "2 tiles x 1 pass"));
-    assert_non_null(strstr(text, "vpu.loop    %4 add, %5 relu f32[8,128]"));
+    assert_non_null(strstr(text, "mxu.matmul  %3 = matmul(%0@0x0, %1@0x2000) f32[8,128] -> "
+                                 "hbm[0x23000]  2 tiles x 1 pass  390 cycles  vmem 1 x 140.0 KiB  "
+                                 "2158 cycles in all"));
+    assert_non_null(strstr(text, "vpu.loop    %4 add, %5 relu (%3@0x23000, %2@0x22000) f32[8,128] "
+                                 "-> %5@0x0  2 vregs  2 cycles  vmem 1 x 12.0 KiB  1530 cycles"));
     assert_non_null(strstr(text, "dma.d2h     %5 f32[8,128]"));
     free(text);
     compiled_free(&c);
@@ -246,10 +266,16 @@ static void test_simulated_numerics_and_time(void **state)
     assert_true(differs_from_f32); /* bf16 rounding shows */
     /* time: transfers in, the product, the loop, the result out, in order */
     assert_int_equal(prof.macs, 8 * 256 * 128);
-    assert_true(prof.busy[TPU_UNIT_MXU] == p->inst[3].cycles);
-    assert_true(prof.busy[TPU_UNIT_VPU] == p->inst[4].cycles);
+    assert_true(prof.busy[TPU_UNIT_MXU] == p->inst[3].busy);
+    assert_true(prof.busy[TPU_UNIT_VPU] == p->inst[4].busy);
+    /* staging: each instruction's blocks on the HBM DMA engine */
+    assert_true(prof.busy[TPU_UNIT_HBM] == p->inst[3].load_first + p->inst[3].store_last +
+                                               p->inst[4].load_first + p->inst[4].store_last);
+    /* no more than everything one after the other, HBM's latency included
+     * (before each staged load and store) */
     int64_t serial = prof.busy[TPU_UNIT_H2D] + prof.busy[TPU_UNIT_MXU] +
-                     prof.busy[TPU_UNIT_VPU] + prof.busy[TPU_UNIT_D2H];
+                     prof.busy[TPU_UNIT_VPU] + prof.busy[TPU_UNIT_D2H] +
+                     prof.busy[TPU_UNIT_HBM] + 4 * 752;
     assert_true(prof.cycles <= serial && prof.cycles >= prof.busy[TPU_UNIT_H2D]);
     assert_true(prof.host_bytes == p->params[0].bytes + p->params[1].bytes +
                                        p->params[2].bytes + p->results[0].bytes);
@@ -263,7 +289,7 @@ static void test_simulated_numerics_and_time(void **state)
     compiled_free(&c);
 }
 
-static void test_hbm_capacity_names_the_tensor(void **state)
+static void test_hbm_capacity_names_the_tensors(void **state)
 {
     (void)state;
     ir_function *fn = parse_ok(layer);
@@ -275,10 +301,100 @@ static void test_hbm_capacity_names_the_tensor(void **state)
     tgt_diag d;
     memset(&d, 0, sizeof d);
     assert_null(tpu_compile(fn, am, &spec, &d));
-    assert_non_null(strstr(d.msg, "the program needs 0.00 GiB of HBM"));
-    assert_non_null(strstr(d.msg, "the largest tensor is %1 (parameter f32[256,128]"));
+    /* the peak is at the matmul: its operands and its result, largest first */
+    assert_string_equal(d.msg, "the program needs 144.0 KiB of HBM at its peak, and the device "
+                               "has 64.0 KiB; live there: %1 (parameter f32[256,128], 128.0 KiB), "
+                               "%0 (parameter f32[8,256], 8.0 KiB), %2 (parameter f32[128], "
+                               "4.0 KiB), %3 (matmul f32[8,128], 4.0 KiB)");
     pass_analyses_free(am);
     ir_function_free(fn);
+}
+
+/* Four 4 MiB values in a chain: two are live at a time, so the program
+ * fits in 8 MiB, and each value takes the place of the one before last. */
+static const char *const transposes =
+    "func @turn(%0: f32[1024,1024]) -> (f32[1024,1024]) {\n"
+    "  %1 = transpose(%0) {perm = [1,0]} : f32[1024,1024]\n"
+    "  %2 = transpose(%1) {perm = [1,0]} : f32[1024,1024]\n"
+    "  %3 = transpose(%2) {perm = [1,0]} : f32[1024,1024]\n"
+    "  return %3\n}\n";
+
+static tpu_program *compile_with_hbm(const char *text, const char *spec_text, ir_function **fn,
+                                     pass_analyses **am, tgt_diag *d)
+{
+    *fn = parse_ok(text);
+    *am = pass_analyses_new(*fn, &tpu_target()->caps);
+    assert_true(pass_run_with(*fn, "place", *am, NULL));
+    tpu_spec spec;
+    char err[256];
+    assert_true(tpu_spec_parse(spec_text, "spec", &spec, err, sizeof err));
+    memset(d, 0, sizeof *d);
+    return tpu_compile(*fn, *am, &spec, d);
+}
+
+static void test_hbm_buffers_are_reused(void **state)
+{
+    (void)state;
+    ir_function *fn;
+    pass_analyses *am;
+    tgt_diag d;
+    tpu_program *p = compile_with_hbm(transposes, "hbm { capacity_bytes: 8388608 }", &fn, &am, &d);
+    if (!p)
+        fail_msg("%s", d.msg);
+    assert_int_equal(p->hbm_bytes, 8 << 20);
+    assert_int_equal(p->inst[0].hbm_addr, 0);
+    assert_int_equal(p->inst[1].hbm_addr, 4 << 20);
+    assert_int_equal(p->inst[2].hbm_addr, 0); /* %0 is dead once %1 is made */
+    assert_int_equal(p->inst[3].hbm_addr, 4 << 20);
+    tpu_program_free(p);
+    pass_analyses_free(am);
+    ir_function_free(fn);
+    /* one byte less, and the peak is named where it is reached */
+    assert_null(compile_with_hbm(transposes, "hbm { capacity_bytes: 8388607 }", &fn, &am, &d));
+    assert_non_null(strstr(d.msg, "the program needs 8.0 MiB of HBM at its peak"));
+    assert_non_null(strstr(d.msg, "live there: %0 (parameter f32[1024,1024], 4.0 MiB), "
+                                  "%1 (transpose f32[1024,1024], 4.0 MiB)"));
+    pass_analyses_free(am);
+    ir_function_free(fn);
+}
+
+/* A vpu loop larger than a VMEM block streams: the blocks between the
+ * first and the last move while the VPU works. */
+static void test_vmem_blocks_overlap_the_work(void **state)
+{
+    (void)state;
+    ir_function *fn;
+    pass_analyses *am;
+    tgt_diag d;
+    tpu_program *p = compile_with_hbm("func @f(%0: f32[1024,1024]) -> (f32[1024,1024]) {\n"
+                                      "  %1 = tanh(%0) : f32[1024,1024]\n"
+                                      "  return %1\n}\n",
+                                      "vmem { block_bytes: 1048576 }", &fn, &am, &d);
+    if (!p)
+        fail_msg("%s", d.msg);
+    const tpu_inst *x = &p->inst[1];
+    /* 4 MiB in, 4 MiB out: 8 blocks of 1 MiB, each 512 KiB in and out;
+     * 512 KiB at 819 GB/s is 962.2 cycles; 8 MiB is 15394.4 */
+    assert_int_equal(x->blocks, 8);
+    assert_int_equal(x->block_bytes, 1 << 20);
+    assert_int_equal(x->load_first, 963);
+    assert_int_equal(x->store_last, 963);
+    assert_int_equal(x->dma_middle, 15395 - 2 * 963);
+    /* 1024 vregs of tanh at 4 cycles: the VPU's 4096 cycles are less than
+     * the middle blocks' DMA, which the unit waits for */
+    assert_int_equal(x->work, 4096);
+    assert_int_equal(x->busy, x->dma_middle);
+    assert_int_equal(x->cycles, 2 * 752 + 963 + x->busy + 963);
+    tpu_program_free(p);
+    pass_analyses_free(am);
+    ir_function_free(fn);
+    /* a block must leave VMEM room for two in and two out */
+    tpu_spec spec;
+    char err[256];
+    assert_false(tpu_spec_parse("vmem { capacity_bytes: 4096 block_bytes: 2048 }", "spec", &spec,
+                                err, sizeof err));
+    assert_non_null(strstr(err, "spec: vmem.block_bytes (2048) must be at most a quarter of "
+                                "vmem.capacity_bytes (4096)"));
 }
 
 /* ------------------------------------------- through the function cache */
@@ -374,8 +490,10 @@ static void test_profile_api_and_timeline(void **state)
     assert_string_equal(prof.function, "scale");
     assert_string_equal(prof.target, "tpu-model");
     assert_true(prof.seconds > prof.device_seconds && prof.device_seconds > 0);
-    assert_string_equal(prof.unit_names[2], "mxu");
-    assert_true(prof.unit_busy_cycles[2] > 0);
+    assert_string_equal(prof.unit_names[TPU_UNIT_MXU], "mxu");
+    assert_true(prof.unit_busy_cycles[TPU_UNIT_MXU] > 0);
+    assert_string_equal(prof.unit_names[TPU_UNIT_HBM], "dma.hbm");
+    assert_true(prof.unit_busy_cycles[TPU_UNIT_HBM] > 0);
     assert_int_equal(prof.host_bytes, 4096 * 2); /* x in, the result out: a tile each */
     FILE *f = fopen(path, "r");
     char text[8192] = {0};
@@ -400,7 +518,9 @@ int main(void)
         TU_TEST(test_tiles_pad_the_last_two_dims),
         TU_TEST(test_matmul_costs_the_systolic_formula),
         TU_TEST(test_simulated_numerics_and_time),
-        TU_TEST(test_hbm_capacity_names_the_tensor),
+        TU_TEST(test_hbm_capacity_names_the_tensors),
+        TU_TEST(test_hbm_buffers_are_reused),
+        TU_TEST(test_vmem_blocks_overlap_the_work),
         TU_TEST(test_host_ops_are_placement_errors),
         TU_TEST(test_unknown_dims_compile_at_the_call),
         TU_TEST(test_soft_placement_runs_host_ops),

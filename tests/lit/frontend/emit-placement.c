@@ -23,8 +23,8 @@ ag_tensor noisy(ag_tensor x)
 // CHECK-NEXT: print(%[[H]]) {text = "y = {}"} : bool[] loc("{{.*}}emit-placement.c":15)
 // CHECK: add(%[[Y]], %{{[0-9]+}}) : f32[4] loc("{{.*}}emit-placement.c":16) device("tpu")
 
-// TPU: vpu.loop    %{{[0-9]+}} mul, %{{[0-9]+}} tanh f32[4]
-// TPU: dma.to_host %{{[0-9]+}} = to_host(%{{[0-9]+}}) f32[4]  4096 B
+// TPU: vpu.loop    %{{[0-9]+}} mul, %[[T:[0-9]+]] tanh (%0@0x0, %{{[0-9]+}}@0x{{[0-9a-f]+}}) f32[4] -> %[[T]]@[[AT:0x[0-9a-f]+]]
+// TPU: dma.to_host %{{[0-9]+}} = to_host(%[[T]]@[[AT]]) f32[4]  4096 B
 // TPU: host.print  %{{[0-9]+}} = print(%{{[0-9]+}})
 
 // DOT: to_host{{.*}}fillcolor="#f8cecc"
