@@ -346,6 +346,7 @@ static LLVMModuleRef function_module(aot *A, const tgt_aot_function *f)
         snprintf(A->err, A->errlen, "'%s' cannot be compiled: %s", f->name, err);
     if (mod) {
         A->mod = mod;
+        cg_share_math_helpers(mod);
         LLVMValueRef code = LLVMGetNamedFunction(mod, entry);
         LLVMSetLinkage(code, LLVMInternalLinkage);
         LLVMValueRef nodes = LLVMGetNamedGlobal(mod, table);

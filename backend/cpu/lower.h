@@ -212,6 +212,14 @@ LLVMValueRef cg_call_intrinsic(cg_lower *L, const char *name, LLVMTypeRef *over,
  * operations, bit for bit as the runtime kernels do. */
 /* tanh of the f32 scalar x, as rt_tanh_f32 (runtime/kernels/tanh_f32.h). */
 LLVMValueRef cg_emit_tanh_f32(cg_lower *L, LLVMValueRef x);
+/* Makes mod's math helpers one definition per name when modules are
+ * linked (linkonce_odr, hidden), for an ahead-of-time object of several
+ * functions: internal copies would be renamed (agc_tanh_f32.1), and a
+ * renamed copy no longer matches the vector versions its calls name, so
+ * that function's loop would call tanh one element at a time. The JIT
+ * keeps them internal: a module it evicts must not take with it a
+ * definition another module bound to. */
+void cg_share_math_helpers(LLVMModuleRef mod);
 
 /* lower_loop.c */
 bool cg_emit_cluster(cg_lower *L, cg_cluster *c);

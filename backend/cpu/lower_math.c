@@ -170,6 +170,22 @@ static LLVMValueRef tanh_function(cg_lower *L)
     return f;
 }
 
+void cg_share_math_helpers(LLVMModuleRef mod)
+{
+    for (int i = -1; i < N_WIDTHS; i++) {
+        char name[64];
+        if (i < 0)
+            snprintf(name, sizeof name, TANH_NAME);
+        else
+            snprintf(name, sizeof name, TANH_NAME "_v%u", tanh_lanes[i]);
+        LLVMValueRef f = LLVMGetNamedFunction(mod, name);
+        if (f) {
+            LLVMSetLinkage(f, LLVMLinkOnceODRLinkage);
+            LLVMSetVisibility(f, LLVMHiddenVisibility);
+        }
+    }
+}
+
 /* The vector versions in the vector function ABI's mangling (unmasked,
  * one vector argument), as tanh_lanes lists them. */
 #define TANH_VARIANT(n) "_ZGV_LLVM_N" #n "v_" TANH_NAME "(" TANH_NAME "_v" #n ")"

@@ -43,3 +43,4 @@ config.substitutions.append(("%memory-limit", "" if sanitized else "ulimit -v 40
 config.substitutions.append((command("FileCheck"), config.filecheck))
 config.substitutions.append((command("not"), llvm_tool("not")))
 config.substitutions.append((command("count"), llvm_tool("count")))
+config.substitutions.append((command("llvm-nm"), llvm_tool("llvm-nm")))

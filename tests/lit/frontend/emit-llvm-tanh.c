@@ -1,6 +1,7 @@
 // --emit=llvm: f32 tanh is agc's own arithmetic (backend/cpu/lower_math.c, the
 // same steps as runtime/kernels/tanh_f32.h), not a call to libm's tanhf.
-// The module defines it once, as a scalar function and vector versions of
+// The module defines it once (linkonce_odr: one copy however many functions
+// the object holds), as a scalar function and vector versions of
 // 4, 8 and 16 lanes; each use calls the scalar one, naming the vector ones
 // (vector-function-abi-variant), so the fused loop is vectorized for the
 // target's width and calls the version of that width.
@@ -19,7 +20,7 @@ ag_tensor chain(ag_tensor x, float a, float b, float c)
 // the rounding sum's bits) and a polynomial, the division, the sign bit
 // ORed back in, and the select of v itself for tiny |v| and NaN.
 // SSE: @llvm.compiler.used = appending global [3 x ptr]
-// SSE: define internal <4 x float> @agc_tanh_f32_v4(<4 x float> %0) #[[ATTR:[0-9]+]] {
+// SSE: define linkonce_odr hidden <4 x float> @agc_tanh_f32_v4(<4 x float> %0) #[[ATTR:[0-9]+]] {
 // SSE: @llvm.fabs.v4f32(
 // SSE: select <4 x i1>
 // SSE: shl <4 x i32>
@@ -37,10 +38,10 @@ ag_tensor chain(ag_tensor x, float a, float b, float c)
 // SSE: call <4 x float> @agc_tanh_f32_v4(<4 x float>
 // SSE: fmul <4 x float>
 // SSE: store <4 x float>
-// SSE: tail call fastcc float @agc_tanh_f32(float %{{[0-9]+}}) #[[CALL:[0-9]+]]
+// SSE: tail call float @agc_tanh_f32(float %{{[0-9]+}}) #[[CALL:[0-9]+]]
 // SSE: attributes #[[ATTR]] = { {{.*}}noinline {{.*}}memory(none) }
 // SSE: attributes #[[CALL]] = { memory(none) "vector-function-abi-variant"="_ZGV_LLVM_N4v_agc_tanh_f32(agc_tanh_f32_v4),_ZGV_LLVM_N8v_agc_tanh_f32(agc_tanh_f32_v8),_ZGV_LLVM_N16v_agc_tanh_f32(agc_tanh_f32_v16)" }
-// AVX: define internal <8 x float> @agc_tanh_f32_v8(<8 x float> %0)
+// AVX: define linkonce_odr hidden <8 x float> @agc_tanh_f32_v8(<8 x float> %0)
 // AVX: shl <8 x i32>
 // AVX: fdiv <8 x float>
 // AVX: or <8 x i32>
@@ -48,7 +49,7 @@ ag_tensor chain(ag_tensor x, float a, float b, float c)
 // AVX: call <8 x float> @agc_tanh_f32_v8(<8 x float>
 // AVX: store <8 x float>
 // NEON: target triple = "aarch64-unknown-linux-gnu"
-// NEON: define internal <4 x float> @agc_tanh_f32_v4(<4 x float> %0)
+// NEON: define linkonce_odr hidden <4 x float> @agc_tanh_f32_v4(<4 x float> %0)
 // NEON: fdiv <4 x float>
 // NEON: vector.body:
 // NEON: call <4 x float> @agc_tanh_f32_v4(<4 x float>
