@@ -27,6 +27,7 @@
 #include "batch.h"
 
 #include "function.h"
+#include "histogram.h"
 #include "signature.h"
 #include "trace.h"
 
@@ -47,6 +48,7 @@ typedef struct request {
     rt_value *in[BT_MAX_TENSORS];
     rt_value *out[BT_MAX_TENSORS]; /* made when its first part comes back */
     int parts_left;
+    int64_t arrived_us; /* when it was queued: its latency counts from here */
     bool failed;
     char error[1024];
     pthread_cond_t done; /* signalled when parts_left drops to 0 */
@@ -82,6 +84,7 @@ struct ag_batcher {
     pthread_t *threads;
     int n_threads;
     ag_batch_stats stats;
+    hist latency; /* of answered requests, in microseconds */
     struct ag_batcher *next_live;
 };
 
@@ -427,11 +430,14 @@ static void deliver(ag_batcher *b, batch *bt, int64_t padded, rt_value **out, co
     b->stats.rows += bt->rows;
     b->stats.padding_rows += padded - bt->rows;
     b->stats.failed_batches += err != NULL;
-    b->stats.run_micros += now_us() - started_us;
+    int64_t now = now_us();
+    b->stats.run_micros += now - started_us;
     for (int p = 0; p < bt->n_parts; p++) {
         request *r = bt->parts[p].req;
-        if (--r->parts_left == 0)
+        if (--r->parts_left == 0) {
+            hist_add(&b->latency, now - r->arrived_us);
             pthread_cond_signal(&r->done);
+        }
     }
     pthread_mutex_unlock(&b->lock);
 }
@@ -582,6 +588,7 @@ static bool queue_and_wait(ag_batcher *b, request *r)
         return false;
     }
     bool changed = false;
+    r->arrived_us = now_us();
     if (!enqueue(b, r, &changed))
         return false; /* counted as rejected */
     b->stats.requests++;
@@ -787,6 +794,8 @@ ag_batch_stats ag_batcher_stats(ag_batcher *b)
     pthread_mutex_lock(&b->lock);
     s = b->stats;
     s.waiting_batches = b->n_waiting;
+    s.latency_p50_micros = hist_quantile(&b->latency, 0.5);
+    s.latency_p99_micros = hist_quantile(&b->latency, 0.99);
     pthread_mutex_unlock(&b->lock);
     return s;
 }

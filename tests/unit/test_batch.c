@@ -11,6 +11,7 @@
 #include "staged_util.h"
 
 #include "batch.h"
+#include "histogram.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -434,7 +435,38 @@ static void test_timeout_gathers_a_batch(void **state)
     ag_batch_stats s = ag_batcher_stats(b);
     assert_int_equal(s.batches, 1);
     assert_int_equal(s.rows, 3);
+    /* the first request waited the whole timeout, the second less: the
+     * batcher's latencies say so (the p99 of two is the larger) */
+    assert_true(s.latency_p99_micros >= 500 * 1000);
+    assert_true(s.latency_p99_micros <= 500 * 1000 * 17 / 16 + 400 * 1000);
+    assert_true(s.latency_p50_micros <= s.latency_p99_micros);
     ag_batcher_free(b);
+}
+
+/* The histogram behind latency_p50/p99: exact below 16, then at most
+ * 1/16 above the true quantile, never below it. */
+static void test_latency_histogram(void **state)
+{
+    (void)state;
+    static hist h;
+    assert_int_equal(hist_quantile(&h, 0.5), 0); /* nothing yet */
+    for (int64_t v = 1; v <= 1000; v++)
+        hist_add(&h, v);
+    int64_t p50 = hist_quantile(&h, 0.5), p99 = hist_quantile(&h, 0.99);
+    assert_true(p50 >= 500 && p50 <= 500 + 500 / 16);
+    assert_true(p99 >= 990 && p99 <= 990 + 990 / 16);
+    assert_int_equal(hist_quantile(&h, 0), 1);
+    assert_true(hist_quantile(&h, 1) >= 1000 && hist_quantile(&h, 1) <= 1000 + 1000 / 16);
+    static hist small;
+    for (int64_t v = 0; v < 16; v++)
+        hist_add(&small, v);
+    assert_int_equal(hist_quantile(&small, 1), 15);
+    assert_int_equal(hist_quantile(&small, 0.5), 7); /* the 8th of 16 values */
+    static hist huge;
+    hist_add(&huge, INT64_C(1) << 50); /* past the last power: the last bucket */
+    hist_add(&huge, -5);               /* a clock step backwards: counted as 0 */
+    assert_int_equal(hist_quantile(&huge, 0.5), 0);
+    assert_true(hist_quantile(&huge, 1) > INT64_C(1) << 40);
 }
 
 static void test_full_batch_runs_before_its_timeout(void **state)
@@ -774,6 +806,7 @@ int main(void)
         TU_TEST(test_full_queue_fails_fast),
         TU_TEST(test_split_requests_and_open_batches),
         TU_TEST(test_timeout_gathers_a_batch),
+        TU_TEST(test_latency_histogram),
         TU_TEST(test_full_batch_runs_before_its_timeout),
         TU_TEST(test_padding_to_allowed_sizes),
         TU_TEST(test_shape_rules_at_the_call),
