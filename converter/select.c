@@ -111,15 +111,26 @@ static bool by_signature(selector *S, const cv_tpu_function *t, const char *name
     return add(S, sm_function_index(S->m, s->function), NULL, t, by);
 }
 
+/* Every marked function: a saved one whole, one that others call in
+ * each caller, by its scope (a marked function calling another marked one
+ * is then the indirect-call error, as in the real converter). */
 static bool by_jit_mark(selector *S, const cv_tpu_function *t, const char *by)
 {
     bool any = false;
-    for (int i = 0; i < S->m->man->n_functions; i++)
-        if (S->m->man->functions[i].jit_compile) {
+    for (int i = 0; i < S->m->man->n_functions; i++) {
+        const sm_function *f = &S->m->man->functions[i];
+        if (f->jit_compile) {
             any = true;
             if (!add(S, i, NULL, t, by))
                 return false;
         }
+        for (int k = 0; k < f->n_calls; k++)
+            if (f->calls[k].jit_compile) {
+                any = true;
+                if (!add(S, i, f->calls[k].name, t, by))
+                    return false;
+            }
+    }
     if (!any)
         return fail_at(S, t->at.jit_compile_functions, "jit_compile_functions: no function of "
                        "the model is marked AG_JIT_COMPILE");

@@ -74,7 +74,8 @@ static void show_function(const sm_manifest *man, const sm_function *f)
     if (f->freeze_variables)
         printf("    variables read as constants of their saved values\n");
     for (int k = 0; k < f->n_calls; k++)
-        printf("    calls %s\n", f->calls[k].name);
+        printf("    calls %s%s\n", f->calls[k].name,
+               f->calls[k].jit_compile ? " (AG_JIT_COMPILE)" : "");
     show_ios("input", f->inputs, f->n_inputs);
     show_ios("output", f->outputs, f->n_outputs);
     for (int k = 0; k < f->n_variables; k++)

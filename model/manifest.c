@@ -30,6 +30,9 @@ static const tp_message io_message = {"Tensor", io_fields, COUNT(io_fields)};
 static const tp_field name_fields[] = {STR(sm_name, name)};
 static const tp_message name_message = {"Name", name_fields, COUNT(name_fields)};
 
+static const tp_field call_fields[] = {STR(sm_call, name), BOOL(sm_call, jit_compile)};
+static const tp_message call_message = {"Call", call_fields, COUNT(call_fields)};
+
 static const char *const bf16_scopes[] = {"DEFAULT", "TPU", "ALL", NULL};
 static const tp_field bf16_fields[] = {
     BOOL(sm_bf16, enabled),
@@ -65,7 +68,7 @@ static const tp_field function_fields[] = {
     BOOL(sm_function, io_shape_optimization),
     BOOL(sm_function, freeze_variables),
     MSGS(sm_function, "device_scope", device_scopes, n_device_scopes, name_message),
-    MSGS(sm_function, "call", calls, n_calls, name_message),
+    MSGS(sm_function, "call", calls, n_calls, call_message),
     {.name = "bfloat16", .type = TP_MESSAGE, .offset = offsetof(sm_function, bf16),
      .message = &bf16_message, .seen_offset = offsetof(sm_function, has_bf16)},
     {.name = "batch", .type = TP_MESSAGE, .offset = offsetof(sm_function, batch),
@@ -192,7 +195,11 @@ static void put_function(FILE *out, const sm_function *f)
     if (f->freeze_variables)
         fputs("  freeze_variables: true\n", out);
     put_names(out, "device_scope", f->device_scopes, f->n_device_scopes);
-    put_names(out, "call", f->calls, f->n_calls);
+    for (int i = 0; i < f->n_calls; i++) {
+        fputs("  call { ", out);
+        put_string(out, "name", f->calls[i].name);
+        fputs(f->calls[i].jit_compile ? " jit_compile: true }\n" : " }\n", out);
+    }
     if (f->has_bf16) {
         fprintf(out, "  bfloat16 { enabled: %s scope: %s ", f->bf16.enabled ? "true" : "false",
                 bf16_scopes[f->bf16.scope]);

@@ -54,6 +54,14 @@ typedef struct sm_name {
     char name[SM_NAME];
 } sm_name;
 
+/* An AG_FUNCTION a function calls (the tracer inlined it), and whether it
+ * is marked AG_JIT_COMPILE (the converter's jit_compile_functions selects
+ * it inside its callers). */
+typedef struct sm_call {
+    char name[SM_NAME];
+    bool jit_compile;
+} sm_call;
+
 /* How the converter asks a function's graphs to be converted to bf16
  * (pass_bf16_options, as text). */
 typedef struct sm_bf16 {
@@ -90,7 +98,7 @@ typedef struct sm_function {
      * (none: all of it, when target is a device) */
     sm_name device_scopes[SM_MAX_SCOPES];
     int n_device_scopes;
-    sm_name calls[SM_MAX_SCOPES]; /* the AG_FUNCTIONs it calls (inlined) */
+    sm_call calls[SM_MAX_SCOPES]; /* the AG_FUNCTIONs it calls (inlined) */
     int n_calls;
     sm_bf16 bf16;
     bool has_bf16;

@@ -114,8 +114,12 @@ static void add_call(sm_function *f, const char *scope)
         bool seen = false;
         for (int i = 0; i < f->n_calls && !seen; i++)
             seen = strcmp(f->calls[i].name, name) == 0;
-        if (!seen && f->n_calls < SM_MAX_SCOPES)
-            snprintf(f->calls[f->n_calls++].name, SM_NAME, "%s", name);
+        if (!seen && f->n_calls < SM_MAX_SCOPES) {
+            sm_call *c = &f->calls[f->n_calls++];
+            snprintf(c->name, SM_NAME, "%s", name);
+            const ag_function_desc *d = fn_desc_named(name);
+            c->jit_compile = d && (d->flags & AG_FN_JIT_COMPILE);
+        }
         p += n + (p[n] == '/');
     }
 }

@@ -42,7 +42,8 @@ static void head__trace(const ag_arg *a, ag_tensor *o)
 }
 static const ag_function_desc head__desc = {
     .name = "head", .file = "model.c", .line = 20, .n_params = 1, .param_names = N_X,
-    .param_kinds = K_T, .alias = "head_func", .n_outputs = 1, .trace = head__trace};
+    .param_kinds = K_T, .alias = "head_func", .n_outputs = 1, .trace = head__trace,
+    .flags = AG_FN_JIT_COMPILE};
 
 static void serve__trace(const ag_arg *a, ag_tensor *o)
 {
@@ -229,19 +230,29 @@ static void test_selection_errors(void **state)
     EXPECT_FAILURE("xla_sharding_options { num_cores_per_replica: 2 }", "not supported yet");
 }
 
-/* jit_compile_functions: every saved function marked AG_JIT_COMPILE. */
+/* jit_compile_functions: every function marked AG_JIT_COMPILE: a saved
+ * one whole (wrapper), one that only others call inside its callers, by
+ * its scope (head, inlined into serve). */
 static void test_jit_compile_functions(void **state)
 {
     (void)state;
     static cv_report r;
     assert_true(convert("tpu_functions { jit_compile_functions: true }", &r, NULL));
-    assert_int_equal(r.n_tpu, 1);
-    assert_string_equal(r.tpu[0].name, "wrapper"); /* no alias: its name */
     ag_saved_model *m = ag_saved_model_load(out_dir);
-    assert_true(m->man->functions[1].jit_compile);
-    assert_string_equal(m->man->functions[1].target, "tpu-model");
-    assert_string_equal(m->man->functions[0].target, "");
+    const sm_function *serve = &m->man->functions[0], *wrapper = &m->man->functions[1];
+    assert_string_equal(serve->function, "serve");
+    assert_true(wrapper->jit_compile);
+    assert_string_equal(wrapper->target, "tpu-model");
+    assert_int_equal(wrapper->n_device_scopes, 0); /* whole */
+    assert_string_equal(serve->target, "tpu-model");
+    assert_int_equal(serve->n_device_scopes, 1);
+    assert_string_equal(serve->device_scopes[0].name, "head");
+    bool head_marked = false;
+    for (int k = 0; k < serve->n_calls; k++)
+        head_marked |= strcmp(serve->calls[k].name, "head") == 0 && serve->calls[k].jit_compile;
+    assert_true(head_marked); /* the manifest says so */
     ag_saved_model_free(m);
+    assert_int_equal(r.n_tpu, 2);
 }
 
 /* bfloat16_optimization_options: scope ALL converts the host's functions
