@@ -8,7 +8,8 @@
  *       faster on a host with AVX512_BF16 (its vdpbf16ps products). On
  *       such a host the bf16 MLP also runs compiled for an AVX2 CPU
  *       (AG_CPU=znver3: the converting path and the runtime's kernel),
- *       for context.
+ *       and the core's vdpbf16ps and f32 FMA rates are measured (the
+ *       dot-product path's ceiling against f32), for context.
  *
  * The bf16 pass's own time per node is row (c) of bench_passes.
  * Both sides of a row run alternately (so that they see the same load);
@@ -19,6 +20,7 @@
 #include "bench_util.h"
 #include <ag.h>
 
+#include <immintrin.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
 #include <math.h>
@@ -182,6 +184,61 @@ static void mlp_args(call *c, const ag_function_desc *fn, ag_dtype dt, float **p
     }
 }
 
+/* Multiply-adds per ns of one core's vdpbf16ps (32 a vector) and of its
+ * f32 FMA (16 a vector), each over 12 independent accumulators held in
+ * registers: the ceiling of the dot-product path against f32's, whatever
+ * the kernel. */
+enum { RATE_ITERS = 2000000 };
+#define RATE_ACCS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define RATE_DECL(i) __m512 acc##i = _mm512_set1_ps((float)(i));
+#define RATE_KEEP(i) __asm__ volatile("" : "+v"(acc##i));
+#define RATE_SUM(i) +_mm512_reduce_add_ps(acc##i)
+/* The sums, so that the loops are not dropped. */
+static volatile float rate_sink;
+
+__attribute__((target("avx512f,avx512bf16"))) static double dpbf16_rate(void)
+{
+    RATE_ACCS(RATE_DECL)
+    __m512bh a = (__m512bh)_mm512_set1_epi32(0x3f803f80);
+    __m512bh b = (__m512bh)_mm512_set1_epi32(0x3a803a80);
+    double t0 = bench_now_s();
+    for (int it = 0; it < RATE_ITERS; it++) {
+#define RATE_DP(i) acc##i = _mm512_dpbf16_ps(acc##i, a, b);
+        RATE_ACCS(RATE_DP)
+        RATE_ACCS(RATE_KEEP)
+    }
+    double t = bench_now_s() - t0;
+    rate_sink = 0 RATE_ACCS(RATE_SUM);
+    return (double)RATE_ITERS * 12 * 32 / t / 1e9;
+}
+
+__attribute__((target("avx512f,fma"))) static double fma_rate(void)
+{
+    RATE_ACCS(RATE_DECL)
+    __m512 x = _mm512_set1_ps(0.999f), y = _mm512_set1_ps(0.001f);
+    double t0 = bench_now_s();
+    for (int it = 0; it < RATE_ITERS; it++) {
+#define RATE_FMA(i) acc##i = _mm512_fmadd_ps(acc##i, x, y);
+        RATE_ACCS(RATE_FMA)
+        RATE_ACCS(RATE_KEEP)
+    }
+    double t = bench_now_s() - t0;
+    rate_sink = 0 RATE_ACCS(RATE_SUM);
+    return (double)RATE_ITERS * 12 * 16 / t / 1e9;
+}
+
+/* The best of 9 runs of each, alternately (the machine may be shared). */
+static void print_instruction_rates(void)
+{
+    double dp = 0, fma = 0;
+    for (int i = 0; i < 9; i++) {
+        dp = fmax(dp, dpbf16_rate());
+        fma = fmax(fma, fma_rate());
+    }
+    printf("  (context) one core's peak multiply-adds/ns: vdpbf16ps %.1f, f32 FMA %.1f "
+           "(the dot-product path's peak is %.2fx f32's)\n", dp, fma, dp / fma);
+}
+
 static void bench_mlp(void)
 {
     printf("\n(b) MLP forward, batch %d, %d-%d-%d-%d: matmul + bias + relu (x2), "
@@ -223,6 +280,7 @@ static void bench_mlp(void)
         unsetenv("AG_CPU");
         bench_print_time("bf16 compiled for znver3 (no AVX512_BF16)", t2);
         printf("  (context) converting path / dot-product path: %.2fx\n", t2 / t16b);
+        print_instruction_rates();
     }
     for (int i = 0; i < 7; i++)
         free(params[i]);

@@ -25,18 +25,28 @@
  * rounding to bf16 (2^-9 relative): docs/runtime.md states the tolerance
  * tests use.
  *
- * The dot-product kernel holds a 4x64 block of c in 16 zmm accumulators;
- * per pair of k it interleaves two rows of b (64 columns) into 4 vectors
- * of bf16 pairs and broadcasts a pair of a per row. It is an outlined
- * loop over columns, run in parallel chunks (multiples of 64 columns:
- * cg_rt_parallel_for aligns chunks to CG_RT_CHUNK_ALIGN) for large products.
+ * The dot-product kernel holds a 6x64 block of c in 24 zmm accumulators
+ * and, per pair of k, loads 4 vectors of bf16 pairs of b and broadcasts a
+ * pair of a per row. b's pairs are interleaved once per call: each block
+ * of 64 columns is packed into [pair q][column][2] (b[2q,j], b[2q+1,j])
+ * in a scratch value the size of b, so every tile of rows streams it with
+ * plain loads (a product with one tile of rows interleaves where it reads
+ * instead). It is an outlined loop over columns, run in parallel chunks
+ * (multiples of 64 columns: cg_rt_parallel_for aligns chunks to
+ * CG_RT_CHUNK_ALIGN) for large products; each chunk packs its own blocks,
+ * disjoint parts of the scratch.
  */
 #include "cg_runtime.h"
 #include "lower.h"
 
 #include <stdio.h>
 
-enum { MR = 4, NR = 4, LANES = 16, TILE_COLS = NR * LANES };
+/* The dot-product kernel's block of c: MR rows x NR vectors of LANES
+ * f32, 24 of the 32 zmm registers, beside NR vectors of b. */
+enum { MR = 6, NR = 4, LANES = 16, TILE_COLS = NR * LANES };
+/* i16 elements of one pair of k in a packed column block: TILE_COLS
+ * pairs of bf16 (256 bytes). */
+enum { PAIR_ROW = 2 * TILE_COLS };
 /* Parallel chunks of columns are whole blocks of TILE_COLS (see dot_function). */
 _Static_assert(CG_RT_CHUNK_ALIGN % TILE_COLS == 0, "parallel chunks must hold whole column blocks");
 /* Products of at least this many multiply-adds run in parallel chunks. */
@@ -138,9 +148,25 @@ typedef struct dot {
     cg_lower *L;
     int64_t m, k, n;
     LLVMValueRef a, b, c;
-    LLVMValueRef acc;           /* [MR*NR x <16 x float>] on the stack */
-    LLVMTypeRef v16f, v16i16, v16i32, v32bf, v16i1;
+    LLVMValueRef scratch; /* packed b: pack_elems(k) i16 per column block, or NULL
+                           * (packs_b): pairs of b interleaved where used */
+    LLVMValueRef packed;  /* the current column block's part of scratch */
+    LLVMValueRef acc;     /* [MR*NR x <16 x float>] on the stack */
+    LLVMTypeRef v16f, v16i16, v16i32, v32bf;
 } dot;
+
+/* Whether b is packed: its pairs serve every tile of MR rows, so with
+ * more than one tile they are interleaved once instead of per tile. */
+static bool packs_b(int64_t m)
+{
+    return m > MR;
+}
+
+/* i16 elements of one packed column block: PAIR_ROW per pair of k. */
+static int64_t pack_elems(int64_t k)
+{
+    return (k + 1) / 2 * PAIR_ROW;
+}
 
 static LLVMValueRef lane_mask(dot *D, int lanes)
 {
@@ -179,14 +205,15 @@ static void store_row16(dot *D, LLVMValueRef v, LLVMValueRef base, LLVMValueRef 
     cg_call_intrinsic(L, "llvm.masked.store", over, 2, args, 4);
 }
 
-/* Rows p and p+1 of b (p+1 absent: zeros) at column col, interleaved into
- * 16 pairs: element 2j is b[p,col+j], element 2j+1 is b[p+1,col+j]. */
-static LLVMValueRef b_pairs(dot *D, LLVMValueRef p, bool second, LLVMValueRef col, int lanes)
+/* Rows 2q and 2q+1 of b (2q+1 absent: zeros) at column col, interleaved
+ * into 16 pairs: element 2j is b[2q,col+j], element 2j+1 is b[2q+1,col+j]. */
+static LLVMValueRef b_pairs(dot *D, LLVMValueRef q, bool second, LLVMValueRef col, int lanes)
 {
     cg_lower *L = D->L;
-    LLVMValueRef lo = load_row16(D, D->b, add(L, mul(L, p, cg_i64(L, D->n)), col), lanes);
-    LLVMValueRef hi = second ? load_row16(D, D->b, add(L, mul(L, add(L, p, cg_i64(L, 1)),
-                                                                  cg_i64(L, D->n)), col), lanes)
+    LLVMValueRef row = mul(L, mul(L, q, cg_i64(L, 2)), cg_i64(L, D->n));
+    LLVMValueRef lo = load_row16(D, D->b, add(L, row, col), lanes);
+    LLVMValueRef hi = second ? load_row16(D, D->b, add(L, add(L, row, cg_i64(L, D->n)), col),
+                                          lanes)
                              : LLVMConstNull(D->v16i16);
     LLVMValueRef idx[2 * LANES];
     for (int j = 0; j < LANES; j++) {
@@ -197,10 +224,61 @@ static LLVMValueRef b_pairs(dot *D, LLVMValueRef p, bool second, LLVMValueRef co
     return LLVMBuildBitCast(L->b, v, D->v32bf, "bpair");
 }
 
-/* a[row, p] and a[row, p+1] (absent: 0) broadcast to every lane's pair. */
-static LLVMValueRef a_pair(dot *D, LLVMValueRef row, LLVMValueRef p, bool second)
+/* Where the pairs of vector v of pair q sit in the packed block (64-byte
+ * aligned: scratch is, and blocks and pair rows are multiples of 64). */
+static LLVMValueRef packed_at(dot *D, LLVMValueRef q, int v)
 {
     cg_lower *L = D->L;
+    return gep(L, L->t_i16, D->packed,
+               add(L, mul(L, q, cg_i64(L, PAIR_ROW)), cg_i64(L, v * 2 * LANES)));
+}
+
+/* Pair q of the packed block: b_pairs of each of its nv vectors. */
+static void pack_pair(dot *D, LLVMValueRef q, bool second, LLVMValueRef col0, int nv,
+                      int last_lanes)
+{
+    cg_lower *L = D->L;
+    for (int v = 0; v < nv; v++) {
+        LLVMValueRef bv = b_pairs(D, q, second, add(L, col0, cg_i64(L, v * LANES)),
+                                  v == nv - 1 ? last_lanes : LANES);
+        LLVMSetAlignment(LLVMBuildStore(L->b, bv, packed_at(D, q, v)), 64);
+    }
+}
+
+/* The column block at col0 (a multiple of TILE_COLS) into its place in
+ * scratch: pair rows q = 0 .. (k+1)/2 - 1, the last one of an odd k with
+ * zeros for its second half. Lanes past the columns hold zeros. */
+static void pack_block(dot *D, LLVMValueRef col0, int nv, int last_lanes)
+{
+    cg_lower *L = D->L;
+    LLVMValueRef block = LLVMBuildUDiv(L->b, col0, cg_i64(L, TILE_COLS), "block");
+    D->packed = gep(L, L->t_i16, D->scratch, mul(L, block, cg_i64(L, pack_elems(D->k))));
+    cg_loop lq;
+    cg_loop_begin(L, &lq, cg_i64(L, D->k / 2));
+    pack_pair(D, lq.iv, true, col0, nv, last_lanes);
+    cg_loop_end(L, &lq);
+    if (D->k % 2)
+        pack_pair(D, cg_i64(L, D->k / 2), false, col0, nv, last_lanes);
+}
+
+/* Vector v of pair q of b at col0: from the packed block, or interleaved
+ * from b's rows. */
+static LLVMValueRef b_vector(dot *D, LLVMValueRef q, bool second, LLVMValueRef col0, int v,
+                             int lanes)
+{
+    cg_lower *L = D->L;
+    if (!D->scratch)
+        return b_pairs(D, q, second, add(L, col0, cg_i64(L, v * LANES)), lanes);
+    LLVMValueRef bv = LLVMBuildLoad2(L->b, D->v32bf, packed_at(D, q, v), "bpair");
+    LLVMSetAlignment(bv, 64);
+    return bv;
+}
+
+/* a[row, 2q] and a[row, 2q+1] (absent: 0) broadcast to every lane's pair. */
+static LLVMValueRef a_pair(dot *D, LLVMValueRef row, LLVMValueRef q, bool second)
+{
+    cg_lower *L = D->L;
+    LLVMValueRef p = mul(L, q, cg_i64(L, 2));
     LLVMValueRef ptr = gep(L, L->t_i16, D->a, add(L, mul(L, row, cg_i64(L, D->k)), p));
     LLVMValueRef pair;
     if (second) {
@@ -221,21 +299,20 @@ static LLVMValueRef acc_slot(dot *D, int r, int v)
     return gep(D->L, D->v16f, D->acc, cg_i64(D->L, r * NR + v));
 }
 
-/* One step of k (a pair, or the last single p of an odd k). */
+/* One step of k: pair q (second: whether it has its second half; not for
+ * the last pair of an odd k). */
 static void dot_step(dot *D, LLVMValueRef row0, LLVMValueRef col0, int rows, int nv,
-                     int last_lanes, LLVMValueRef p, bool second)
+                     int last_lanes, LLVMValueRef q, bool second)
 {
     cg_lower *L = D->L;
-    LLVMValueRef bv[NR], av[MR];
+    LLVMValueRef bv[NR];
     for (int v = 0; v < nv; v++)
-        bv[v] = b_pairs(D, p, second, add(L, col0, cg_i64(L, v * LANES)),
-                        v == nv - 1 ? last_lanes : LANES);
-    for (int r = 0; r < rows; r++)
-        av[r] = a_pair(D, add(L, row0, cg_i64(L, r)), p, second);
+        bv[v] = b_vector(D, q, second, col0, v, v == nv - 1 ? last_lanes : LANES);
     for (int r = 0; r < rows; r++) {
+        LLVMValueRef av = a_pair(D, add(L, row0, cg_i64(L, r)), q, second);
         for (int v = 0; v < nv; v++) {
             LLVMValueRef slot = acc_slot(D, r, v);
-            LLVMValueRef args[3] = {LLVMBuildLoad2(L->b, D->v16f, slot, ""), av[r], bv[v]};
+            LLVMValueRef args[3] = {LLVMBuildLoad2(L->b, D->v16f, slot, ""), av, bv[v]};
             LLVMValueRef s = cg_call_intrinsic(L, "llvm.x86.avx512bf16.dpbf16ps.512", NULL, 0,
                                                args, 3);
             LLVMBuildStore(L->b, s, slot);
@@ -252,12 +329,12 @@ static void dot_tile(dot *D, LLVMValueRef row0, LLVMValueRef col0, int rows, int
     for (int r = 0; r < rows; r++)
         for (int v = 0; v < nv; v++)
             LLVMBuildStore(L->b, LLVMConstNull(D->v16f), acc_slot(D, r, v));
-    cg_loop lp;
-    cg_loop_begin(L, &lp, cg_i64(L, D->k / 2));
-    dot_step(D, row0, col0, rows, nv, last_lanes, mul(L, lp.iv, cg_i64(L, 2)), true);
-    cg_loop_end(L, &lp);
+    cg_loop lq;
+    cg_loop_begin(L, &lq, cg_i64(L, D->k / 2));
+    dot_step(D, row0, col0, rows, nv, last_lanes, lq.iv, true);
+    cg_loop_end(L, &lq);
     if (D->k % 2)
-        dot_step(D, row0, col0, rows, nv, last_lanes, cg_i64(L, D->k - 1), false);
+        dot_step(D, row0, col0, rows, nv, last_lanes, cg_i64(L, D->k / 2), false);
     for (int r = 0; r < rows; r++) {
         for (int v = 0; v < nv; v++) {
             LLVMValueRef s = LLVMBuildLoad2(L->b, D->v16f, acc_slot(D, r, v), "");
@@ -270,10 +347,13 @@ static void dot_tile(dot *D, LLVMValueRef row0, LLVMValueRef col0, int rows, int
 }
 
 /* Every row of the column block at col0 (nv vectors, the last one holding
- * last_lanes columns): tiles of MR rows, then the rows left over. */
+ * last_lanes columns): its b packed (when packs_b), then tiles of MR rows,
+ * then the rows left over. */
 static void dot_columns(dot *D, LLVMValueRef col0, int nv, int last_lanes)
 {
     cg_lower *L = D->L;
+    if (D->scratch)
+        pack_block(D, col0, nv, last_lanes);
     cg_loop lr;
     cg_loop_begin(L, &lr, cg_i64(L, D->m / MR));
     dot_tile(D, mul(L, lr.iv, cg_i64(L, MR)), col0, MR, nv, last_lanes);
@@ -283,10 +363,11 @@ static void dot_columns(dot *D, LLVMValueRef col0, int nv, int last_lanes)
 }
 
 /*
- * loop(ctx, begin, end) over columns [begin, end) of c, ctx = {a, b, c}:
- * begin is a multiple of 64 (a chunk of cg_rt_parallel_for, or 0), end a
- * multiple of 64 or n. Whole blocks of 64 columns first, then the block
- * n % 64 wide when end is n.
+ * loop(ctx, begin, end) over columns [begin, end) of c, ctx = {a, b, c,
+ * scratch}: begin is a multiple of 64 (a chunk of cg_rt_parallel_for, or
+ * 0), end a multiple of 64 or n. Whole blocks of 64 columns first, then
+ * the block n % 64 wide when end is n. Each block has its own part of
+ * scratch, so parallel chunks pack and read disjoint memory.
  */
 static LLVMValueRef dot_function(cg_lower *L, int64_t m, int64_t k, int64_t n)
 {
@@ -307,10 +388,11 @@ static LLVMValueRef dot_function(cg_lower *L, int64_t m, int64_t k, int64_t n)
     D.v32bf = LLVMVectorType(LLVMBFloatTypeInContext(L->ctx), 2 * LANES);
     D.acc = LLVMBuildAlloca(L->b, LLVMArrayType2(D.v16f, MR * NR), "acc");
     LLVMValueRef ctx = LLVMGetParam(f, 0);
-    LLVMValueRef ptrs[3];
-    for (int i = 0; i < 3; i++)
+    LLVMValueRef ptrs[4];
+    for (int i = 0; i < 4; i++)
         ptrs[i] = LLVMBuildLoad2(L->b, L->t_ptr, gep(L, L->t_ptr, ctx, cg_i64(L, i)), "");
     D.a = ptrs[0], D.b = ptrs[1], D.c = ptrs[2];
+    D.scratch = packs_b(m) ? ptrs[3] : NULL;
     LLVMValueRef begin = LLVMGetParam(f, 1), end = LLVMGetParam(f, 2);
 
     LLVMValueRef blocks = LLVMBuildSDiv(L->b, LLVMBuildNSWSub(L->b, end, begin, ""),
@@ -334,20 +416,44 @@ static LLVMValueRef dot_function(cg_lower *L, int64_t m, int64_t k, int64_t n)
     return f;
 }
 
-static void call_dot(cg_lower *L, int64_t m, int64_t k, int64_t n, LLVMValueRef *abc)
+/* The packed copy of b for node n (packs_b): a bf16 value of
+ * [column blocks, pair rows, PAIR_ROW], so that an allocation that fails
+ * is reported at n like the output's and takes the function's error
+ * path. Returns the value; *data its data. */
+static LLVMValueRef new_scratch(cg_lower *L, const ir_node *n, int64_t k, int64_t nn,
+                                LLVMValueRef *data)
+{
+    int64_t dims[3] = {(nn + TILE_COLS - 1) / TILE_COLS, (k + 1) / 2, PAIR_ROW};
+    LLVMValueRef args[4] = {cg_node_ref(L, n), cg_i32(L, AG_BF16), cg_i32(L, 3),
+                            cg_dims_global(L, 3, dims)};
+    LLVMValueRef box = cg_call(L, &L->h.try_new, args, 4, "bpack");
+    LLVMBasicBlockRef ok = cg_new_block(L, "ok");
+    LLVMBuildCondBr(L->b, LLVMBuildIsNull(L->b, box, ""), L->fail_bb, ok);
+    LLVMPositionBuilderAtEnd(L->b, ok);
+    *data = cg_call(L, &L->h.data, &box, 1, "");
+    return box;
+}
+
+static void call_dot(cg_lower *L, const ir_node *node, int64_t m, int64_t k, int64_t n,
+                     LLVMValueRef *abc)
 {
     LLVMValueRef f = dot_function(L, m, k, n);
-    LLVMValueRef ctx = cg_entry_alloca(L, LLVMArrayType2(L->t_ptr, 3), 8, "mm_ctx");
-    for (int i = 0; i < 3; i++)
-        LLVMBuildStore(L->b, abc[i], gep(L, L->t_ptr, ctx, cg_i64(L, i)));
+    LLVMValueRef ctx = cg_entry_alloca(L, LLVMArrayType2(L->t_ptr, 4), 8, "mm_ctx");
+    LLVMValueRef scratch = NULL, ptrs[4] = {abc[0], abc[1], abc[2], LLVMConstNull(L->t_ptr)};
+    if (packs_b(m))
+        scratch = new_scratch(L, node, k, n, &ptrs[3]);
+    for (int i = 0; i < 4; i++)
+        LLVMBuildStore(L->b, ptrs[i], gep(L, L->t_ptr, ctx, cg_i64(L, i)));
     if ((double)m * (double)k * (double)n >= BF16MM_PARALLEL_WORK && n >= 2 * TILE_COLS) {
         LLVMValueRef args[4] = {f, ctx, cg_i64(L, n), cg_i64(L, TILE_COLS)};
         cg_call(L, &L->h.parallel_for, args, 4, "");
-        return;
+    } else {
+        LLVMTypeRef params[3] = {L->t_ptr, L->t_i64, L->t_i64};
+        LLVMValueRef args[3] = {ctx, cg_i64(L, 0), cg_i64(L, n)};
+        LLVMBuildCall2(L->b, LLVMFunctionType(L->t_void, params, 3, 0), f, args, 3, "");
     }
-    LLVMTypeRef params[3] = {L->t_ptr, L->t_i64, L->t_i64};
-    LLVMValueRef args[3] = {ctx, cg_i64(L, 0), cg_i64(L, n)};
-    LLVMBuildCall2(L->b, LLVMFunctionType(L->t_void, params, 3, 0), f, args, 3, "");
+    if (scratch)
+        cg_call(L, &L->h.free_, &scratch, 1, "");
 }
 
 bool cg_emit_matmul_bf16(cg_lower *L, const ir_node *n)
@@ -360,7 +466,7 @@ bool cg_emit_matmul_bf16(cg_lower *L, const ir_node *n)
     if (m == 0 || nn == 0)
         return true;
     if (L->bf16_dot) {
-        call_dot(L, m, k, nn, abc);
+        call_dot(L, n, m, k, nn, abc);
         return true;
     }
     LLVMValueRef f = converting_function(L, m, k, nn);
