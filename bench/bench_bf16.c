@@ -20,7 +20,9 @@
 #include "bench_util.h"
 #include <ag.h>
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
 #include <math.h>
@@ -184,6 +186,7 @@ static void mlp_args(call *c, const ag_function_desc *fn, ag_dtype dt, float **p
     }
 }
 
+#if defined(__x86_64__)
 /* Multiply-adds per ns of one core's vdpbf16ps (32 a vector) and of its
  * f32 FMA (16 a vector), each over 12 independent accumulators held in
  * registers: the ceiling of the dot-product path against f32's, whatever
@@ -238,6 +241,9 @@ static void print_instruction_rates(void)
     printf("  (context) one core's peak multiply-adds/ns: vdpbf16ps %.1f, f32 FMA %.1f "
            "(the dot-product path's peak is %.2fx f32's)\n", dp, fma, dp / fma);
 }
+#else
+static void print_instruction_rates(void) {}
+#endif
 
 static void bench_mlp(void)
 {
