@@ -59,6 +59,8 @@ static void usage(FILE *out)
           "  --bf16-filterlist=OPS  ops the bf16 pass keeps in f32 (comma-separated)\n"
           "  --bf16-scope=all|tpu   convert the whole function or its TPU nodes only\n"
           "  --bf16-io            also make the function's f32 inputs and outputs bf16\n"
+          "  --bf16-elementwise=f32|bf16  elementwise ops compute in f32 between bf16\n"
+          "                       values (default), or in bf16, rounding each result\n"
           "  --bf16-skip-safety-checks  convert a function that already computes in bf16\n"
           "  --bf16-report        after the passes, compare with the function before\n"
           "                       them on sample inputs (uniform in [-1, 1], fixed seed):\n"
@@ -152,6 +154,15 @@ static int value_option(const char *a, options *o)
             return 3;
         }
         o->pass.bf16.scope = v[0] == 't' ? PASS_BF16_SCOPE_TPU : PASS_BF16_SCOPE_ALL;
+    } else if ((v = option_value(a, "--bf16-elementwise"))) {
+        if (strcmp(v, "f32") != 0 && strcmp(v, "bf16") != 0) {
+            fprintf(stderr, "agc-opt: --bf16-elementwise=%s: elementwise ops compute in f32 "
+                            "(between bf16 loads and stores) or bf16 (rounding each result)\n",
+                    v);
+            return 3;
+        }
+        o->pass.bf16.elementwise =
+            v[0] == 'f' ? PASS_BF16_ELEMENTWISE_F32 : PASS_BF16_ELEMENTWISE_BF16;
     } else if ((v = option_value(a, "--print-after"))) {
         if (!known_passes(v))
             return 3;

@@ -12,6 +12,15 @@
  * bf16 values and sum in f32; reductions and softmax sum in f32 and round
  * once), so the converted graph has the accumulation the design asks for.
  *
+ * Elementwise ops (arithmetic, comparisons, where, casts) stay f32 unless
+ * options.elementwise is bf16: a chain of them widens its bf16 operands
+ * (exactly) and rounds once, where a converted op or a bf16 result reads
+ * it, as XLA does for bf16 and as the TPU's vector unit computes. The
+ * casts are elementwise too, so a target's fusion puts them in the
+ * chain's loop: it loads bf16, computes in f32 and rounds on the store,
+ * half the bytes of f32 without a rounding per op. Rounding each op's
+ * result (elementwise = bf16) is what eager bf16 code computes, slower.
+ *
  * Each graph (the function's body, each region) is converted on its own:
  * its parameters and results keep their dtypes, so cond and while need no
  * change of their types. Parameters and results of the whole function
@@ -66,6 +75,8 @@ static bool converts(const converter *C, const ir_node *n)
         return false; /* a transfer moves a value as it is: the casts stay on the device */
     if (C->o->scope == PASS_BF16_SCOPE_TPU && n->device != IR_DEVICE_TPU)
         return false;
+    if ((flags & RT_F_ELEMENTWISE) && C->o->elementwise == PASS_BF16_ELEMENTWISE_F32)
+        return false; /* computes in f32 between bf16 values: one rounding per chain */
     return !filtered(C->o, n->opcode);
 }
 

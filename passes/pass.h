@@ -58,12 +58,25 @@ typedef enum pass_bf16_scope {
     PASS_BF16_SCOPE_TPU, /* only the nodes placed on the TPU */
 } pass_bf16_scope;
 
+/* How the bf16 pass treats elementwise ops (rt_ops[op].flags &
+ * RT_F_ELEMENTWISE: arithmetic, comparisons, where, casts). */
+typedef enum pass_bf16_elementwise {
+    /* They compute in f32 between bf16 values: operands widen (exactly),
+     * a value rounds once where a converted op or a bf16 result reads it,
+     * as XLA and the TPU's vector unit do. */
+    PASS_BF16_ELEMENTWISE_F32,
+    /* They compute in bf16 like every other op: each result rounds, as
+     * the eager bf16 kernels do. */
+    PASS_BF16_ELEMENTWISE_BF16,
+} pass_bf16_elementwise;
+
 typedef struct pass_bf16_options {
     bool enabled;            /* the default pipeline converts (AG_BF16, agc --bf16) */
     char filterlist[256];    /* op names kept in f32, separated by commas */
     pass_bf16_scope scope;
     bool io;                 /* the function's f32 parameters and results become bf16 */
     bool skip_safety_checks; /* convert a function that already computes in bf16 */
+    pass_bf16_elementwise elementwise; /* the zero value, f32, is the default */
 } pass_bf16_options;
 
 /* How passes run. The manager reads a process-wide copy (pass_set_options)
