@@ -49,6 +49,7 @@ bool ag_set_bf16_options_at(ag_loc loc, const ag_bf16_options *options)
     }
     const char *list = options->filterlist ? options->filterlist : "";
     const char *scope = options->scope ? options->scope : "all";
+    const char *elementwise = options->elementwise ? options->elementwise : "f32";
     char bad[64];
     if (strlen(list) >= sizeof o.bf16.filterlist) {
         rt_report(loc, "ag_set_bf16_options: the filterlist is %zu characters long; at most "
@@ -65,7 +66,15 @@ bool ag_set_bf16_options_at(ag_loc loc, const ag_bf16_options *options)
                        "function) and \"tpu\" (its nodes on the tpu-model)", scope);
         return false;
     }
+    if (strcmp(elementwise, "f32") != 0 && strcmp(elementwise, "bf16") != 0) {
+        rt_report(loc, "ag_set_bf16_options: elementwise \"%s\" is none of \"f32\" (elementwise "
+                       "ops compute in f32 between bf16 values) and \"bf16\" (each op's result "
+                       "rounds)", elementwise);
+        return false;
+    }
     o.bf16.enabled = options->enabled;
+    o.bf16.elementwise =
+        elementwise[0] == 'f' ? PASS_BF16_ELEMENTWISE_F32 : PASS_BF16_ELEMENTWISE_BF16;
     snprintf(o.bf16.filterlist, sizeof o.bf16.filterlist, "%s", list);
     o.bf16.scope = scope[0] == 't' ? PASS_BF16_SCOPE_TPU : PASS_BF16_SCOPE_ALL;
     o.bf16.io = options->io;

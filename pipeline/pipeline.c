@@ -4,6 +4,8 @@
  */
 #include "pipeline.h"
 
+#include "signature.h"
+
 #include "tiered.h"
 #include "trace.h"
 
@@ -135,19 +137,69 @@ static bool take_env_cpu(pl_request *r, const tgt_target *t)
 
 /* --------------------------------------------------------------- tracing */
 
-static void trace_args(ir_trace *t, const ag_function_desc *d, const pl_arg *keys, ag_arg *args)
+/* The bf16 pass's options for r: the request's (a saved model's), else
+ * the process's; on when the function, the request or the process asks. */
+static pass_bf16_options bf16_options_for(const pl_request *r)
 {
+    pass_options o;
+    pass_get_options(&o);
+    pass_bf16_options b = r->bf16_options ? *r->bf16_options : o.bf16;
+    b.enabled |= (r->desc && (r->desc->flags & AG_FN_BFLOAT16)) || r->bf16;
+    return b;
+}
+
+/* Whether the bf16 pass will make r's f32 parameters bf16 (options.io). */
+static bool bf16_io(const pl_request *r)
+{
+    return r->bf16_options && r->bf16_options->enabled && r->bf16_options->io;
+}
+
+/*
+ * The type parameter i is traced with. With the bf16 pass's io option the
+ * caller passes bf16 tensors where the function, written for f32, takes
+ * f32 ones: they are traced as f32 (so the pass converts the function,
+ * instead of refusing one that computes in bf16), and the pass makes the
+ * parameters bf16 again. An f32 tensor there is an error: the converted
+ * function could not take it. False after reporting.
+ */
+static bool param_type(const pl_request *r, int i, ir_type *type)
+{
+    *type = r->args[i].type;
+    if (!bf16_io(r) || r->args[i].kind != AG_ARG_TENSOR)
+        return true;
+    if (type->dtype == AG_BF16) {
+        type->dtype = AG_F32;
+    } else if (type->dtype == AG_F32) {
+        char got[200];
+        rt_report(request_loc(r), "'%s' is converted to bf16 with bf16 inputs and outputs (the "
+                                  "io option), so its parameter '%s' takes a bf16 tensor, not "
+                                  "%s: cast it (ag_cast(x, AG_BF16)) or turn io off",
+                  request_name(r), r->desc->param_names[i],
+                  ir_spec_type_str(type->dtype, &type->shape, got, sizeof got));
+        return false;
+    }
+    return true;
+}
+
+static bool trace_args(ir_trace *t, const pl_request *r, ag_arg *args)
+{
+    const ag_function_desc *d = r->desc;
+    const pl_arg *keys = r->args;
     for (int i = 0; i < d->n_params; i++) {
         memset(&args[i], 0, sizeof args[i]);
         args[i].kind = keys[i].kind;
+        ir_type type;
+        if (!param_type(r, i, &type))
+            return false;
         switch (keys[i].kind) {
         case AG_ARG_TENSOR:
-        case AG_ARG_TENSOR_ARRAY: args[i].tensor = ir_trace_param(t, &keys[i].type); break;
+        case AG_ARG_TENSOR_ARRAY: args[i].tensor = ir_trace_param(t, &type); break;
         case AG_ARG_VARIABLE: args[i].variable = keys[i].var; break;
         case AG_ARG_INT: args[i].i = keys[i].i; break;
         case AG_ARG_FLOAT: args[i].f = keys[i].f; break;
         }
     }
+    return true;
 }
 
 static bool verify(const pl_request *r, const ir_function *fn, const char *when)
@@ -177,11 +229,13 @@ static ir_function *trace(const pl_request *r)
     ir_trace *t = ir_trace_begin(fn);
     ir_trace_set_first(t, r->first_trace);
     ag_scope_push();
-    trace_args(t, d, r->args, args);
-    d->trace(args, outs);
-    ir_trace_set_outputs(t, d->n_outputs, outs, at);
+    bool ok = trace_args(t, r, args);
+    if (ok) {
+        d->trace(args, outs);
+        ir_trace_set_outputs(t, d->n_outputs, outs, at);
+    }
     ag_scope_pop_at(at);
-    bool ok = ir_trace_end(t) && rt_error_count() == errors && verify(r, fn, "traced");
+    ok = ir_trace_end(t) && ok && rt_error_count() == errors && verify(r, fn, "traced");
     free(args);
     free(outs);
     if (!ok) {
@@ -327,9 +381,7 @@ static bool run_passes(const pl_request *r, pl_result *out)
 {
     pass_options o;
     pass_get_options(&o);
-    if (r->bf16_options)
-        o.bf16 = *r->bf16_options;
-    o.bf16.enabled |= (r->desc && (r->desc->flags & AG_FN_BFLOAT16)) || r->bf16;
+    o.bf16 = bf16_options_for(r);
     o.soft_placement = soft_placement(r);
     o.device_scopes = r->device_scopes;
     o.n_device_scopes = r->n_device_scopes;
@@ -361,6 +413,9 @@ bool pl_run(const pl_request *r, pl_result *out)
     }
     pl_request req = *r;
     req.strict = strict;
+    /* read once: the trace (bf16_io) and the passes must agree */
+    pass_bf16_options bf16 = bf16_options_for(r);
+    req.bf16_options = &bf16;
     bool ok = take_env_cpu(&req, out->target);
     int64_t t0 = now_ns();
     if (r->graph) {

@@ -695,10 +695,13 @@ bool ag_last_profile(ag_profile *out);
  * turns it on); `filterlist` names the ops kept in f32 (op names as in
  * the IR, "tanh,softmax", separated by commas; NULL or "" for none);
  * `scope` is "all" (NULL) or "tpu" (only nodes placed on the tpu-model);
- * `io` makes the function's own f32 parameters and results bf16 too;
- * `skip_safety_checks` converts a function that already computes in bf16.
- * NULL restores the defaults. An unknown op or scope is reported and
- * changes nothing (false).
+ * `io` makes the function's own f32 parameters and results bf16 too (its
+ * callers then pass bf16 tensors there); `skip_safety_checks` converts a
+ * function that already computes in bf16; `elementwise` is "f32" (NULL:
+ * elementwise ops compute in f32 between bf16 values, rounding once where
+ * a bf16 value is needed) or "bf16" (each op's result rounds, as eager
+ * bf16 code does). NULL restores the defaults. An unknown op, scope or
+ * elementwise is reported and changes nothing (false).
  */
 typedef struct ag_bf16_options {
     bool enabled;
@@ -706,6 +709,7 @@ typedef struct ag_bf16_options {
     const char *scope;
     bool io;
     bool skip_safety_checks;
+    const char *elementwise;
 } ag_bf16_options;
 bool ag_set_bf16_options_at(ag_loc loc, const ag_bf16_options *options);
 #define ag_set_bf16_options(options) ag_set_bf16_options_at(AG_HERE, (options))

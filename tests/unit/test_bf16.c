@@ -4,7 +4,8 @@
  * the cpu target as on the reference executor; its error against f32 on
  * an MLP layer and a conv2d stays within what bf16 implies; the accuracy
  * report names the outputs' errors; the pass's options and report from C
- * (ag_set_bf16_options, ag_bf16_report).
+ * (ag_set_bf16_options, ag_bf16_report); elementwise chains in f32,
+ * rounded once, and bf16 inputs and outputs (io) from a C call.
  */
 #include "staged_util.h"
 
@@ -40,9 +41,25 @@ CONV_DESC(conv_bf16_cpu, AG_FN_BFLOAT16);
 CONV_DESC(conv_bf16_reference, AG_FN_BFLOAT16);
 CONV_DESC(conv_f32, 0);
 
+/* tanh(x*a + b)*c + x: a chain of elementwise ops only */
+static void chain__trace(const ag_arg *a, ag_tensor *o)
+{
+    ag_tensor x = a[0].tensor;
+    o[0] = ag_add(ag_mul(ag_tanh(ag_add(ag_mul(x, a[1].tensor), a[2].tensor)), a[3].tensor), x);
+}
+static const ag_arg_kind K_TTTT[] = {AG_ARG_TENSOR, AG_ARG_TENSOR, AG_ARG_TENSOR, AG_ARG_TENSOR};
+static const char *const N_XABC[] = {"x", "a", "b", "c"};
+#define CHAIN_DESC(name) \
+    static const ag_function_desc name##__desc = { \
+        #name, __FILE__, __LINE__, 4, N_XABC, K_TTTT, NULL, NULL, 1, chain__trace, AG_FN_BFLOAT16}
+CHAIN_DESC(chain_io_cpu);
+CHAIN_DESC(chain_io_reference);
+CHAIN_DESC(chain_io_f32_args);
+CHAIN_DESC(chain_io_per_op);
+
 static ag_tensor call(const ag_function_desc *d, int n, const ag_tensor *in)
 {
-    ag_arg a[3];
+    ag_arg a[4];
     for (int i = 0; i < n; i++)
         a[i] = targ(in[i]);
     ag_tensor o[1];
@@ -196,6 +213,93 @@ static void test_options_enable_from_c(void **state)
     ag_concrete_release(cf);
 }
 
+/* Whether a and b hold the same bf16 bits. */
+static bool same_bf16(ag_tensor a, ag_tensor b)
+{
+    return ag_dtype_of(a) == AG_BF16 && ag_dtype_of(b) == AG_BF16 &&
+           ag_num_elements(a) == ag_num_elements(b) &&
+           memcmp(ag_data(a), ag_data(b), (size_t)ag_num_elements(a) * 2) == 0;
+}
+
+/* The chain's inputs in bf16: x with ties and a range where tanh
+ * saturates, and a, b, c. */
+static void chain_inputs(ag_tensor in[4])
+{
+    in[0] = ag_cast(ag_mul(sample(AG_SHAPE(1000), 9), 4.0), AG_BF16);
+    static const float abc[3] = {0.75f, -0.125f, 1.5f};
+    for (int i = 0; i < 3; i++)
+        in[1 + i] = ag_cast(ag_from_data(AG_F32, AG_SCALAR, &abc[i]), AG_BF16);
+}
+
+/* The default (elementwise = f32) with io from a C call: the caller's bf16
+ * tensors are widened, the chain computes in f32 and its result rounds
+ * once, on the cpu target (one fused loop) and the reference executor
+ * alike; eager f32 arithmetic on the widened values gives the same bits. */
+static void test_io_chain_rounds_once(void **state)
+{
+    (void)state;
+    ag_tensor in[4];
+    chain_inputs(in);
+    ag_bf16_options o = {.io = true};
+    assert_true(ag_set_bf16_options(&o));
+    assert_true(ag_set_target("cpu"));
+    ag_tensor cpu = call(&chain_io_cpu__desc, 4, in);
+    assert_true(ag_set_target("reference"));
+    ag_tensor ref = call(&chain_io_reference__desc, 4, in);
+    ag_set_target(NULL);
+    assert_true(ag_set_bf16_options(NULL));
+    ag_tensor w[4];
+    for (int i = 0; i < 4; i++)
+        w[i] = ag_cast(in[i], AG_F32);
+    ag_tensor once = ag_cast(
+        ag_add(ag_mul(ag_tanh(ag_add(ag_mul(w[0], w[1]), w[2])), w[3]), w[0]), AG_BF16);
+    ag_tensor per_op = ag_add(ag_mul(ag_tanh(ag_add(ag_mul(in[0], in[1]), in[2])), in[3]), in[0]);
+    assert_true(same_bf16(cpu, ref));
+    assert_true(same_bf16(cpu, once));
+    assert_false(same_bf16(cpu, per_op)); /* rounding once is not rounding per op */
+    ag_concrete_function *cf =
+        ag_get_concrete_function("chain_io_cpu", "bf16[1000], bf16[], bf16[], bf16[]");
+    char *text = graph_text(cf);
+    assert_non_null(strstr(text, "tanh(%"));
+    assert_non_null(strstr(text, ": f32[1000]"));
+    assert_non_null(strstr(text, "-> (bf16[1000])"));
+    free(text);
+}
+
+/* elementwise = "bf16" rounds after every op: eager bf16 code's bits. */
+static void test_elementwise_bf16_rounds_per_op(void **state)
+{
+    (void)state;
+    ag_tensor in[4];
+    chain_inputs(in);
+    ag_bf16_options o = {.io = true, .elementwise = "bf16"};
+    assert_true(ag_set_bf16_options(&o));
+    ag_tensor staged = call(&chain_io_per_op__desc, 4, in);
+    assert_true(ag_set_bf16_options(NULL));
+    ag_tensor eager = ag_add(ag_mul(ag_tanh(ag_add(ag_mul(in[0], in[1]), in[2])), in[3]), in[0]);
+    assert_true(same_bf16(staged, eager));
+}
+
+/* With io the converted function takes bf16 tensors: an f32 one is
+ * reported at the function, naming the parameter. */
+static void test_io_f32_argument_is_reported(void **state)
+{
+    (void)state;
+    ag_tensor in[4] = {sample(AG_SHAPE(8), 1), sample(AG_SCALAR, 2), sample(AG_SCALAR, 3),
+                       sample(AG_SCALAR, 4)};
+    ag_bf16_options o = {.io = true};
+    assert_true(ag_set_bf16_options(&o));
+    ag_arg a[4];
+    for (int i = 0; i < 4; i++)
+        a[i] = targ(in[i]);
+    ag_tensor out[1];
+    bool ok = ag_function_call_at(AG_HERE, &chain_io_f32_args__desc, a, out);
+    assert_true(ag_set_bf16_options(NULL));
+    assert_false(ok);
+    assert_non_null(strstr(ag_last_error(), "its parameter 'x' takes a bf16 tensor, not f32[8]"));
+    ag_clear_error();
+}
+
 /* Mistakes are reported, and change nothing. */
 static void test_api_errors(void **state)
 {
@@ -216,6 +320,10 @@ static void test_api_errors(void **state)
     assert_false(ag_set_bf16_options(&bad_scope));
     assert_non_null(strstr(ag_last_error(), "scope \"gpu\""));
     ag_clear_error();
+    ag_bf16_options bad_elementwise = {.elementwise = "f16"};
+    assert_false(ag_set_bf16_options(&bad_elementwise));
+    assert_non_null(strstr(ag_last_error(), "elementwise \"f16\" is none of"));
+    ag_clear_error();
     /* the options in force are still the defaults: the report converts */
     assert_true(ag_bf16_report("layer_f32", in, 3, &rep));
     assert_true(rep.max_abs[0] > 0);
@@ -232,6 +340,9 @@ int main(void)
         TU_TEST(test_report_api),
         TU_TEST(test_options_filterlist_from_c),
         TU_TEST(test_options_enable_from_c),
+        TU_TEST(test_io_chain_rounds_once),
+        TU_TEST(test_elementwise_bf16_rounds_per_op),
+        TU_TEST(test_io_f32_argument_is_reported),
         TU_TEST(test_api_errors),
     };
     TU_RUN(tests);
