@@ -6,7 +6,13 @@
  *       pass with bf16 inputs and outputs (AG_BFLOAT16, io), whose chain
  *       loads bf16, computes in f32 and rounds once on the store: goal
  *       >= 1.6x faster; for context, the chain written on bf16 tensors,
- *       which rounds after every op to give eager bf16 code's bits;
+ *       which rounds after every op to give eager bf16 code's bits, and
+ *       the chain without tanh. Halving the bytes pays only where memory
+ *       bounds the loop: tanh's arithmetic (a vdivps per 16 lanes) makes
+ *       the f32 loop take about 1.5x the time of the one without it, and
+ *       the bf16 loop, with the same arithmetic plus the widening and the
+ *       rounding and fewer vectors in flight (the vectorizer interleaves
+ *       the f32 loop 4 times, the bf16 one not), is no faster here;
  *   (b) an MLP forward pass (batch 64, 784-512-512-10, relu, softmax) with
  *       bf16 inputs and weights against f32: goal no slower, and >= 1.3x
  *       faster on a host with AVX512_BF16 (its vdpbf16ps products). On
@@ -123,6 +129,18 @@ static const ag_function_desc chain_pass_desc = {
     "chain_pass", __FILE__, __LINE__, 4, N_XABC, K_TTTT, NULL, NULL, 1, chain_trace,
     AG_FN_BFLOAT16};
 
+/* The chain without tanh, (x*a + b)*c + x: so few operations per byte
+ * that memory bounds it, for context (how much the bytes alone give). */
+static void affine_trace(const ag_arg *a, ag_tensor *o)
+{
+    ag_tensor x = a[0].tensor;
+    o[0] = ag_add(ag_mul(ag_add(ag_mul(x, a[1].tensor), a[2].tensor), a[3].tensor), x);
+}
+DESC(affine, 4, N_XABC, K_TTTT, 1, affine_trace);
+static const ag_function_desc affine_pass_desc = {
+    "affine_pass", __FILE__, __LINE__, 4, N_XABC, K_TTTT, NULL, NULL, 1, affine_trace,
+    AG_FN_BFLOAT16};
+
 static void chain_args(call *c, const ag_function_desc *fn, ag_dtype dt, const float *x)
 {
     static const float abc[3] = {0.5f, 0.25f, 2.0f};
@@ -139,20 +157,24 @@ static void bench_chain(void)
            CHAIN_N * 4 >> 20, CHAIN_N * 2 >> 20);
     float *x = malloc((size_t)CHAIN_N * sizeof *x);
     fill_uniform(x, CHAIN_N, 7, 3.0f);
-    call f32 = {0}, pass = {0}, user = {0};
+    call f32 = {0}, pass = {0}, user = {0}, aff32 = {0}, affpass = {0};
     chain_args(&f32, &chain_desc, AG_F32, x);
     chain_args(&pass, &chain_pass_desc, AG_BF16, x);
     chain_args(&user, &chain_desc, AG_BF16, x);
+    chain_args(&aff32, &affine_desc, AG_F32, x);
+    chain_args(&affpass, &affine_pass_desc, AG_BF16, x);
     free(x);
-    /* io: the converted function takes and gives bf16 tensors; the
-     * options are read when it is traced, at its first call */
+    /* io: the converted functions take and give bf16 tensors; the
+     * options are read when they are traced, at their first call */
     ag_bf16_options io = {.io = true};
     ag_set_bf16_options(&io);
     run_call(&pass);
+    run_call(&affpass);
     ag_set_bf16_options(NULL);
-    double t32, tpass, t32b, tuser;
+    double t32, tpass, t32b, tuser, ta32, tapass;
     bench_time_pair(run_call, &f32, run_call, &pass, 21, &t32, &tpass);
     bench_time_pair(run_call, &f32, run_call, &user, 11, &t32b, &tuser);
+    bench_time_pair(run_call, &aff32, run_call, &affpass, 11, &ta32, &tapass);
     bench_print_time("f32 compiled", t32);
     bench_print_time("bf16 pass: f32 ops, bf16 loads and stores", tpass);
     printf("  bf16 pass vs f32: %.2fx faster\n", t32 / tpass);
@@ -160,6 +182,12 @@ static void bench_chain(void)
     bench_print_time("(context) bf16 tensors, rounded per op", tuser);
     printf("  (context) user bf16 vs f32: %.2fx (eager bf16's bits: a rounding per op)\n",
            t32b / tuser);
+    /* tanh's arithmetic (a division per lane) can outweigh the bytes: the
+     * same loop without it shows what halving them gives */
+    bench_print_time("(context) without tanh: f32", ta32);
+    bench_print_time("(context) without tanh: bf16 pass", tapass);
+    printf("  (context) without tanh, bf16 pass vs f32: %.2fx; with tanh the f32 loop takes "
+           "%.2fx the time of the one without\n", ta32 / tapass, t32 / ta32);
 }
 
 /* ================================================================ (b) MLP */
