@@ -236,6 +236,7 @@ void cg_loop_end(cg_lower *L, cg_loop *lp);
 /* Keeps LLVM's loop vectorizer off the loop whose back edge is latch and,
  * with no_unroll, its unroller too. */
 void cg_loop_hints(cg_lower *L, LLVMValueRef latch, bool no_unroll);
+void cg_loop_interleave(cg_lower *L, LLVMValueRef latch, int count);
 
 /* lower_bf16mm.c: a bf16 matrix product, with AVX512_BF16's dot products
  * when L->bf16_dot, else converting to f32 (small products only: see

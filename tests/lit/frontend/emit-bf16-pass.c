@@ -14,17 +14,23 @@ ag_tensor layers(ag_tensor x, ag_tensor w)
     return ag_matmul(h, w);
 }
 
+// The loop is interleaved by 4 (fused loops that call tanh ask LLVM for
+// it): four vectors of each step, one rounding per stored vector.
 // CHECK-LABEL: define internal {{.*}}i32 @agc_layers_graph(
 // CHECK: call fastcc void @matmul_bf16_64x64x64(
 // CHECK: load <[[N:[0-9]+]] x i16>
+// CHECK-COUNT-3: load <[[N]] x i16>
 // CHECK-NOT: 32767
-// CHECK: fmul <[[N]] x float>
+// CHECK-COUNT-4: fmul <[[N]] x float>
 // CHECK-NOT: 32767
-// CHECK: fadd <[[N]] x float>
+// CHECK-COUNT-4: fadd <[[N]] x float>
 // CHECK-NOT: 32767
-// CHECK: call <[[N]] x float> @agc_tanh_f32_v[[N]](
-// CHECK: add <[[N]] x i32> {{.*}}<i32 32767,{{.*}}{{$}}
+// CHECK-COUNT-4: call <[[N]] x float> @agc_tanh_f32_v[[N]](
 // CHECK-NOT: 32767
-// CHECK: store <[[N]] x i16>
+// CHECK-COUNT-4: add <[[N]] x i32> {{.*}}<i32 32767,{{.*}}{{$}}
+// CHECK-NOT: 32767
+// CHECK-COUNT-4: store <[[N]] x i16>
+// CHECK-NOT: 32767
+// CHECK: !llvm.loop
 // CHECK-NOT: 32767
 // CHECK: call fastcc void @matmul_bf16_64x64x64(
