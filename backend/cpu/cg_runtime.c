@@ -1,6 +1,8 @@
 /* cg_runtime.c - the runtime functions generated code calls. */
 #include "cg_runtime.h"
 
+#include "bf16mm_amx.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -165,11 +167,34 @@ int32_t cg_rt_int_check(const void *data, int32_t dtype, int64_t n, int32_t nega
 
 uint64_t cg_rt_ipow(uint64_t base, uint64_t exp) { return rt_wrapping_pow(base, exp); }
 
+static void amx_columns(void *ctx, int64_t begin, int64_t end)
+{
+    rt_bf16mm_amx_columns(ctx, begin, end);
+}
+
+_Static_assert(CG_RT_CHUNK_ALIGN % RT_BF16MM_AMX_PANEL == 0,
+               "parallel chunks must start on a panel of the AMX kernel");
+
+int32_t cg_rt_matmul_bf16_amx(const void *a, const void *b, void *c, int64_t m, int64_t k,
+                              int64_t n, int64_t parallel_work)
+{
+    rt_bf16mm_amx p;
+    if (!rt_bf16mm_amx_begin(&p, a, b, c, m, k, n))
+        return 0;
+    if ((double)m * (double)k * (double)n >= (double)parallel_work)
+        cg_rt_parallel_for(amx_columns, &p, n, CG_RT_CHUNK_ALIGN);
+    else
+        rt_bf16mm_amx_columns(&p, 0, n);
+    rt_bf16mm_amx_end(&p);
+    return 1;
+}
+
 #define SYM(f) {#f, (void (*)(void))f}
 const cg_rt_symbol cg_rt_symbols[] = {
     SYM(cg_rt_apply),    SYM(cg_rt_apply_typed), SYM(cg_rt_fail),   SYM(cg_rt_free),
     SYM(cg_rt_alias),    SYM(cg_rt_new),      SYM(cg_rt_scalar),   SYM(cg_rt_box_init),
     SYM(cg_rt_try_new),  SYM(cg_rt_data),     SYM(cg_rt_dims),     SYM(cg_rt_truth),
     SYM(cg_rt_release),  SYM(cg_rt_ipow),     SYM(cg_rt_parallel_for), SYM(cg_rt_int_check),
+    SYM(cg_rt_matmul_bf16_amx),
 };
 const int cg_rt_n_symbols = (int)(sizeof cg_rt_symbols / sizeof cg_rt_symbols[0]);

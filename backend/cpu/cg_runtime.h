@@ -71,6 +71,14 @@ enum { CG_RT_CHUNK_ALIGN = 64 };
 /* The threads a parallel loop uses (the caller included). */
 int cg_rt_num_threads(void);
 
+/* c[m,n] = a[m,k] x b[k,n] in bf16 on AMX tiles (runtime/kernels/
+ * bf16mm_amx.h), in parallel chunks of columns when there is enough work
+ * (at least `parallel_work` multiply-adds). 1 when done; 0 when AMX is not
+ * usable in this process (the CPU, the OS, AG_NO_AMX) or its scratch
+ * memory is not there: the caller then runs its own path. */
+int32_t cg_rt_matmul_bf16_amx(const void *a, const void *b, void *c, int64_t m, int64_t k,
+                              int64_t n, int64_t parallel_work);
+
 /* Whether the n elements of an i32/i64 buffer hold a 0 (negative == 0:
  * a divisor) or a negative value (negative == 1: an exponent). */
 int32_t cg_rt_int_check(const void *data, int32_t dtype, int64_t n, int32_t negative);

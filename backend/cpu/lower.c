@@ -187,6 +187,8 @@ static void declare_helpers(cg_lower *L)
     declare(L, &h->ipow, "cg_rt_ipow", i64, (LLVMTypeRef[]){i64, i64}, 2);
     declare(L, &h->parallel_for, "cg_rt_parallel_for", v, (LLVMTypeRef[]){p, p, i64, i64}, 4);
     declare(L, &h->int_check, "cg_rt_int_check", i32, (LLVMTypeRef[]){p, i32, i64, i32}, 4);
+    declare(L, &h->matmul_bf16_amx, "cg_rt_matmul_bf16_amx", i32,
+            (LLVMTypeRef[]){p, p, p, i64, i64, i64, i64}, 7);
     add_attr(L, h->data.value, "memory", MEMORY_ARGMEM_READ);
     add_attr(L, h->dims.value, "memory", MEMORY_ARGMEM_READ);
     add_attr(L, h->ipow.value, "memory", MEMORY_NONE);
@@ -810,12 +812,21 @@ static void make_node_table(cg_lower *L, const char *name)
     LLVMSetLinkage(L->node_table, LLVMInternalLinkage);
 }
 
+/* Code for the machine it is compiled on: no triple, and no CPU or
+ * features named (AG_CPU, agc --cpu). */
+static bool for_this_host(const char *triple, const tgt_options *o)
+{
+    return !triple && (!o || ((!o->cpu || !*o->cpu) && (!o->features || !*o->features)));
+}
+
 static LLVMModuleRef lower(const ir_function *fn, pass_analyses *am, LLVMContextRef ctx,
                            const char *sym, const char *node_table, const char *triple,
-                           bool bf16_dot, char *err, size_t errlen)
+                           const tgt_options *o, char *err, size_t errlen)
 {
+    bool bf16_dot = cg_has_bf16_dot(o);
     cg_lower L = {.fn = fn, .am = am, .err = err, .errlen = errlen, .ctx = ctx,
-                  .fp_constraint = cg_fp_constraint(triple), .bf16_dot = bf16_dot};
+                  .fp_constraint = cg_fp_constraint(triple), .bf16_dot = bf16_dot,
+                  .host_amx = bf16_dot && for_this_host(triple, o)};
     if (errlen)
         err[0] = '\0';
     init_types(&L);
@@ -840,7 +851,7 @@ LLVMModuleRef cg_lower_function(const ir_function *fn, pass_analyses *am, LLVMCo
                                 size_t errlen)
 {
     tgt_options host = {.cpu = o ? o->cpu : NULL, .features = o ? o->features : NULL};
-    return lower(fn, am, ctx, sym, NULL, NULL, cg_has_bf16_dot(&host), err, errlen);
+    return lower(fn, am, ctx, sym, NULL, NULL, &host, err, errlen);
 }
 
 LLVMModuleRef cg_lower_function_aot(const ir_function *fn, pass_analyses *am,
@@ -848,5 +859,5 @@ LLVMModuleRef cg_lower_function_aot(const ir_function *fn, pass_analyses *am,
                                     const char *node_table, const char *triple,
                                     const tgt_options *o, char *err, size_t errlen)
 {
-    return lower(fn, am, ctx, sym, node_table, triple, cg_has_bf16_dot(o), err, errlen);
+    return lower(fn, am, ctx, sym, node_table, triple, o, err, errlen);
 }

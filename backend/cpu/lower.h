@@ -101,7 +101,7 @@ typedef struct cg_fn {
 
 typedef struct cg_helpers {
     cg_fn apply, apply_typed, fail, free_, alias, new_, try_new, scalar, box_init, data,
-        dims, truth, release, ipow, parallel_for, int_check;
+        dims, truth, release, ipow, parallel_for, int_check, matmul_bf16_amx;
 } cg_helpers;
 
 typedef struct cg_lower {
@@ -143,6 +143,10 @@ typedef struct cg_lower {
     LLVMValueRef node_table;
     const char *fp_constraint; /* cg_fp_constraint of the target */
     bool bf16_dot; /* the CPU has AVX512_BF16 (cg_has_bf16_dot) */
+    /* The code is compiled for this host (no triple, CPU or features
+     * named), so bf16 products may call the AMX kernel, which checks at
+     * run time that the process can use it (lower_bf16mm.c). */
+    bool host_amx;
 } cg_lower;
 
 /* Lowers fn to a module holding one function, `sym`:

@@ -456,6 +456,36 @@ static void call_dot(cg_lower *L, const ir_node *node, int64_t m, int64_t k, int
         cg_call(L, &L->h.free_, &scratch, 1, "");
 }
 
+/* ---------------------------------------------------------- AMX path */
+
+/* Rows a tile of the AMX kernel holds: fewer would leave most of every
+ * tile product unused, where the dot-product kernel's 6-row blocks fit. */
+enum { AMX_MIN_ROWS = 16 };
+
+/* Whether the product may call the AMX kernel: code for this host (the
+ * kernel checks at run time that the process can use AMX) with enough rows. */
+static bool uses_amx(const cg_lower *L, int64_t m)
+{
+    return L->host_amx && m >= AMX_MIN_ROWS;
+}
+
+/* cg_rt_matmul_bf16_amx, and the dot-product path when it returns 0 (AMX
+ * not usable in this process, AG_NO_AMX, or no scratch memory). */
+static void call_amx_or_dot(cg_lower *L, const ir_node *node, int64_t m, int64_t k, int64_t n,
+                            LLVMValueRef *abc)
+{
+    LLVMValueRef args[7] = {abc[0],       abc[1],       abc[2],
+                            cg_i64(L, m), cg_i64(L, k), cg_i64(L, n),
+                            cg_i64(L, BF16MM_PARALLEL_WORK)};
+    LLVMValueRef done_amx = cg_call(L, &L->h.matmul_bf16_amx, args, 7, "amx");
+    LLVMBasicBlockRef no_amx = cg_new_block(L, "no_amx"), done = cg_new_block(L, "mm_done");
+    LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, LLVMIntNE, done_amx, cg_i32(L, 0), ""), done, no_amx);
+    LLVMPositionBuilderAtEnd(L->b, no_amx);
+    call_dot(L, node, m, k, n, abc);
+    LLVMBuildBr(L->b, done);
+    LLVMPositionBuilderAtEnd(L->b, done);
+}
+
 bool cg_emit_matmul_bf16(cg_lower *L, const ir_node *n)
 {
     const cg_info *ai = cg_info_of(L, n->in[0]), *bi = cg_info_of(L, n->in[1]);
@@ -466,7 +496,10 @@ bool cg_emit_matmul_bf16(cg_lower *L, const ir_node *n)
     if (m == 0 || nn == 0)
         return true;
     if (L->bf16_dot) {
-        call_dot(L, n, m, k, nn, abc);
+        if (uses_amx(L, m))
+            call_amx_or_dot(L, n, m, k, nn, abc);
+        else
+            call_dot(L, n, m, k, nn, abc);
         return true;
     }
     LLVMValueRef f = converting_function(L, m, k, nn);
