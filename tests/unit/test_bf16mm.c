@@ -16,13 +16,27 @@
  *
  * Skipped on a host without AVX512_BF16 (the kernel cannot run there);
  * test_backend.c checks both paths against the reference everywhere.
+ * These products run with AG_NO_AMX=1: on an AMX host the compiled code
+ * would otherwise take the AMX kernel.
+ *
+ * The AMX kernel (runtime/kernels/bf16mm_amx.c, through the compiled code
+ * and directly) does not follow one f32 order that a scalar model can
+ * replay (docs/runtime.md): its tests hold each c[i,j] to the bound any
+ * order of f32 additions keeps, |F - S| <= (k + 1) * 2^-24 * sum |a b|
+ * around the exact sum S, then one rounding to bf16. For most elements
+ * that interval rounds to a single bf16 value, so a wrong bit fails
+ * (the tests check that such elements are the majority). Skipped,
+ * with the reason printed, where the process cannot use AMX.
  */
 #include "test_util.h"
 
+#include "bf16mm_amx.h"
+#include "cg_runtime.h"
 #include "cg_util.h"
 #include "ir.h"
 #include "rt.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -75,9 +89,8 @@ static rt_value *bf16_value(int rows, int cols, uint32_t seed, uint16_t **bits)
     return v;
 }
 
-/* c = a x b compiled for the host; 0 differences from dot_order. Returns
- * how many elements serial_order gets wrong. */
-static int check_shape(int m, int k, int n)
+/* c = a x b for the CPU o names (NULL: the host), parsed and compiled. */
+static cg_code *compile_product(int m, int k, int n, const tgt_options *o, ir_function **fn)
 {
     char text[512];
     snprintf(text, sizeof text,
@@ -85,21 +98,47 @@ static int check_shape(int m, int k, int n)
              "  %%2 = matmul(%%0, %%1) : bf16[%d,%d]\n  return %%2\n}\n",
              m, k, k, n, m, n, m, n);
     char err[512];
-    ir_function *fn = ir_parse(text, "test.ir", err, sizeof err);
-    if (!fn)
+    *fn = ir_parse(text, "test.ir", err, sizeof err);
+    if (!*fn)
         fail_msg("parse: %s", err);
-    cg_code *code = tu_compile(fn, err, sizeof err);
+    cg_code *code = tu_compile_for(*fn, o, err, sizeof err);
     if (!code)
         fail_msg("bf16 matmul %dx%dx%d: %s", m, k, n, err);
+    return code;
+}
+
+/* Whether the compiled module's text holds `what`. */
+static bool module_has(cg_code *code, const char *what)
+{
     char *ir = cg_module_text(code);
-    assert_non_null(strstr(ir, "dpbf16ps"));
+    bool has = strstr(ir, what) != NULL;
     free(ir);
-    uint16_t *a, *b;
-    rt_value *args[2] = {bf16_value(m, k, 17u + (uint32_t)k, &a),
-                         bf16_value(k, n, 29u + (uint32_t)n, &b)};
-    rt_value *res[1] = {NULL};
+    return has;
+}
+
+/* Runs code on a and b; the result value (the caller frees it). */
+static rt_value *run_product(cg_code *code, rt_value *a, rt_value *b)
+{
+    rt_value *args[2] = {a, b}, *res[1] = {NULL};
     assert_true(cg_run(code, args, 2, res));
-    const uint16_t *c = res[0]->data;
+    return res[0];
+}
+
+/* c = a x b compiled for the host, run on the dot-product path
+ * (AG_NO_AMX=1); 0 differences from dot_order. Returns how many elements
+ * serial_order gets wrong. */
+static int check_shape(int m, int k, int n)
+{
+    ir_function *fn;
+    cg_code *code = compile_product(m, k, n, NULL, &fn);
+    assert_true(module_has(code, "dpbf16ps"));
+    uint16_t *a, *b;
+    rt_value *av = bf16_value(m, k, 17u + (uint32_t)k, &a);
+    rt_value *bv = bf16_value(k, n, 29u + (uint32_t)n, &b);
+    setenv("AG_NO_AMX", "1", 1);
+    rt_value *res = run_product(code, av, bv);
+    unsetenv("AG_NO_AMX");
+    const uint16_t *c = res->data;
     int wrong_serial = 0;
     for (int i = 0; i < m; i++) {
         for (int j = 0; j < n; j++) {
@@ -110,9 +149,9 @@ static int check_shape(int m, int k, int n)
             wrong_serial += ag_f32_to_bf16(serial_order(a, b, k, n, i, j)) != want;
         }
     }
-    rt_value_free(res[0]);
-    rt_value_free(args[0]);
-    rt_value_free(args[1]);
+    rt_value_free(res);
+    rt_value_free(av);
+    rt_value_free(bv);
     tu_code_free(code);
     ir_function_free(fn);
     return wrong_serial;
@@ -150,11 +189,183 @@ static void test_parallel_products_follow_the_documented_order(void **state)
     assert_true(check_shape(70, 301, 200) > 0);
 }
 
+/* ------------------------------------------------------------- AMX */
+
+static void skip_without_amx(void)
+{
+    const char *why = rt_bf16mm_amx_why_not();
+    if (why) {
+        printf("[  SKIPPED ] AMX not tested: %s\n", why);
+        skip();
+    }
+}
+
+/* Elements checked, and those whose interval rounds to one bf16 value. */
+typedef struct tally {
+    int total, decisive;
+} tally;
+
+/* c[i,j] must be the bf16 rounding of an f32 within (k + 1) * 2^-24 *
+ * sum |a b| of the exact sum S (long double holds these sums exactly). */
+static void check_bound(const uint16_t *a, const uint16_t *b, const uint16_t *c, int m, int k,
+                        int n, tally *t)
+{
+    for (int i = 0; i < m; i++) {
+        for (int j = 0; j < n; j++) {
+            long double sum = 0, mag = 0;
+            for (int p = 0; p < k; p++) {
+                long double prod = (long double)widen(a[i * k + p]) * widen(b[p * n + j]);
+                sum += prod;
+                mag += fabsl(prod);
+            }
+            long double err = (long double)(k + 1) * 0x1p-24L * mag;
+            uint16_t lo = ag_f32_to_bf16(nextafterf((float)(sum - err), -INFINITY));
+            uint16_t hi = ag_f32_to_bf16(nextafterf((float)(sum + err), INFINITY));
+            float got = widen(c[i * n + j]);
+            if (!(widen(lo) <= got && got <= widen(hi)))
+                fail_msg("%dx%dx%d: c[%d,%d] = %g, outside [%g, %g] around the exact %Lg", m, k,
+                         n, i, j, (double)got, (double)widen(lo), (double)widen(hi), sum);
+            t->total++;
+            t->decisive += lo == hi;
+        }
+    }
+}
+
+/* The kernel called directly, its columns in two calls (panels 0 and 1,
+ * then the rest) as parallel chunks would. */
+static void amx_direct(const uint16_t *a, const uint16_t *b, uint16_t *c, int m, int k, int n)
+{
+    rt_bf16mm_amx p;
+    assert_true(rt_bf16mm_amx_begin(&p, a, b, c, m, k, n));
+    int64_t split = n > 2 * RT_BF16MM_AMX_PANEL ? 2 * RT_BF16MM_AMX_PANEL : n;
+    rt_bf16mm_amx_columns(&p, 0, split);
+    rt_bf16mm_amx_columns(&p, split, n);
+    rt_bf16mm_amx_end(&p);
+}
+
+/* Shapes around the tiles (16 rows, 16 and 32 columns, 32 of k): below
+ * one tile, one more than a tile, odd k, k < 32, a used in place (rows a
+ * multiple of 16, k of 32), columns split over calls. */
+static void test_amx_kernel_awkward_shapes_within_the_bound(void **state)
+{
+    (void)state;
+    skip_without_amx();
+    static const int shapes[][3] = {
+        {1, 1, 1},    {5, 7, 3},    {16, 32, 16},  {17, 33, 17}, {31, 63, 33},
+        {32, 64, 32}, {16, 31, 40}, {33, 1, 65},   {48, 96, 100}, {40, 257, 130},
+    };
+    tally t = {0};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
+        uint16_t *a, *b;
+        rt_value *av = bf16_value(m, k, 41u + (uint32_t)k, &a);
+        rt_value *bv = bf16_value(k, n, 53u + (uint32_t)n, &b);
+        uint16_t *c = calloc((size_t)(m * n), sizeof *c);
+        amx_direct(a, b, c, m, k, n);
+        check_bound(a, b, c, m, k, n, &t);
+        free(c);
+        rt_value_free(av);
+        rt_value_free(bv);
+    }
+    printf("AMX kernel: %d of %d elements had a single allowed bf16 value\n", t.decisive,
+           t.total);
+    assert_true(t.decisive > t.total / 2);
+}
+
+/* Compiled code for the host calls the kernel (in parallel chunks for
+ * the MLP's first layer): the module names it, the results are the
+ * kernel's bit for bit and within the bound. */
+static void check_compiled_amx(int m, int k, int n)
+{
+    ir_function *fn;
+    cg_code *code = compile_product(m, k, n, NULL, &fn);
+    assert_true(module_has(code, "cg_rt_matmul_bf16_amx"));
+    uint16_t *a, *b;
+    rt_value *av = bf16_value(m, k, 17u + (uint32_t)k, &a);
+    rt_value *bv = bf16_value(k, n, 29u + (uint32_t)n, &b);
+    rt_value *res = run_product(code, av, bv);
+    uint16_t *direct = calloc((size_t)(m * n), sizeof *direct);
+    amx_direct(a, b, direct, m, k, n);
+    assert_memory_equal(res->data, direct, (size_t)(m * n) * sizeof *direct);
+    tally t = {0};
+    check_bound(a, b, res->data, m, k, n, &t);
+    int other = 0;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++)
+            other += direct[i * n + j] != ag_f32_to_bf16(dot_order(a, b, k, n, i, j));
+    printf("AMX %dx%dx%d: %d of %d elements single-valued; %d differ from vdpbf16ps's order\n",
+           m, k, n, t.decisive, t.total, other);
+    assert_true(t.decisive > t.total / 2);
+    free(direct);
+    rt_value_free(res);
+    rt_value_free(av);
+    rt_value_free(bv);
+    tu_code_free(code);
+    ir_function_free(fn);
+}
+
+static void test_compiled_products_use_amx(void **state)
+{
+    (void)state;
+    skip_without_bf16_dot();
+    skip_without_amx();
+    check_compiled_amx(64, 784, 512);
+    check_compiled_amx(70, 301, 200);
+    check_compiled_amx(16, 32, 10);
+}
+
+/* AG_NO_AMX turns the kernel off (read at each product), "0" does not. */
+static void test_ag_no_amx_switches_amx_off(void **state)
+{
+    (void)state;
+    skip_without_amx();
+    uint16_t a[1] = {0x3f80}, b[1] = {0x4000}, c[1] = {0};
+    rt_bf16mm_amx p;
+    setenv("AG_NO_AMX", "1", 1);
+    assert_false(rt_bf16mm_amx_usable());
+    assert_string_equal(rt_bf16mm_amx_why_not(), "AG_NO_AMX is set");
+    assert_false(rt_bf16mm_amx_begin(&p, a, b, c, 1, 1, 1));
+    assert_int_equal(cg_rt_matmul_bf16_amx(a, b, c, 1, 1, 1, 1), 0);
+    assert_int_equal(c[0], 0);
+    setenv("AG_NO_AMX", "0", 1);
+    assert_true(rt_bf16mm_amx_usable());
+    unsetenv("AG_NO_AMX");
+    assert_int_equal(cg_rt_matmul_bf16_amx(a, b, c, 1, 1, 1, 1), 1);
+    assert_int_equal(c[0], 0x4000); /* 1 x 2 */
+}
+
+/* Only code for this host may call the kernel: not code for a CPU that
+ * AG_CPU or agc --cpu names (it may run elsewhere), nor small products. */
+static void test_amx_only_in_code_for_this_host(void **state)
+{
+    (void)state;
+    skip_without_bf16_dot();
+    tgt_options spr = {.cpu = "sapphirerapids"};
+    ir_function *fn;
+    cg_code *code = compile_product(64, 64, 64, &spr, &fn);
+    assert_true(module_has(code, "dpbf16ps"));
+    assert_false(module_has(code, "cg_rt_matmul_bf16_amx"));
+    tu_code_free(code);
+    ir_function_free(fn);
+    code = compile_product(64, 64, 64, NULL, &fn);
+    assert_true(module_has(code, "cg_rt_matmul_bf16_amx"));
+    tu_code_free(code);
+    ir_function_free(fn);
+    code = compile_product(15, 64, 64, NULL, &fn); /* fewer rows than a tile */
+    assert_false(module_has(code, "cg_rt_matmul_bf16_amx"));
+    tu_code_free(code);
+    ir_function_free(fn);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_small_shapes_follow_the_documented_order),
         TU_TEST(test_parallel_products_follow_the_documented_order),
+        TU_TEST(test_amx_kernel_awkward_shapes_within_the_bound),
+        TU_TEST(test_compiled_products_use_amx),
+        TU_TEST(test_ag_no_amx_switches_amx_off),
+        TU_TEST(test_amx_only_in_code_for_this_host),
     };
     TU_RUN(tests);
 }
