@@ -15,8 +15,10 @@
  *       the f32 loop 4 times, the bf16 one not), is no faster here;
  *   (b) an MLP forward pass (batch 64, 784-512-512-10, relu, softmax) with
  *       bf16 inputs and weights against f32: goal no slower, and >= 1.3x
- *       faster on a host with AVX512_BF16 (its vdpbf16ps products). On
- *       such a host the bf16 MLP also runs compiled for an AVX2 CPU
+ *       faster on a host with AVX512_BF16 (its vdpbf16ps products, or
+ *       AMX tiles where the process may use them). The row names the path
+ *       that ran; with AMX, the dot-product path (AG_NO_AMX=1) runs too.
+ *       On such a host the bf16 MLP also runs compiled for an AVX2 CPU
  *       (AG_CPU=znver3: the converting path and the runtime's kernel),
  *       and the core's vdpbf16ps and f32 FMA rates are measured (the
  *       dot-product path's ceiling against f32), for context.
@@ -28,6 +30,7 @@
 #define _GNU_SOURCE
 
 #include "bench_util.h"
+#include "bf16mm_amx.h"
 #include <ag.h>
 
 #if defined(__x86_64__)
@@ -292,6 +295,25 @@ static void print_instruction_rates(void)
 static void print_instruction_rates(void) {}
 #endif
 
+/* A call with AG_NO_AMX=1, so that its products take the dot-product
+ * path (the switch is read at each product). */
+static void run_call_no_amx(void *arg)
+{
+    setenv("AG_NO_AMX", "1", 1);
+    run_call(arg);
+    unsetenv("AG_NO_AMX");
+}
+
+/* On an AMX host: the same bf16 MLP on the dot-product path, against f32. */
+static void print_dot_path(call *f32, call *bf16, double flops)
+{
+    double t32, tdot;
+    bench_time_pair(run_call, f32, run_call_no_amx, bf16, 21, &t32, &tdot);
+    bench_print_time("bf16 compiled, AG_NO_AMX=1 (vdpbf16ps)", tdot);
+    printf("  (context) dot-product path vs f32: %.2fx faster; %.1f GFLOP/s\n", t32 / tdot,
+           flops / tdot / 1e9);
+}
+
 static void bench_mlp(void)
 {
     printf("\n(b) MLP forward, batch %d, %d-%d-%d-%d: matmul + bias + relu (x2), "
@@ -316,13 +338,20 @@ static void bench_mlp(void)
         diff = fmax(diff, fabs((double)out32[i] - out16[i]));
     double flops = 2.0 * MLP_B * ((double)MLP_IN * MLP_H + (double)MLP_H * MLP_H +
                                   (double)MLP_H * MLP_OUT);
-    bool dot = host_has_bf16();
+    bool dot = host_has_bf16(), amx = dot && rt_bf16mm_amx_usable();
     bench_print_time("f32 compiled (sgemm)", t32);
-    bench_print_time(dot ? "bf16 compiled (vdpbf16ps)" : "bf16 compiled (converting)", t16);
+    bench_print_time(amx   ? "bf16 compiled (AMX tiles)"
+                     : dot ? "bf16 compiled (vdpbf16ps)"
+                           : "bf16 compiled (converting)",
+                     t16);
     printf("  bf16 vs f32: %.2fx faster; %.1f GFLOP/s f32, %.1f bf16; "
            "max |f32 - bf16| of the softmax %.4f\n",
            t32 / t16, flops / t32 / 1e9, flops / t16 / 1e9, diff);
     bench_goal("bf16 no slower than f32", t16 <= t32);
+    if (dot && !amx)
+        printf("  (context) no AMX: %s\n", rt_bf16mm_amx_why_not());
+    if (amx)
+        print_dot_path(&f32, &bf16, flops);
     if (dot) {
         bench_goal("bf16 >= 1.3x faster than f32 (AVX512_BF16 host)", t32 / t16 >= 1.3);
         setenv("AG_CPU", "znver3", 1); /* read when mlp_avx2 is traced */
@@ -332,7 +361,8 @@ static void bench_mlp(void)
         bench_time_pair(run_call, &avx2, run_call, &bf16, 21, &t2, &t16b);
         unsetenv("AG_CPU");
         bench_print_time("bf16 compiled for znver3 (no AVX512_BF16)", t2);
-        printf("  (context) converting path / dot-product path: %.2fx\n", t2 / t16b);
+        printf("  (context) converting path / %s path: %.2fx\n", amx ? "AMX" : "dot-product",
+               t2 / t16b);
         print_instruction_rates();
     }
     for (int i = 0; i < 7; i++)
