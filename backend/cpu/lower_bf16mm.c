@@ -20,6 +20,13 @@
  *   even, with subnormal inputs and results flushed to zero (the
  *   instruction's DAZ/FTZ). An odd k ends with a pair whose second half is 0.
  *
+ *   AMX path (code for this host, AVX512_BF16, at least 16 rows): a call
+ *   to cg_rt_matmul_bf16_amx (runtime/kernels/bf16mm_amx.c, tdpbf16ps on
+ *   16x16 f32 tiles), which decides at run time whether the process may
+ *   use AMX; when it may not (or AG_NO_AMX), the dot-product path runs.
+ *   The hardware's order within a tile product is its own (docs/
+ *   runtime.md); the sums keep the bound below.
+ *
  * Reordered f32 sums of k products differ by at most about k * 2^-24 *
  * sum |a[i,p] b[p,j]| (and by flushed subnormals), far below the final
  * rounding to bf16 (2^-9 relative): docs/runtime.md states the tolerance
