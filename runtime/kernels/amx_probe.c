@@ -28,11 +28,8 @@ enum { ARCH_GET_XCOMP_PERM = 0x1022, ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTIL
 
 /* CPUID.(7,0): EBX bits 16 AVX512F, 30 AVX512BW, 31 AVX512VL; EDX bits 22
  * AMX-BF16, 24 AMX-TILE. CPUID.1: ECX bit 27 OSXSAVE. */
-enum {
-    EBX_AVX512 = 1u << 16 | 1u << 30 | 1u << 31,
-    EDX_AMX = 1u << 22 | 1u << 24,
-    ECX_OSXSAVE = 1u << 27,
-};
+static const unsigned EBX_AVX512 = 1u << 16 | 1u << 30 | 1u << 31, EDX_AMX = 1u << 22 | 1u << 24,
+                      ECX_OSXSAVE = 1u << 27;
 /* XCR0: SSE, AVX, opmask, the upper zmm halves, zmm16-31 (bits 1, 2, 5,
  * 6, 7), tile configuration and tile data (17, 18). */
 static const uint64_t XCR0_NEEDED = 0x6u | 0xE0u | 3ull << 17;

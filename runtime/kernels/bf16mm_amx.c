@@ -72,26 +72,30 @@ __attribute__((target(AMX))) static void configure_tiles(void)
 static const int16_t first_half[32] = {PAIRS_OF(0)}, second_half[32] = {PAIRS_OF(16)};
 #undef PAIRS_OF
 
-/* Rows 2q and 2q+1 of b (zeros past k) at columns j0 .. j0+cols of one
- * panel row: 32 pairs. */
-__attribute__((target(AVX512))) static void pack_pair_row(const uint16_t *b, int64_t k,
-                                                          int64_t n, int64_t q, int64_t j0,
-                                                          int cols, uint16_t *dst)
+/* Row r of b at columns j0 .. j0+32 (the mask holds the columns that
+ * exist), zeros past k. */
+__attribute__((target(AVX512))) static inline __m512i b_row(const rt_bf16mm_amx *p, int64_t r,
+                                                            int64_t j0, __mmask32 cols)
 {
-    __mmask32 m = cols >= 32 ? ~(__mmask32)0 : ((__mmask32)1 << cols) - 1;
-    __m512i lo = 2 * q < k ? _mm512_maskz_loadu_epi16(m, b + 2 * q * n + j0) : _mm512_setzero_si512();
-    __m512i hi = 2 * q + 1 < k ? _mm512_maskz_loadu_epi16(m, b + (2 * q + 1) * n + j0)
-                               : _mm512_setzero_si512();
-    _mm512_storeu_si512(dst, _mm512_permutex2var_epi16(lo, _mm512_loadu_si512(first_half), hi));
-    _mm512_storeu_si512(dst + 32,
-                        _mm512_permutex2var_epi16(lo, _mm512_loadu_si512(second_half), hi));
+    if (r >= p->k)
+        return _mm512_setzero_si512();
+    return _mm512_maskz_loadu_epi16(cols, p->b + r * p->n + j0);
 }
 
-/* The panel of columns j0 .. j0+cols (cols <= 32). */
-static void pack_panel(const rt_bf16mm_amx *p, int64_t j0, int cols, uint16_t *panel)
+/* The panel of columns j0 .. j0+cols (cols <= 32): per pair q, rows 2q
+ * and 2q+1 interleaved, columns 0..15 then 16..31. One function with the
+ * loop inside, so the permutations stay in registers. */
+__attribute__((target(AVX512))) static void pack_panel(const rt_bf16mm_amx *p, int64_t j0,
+                                                       int cols, uint16_t *panel)
 {
-    for (int64_t q = 0; q < p->pairs; q++)
-        pack_pair_row(p->b, p->k, p->n, q, j0, cols, panel + q * 2 * PANEL);
+    __mmask32 mask = cols >= 32 ? ~(__mmask32)0 : ((__mmask32)1 << cols) - 1;
+    __m512i first = _mm512_loadu_si512(first_half), second = _mm512_loadu_si512(second_half);
+    for (int64_t q = 0; q < p->pairs; q++) {
+        __m512i lo = b_row(p, 2 * q, j0, mask), hi = b_row(p, 2 * q + 1, j0, mask);
+        uint16_t *dst = panel + q * 2 * PANEL;
+        _mm512_storeu_si512(dst, _mm512_permutex2var_epi16(lo, first, hi));
+        _mm512_storeu_si512(dst + 32, _mm512_permutex2var_epi16(lo, second, hi));
+    }
 }
 
 /* 16 f32 rounded to bf16 into the first `cols` elements of dst. */
@@ -198,8 +202,8 @@ static void copy_a(rt_bf16mm_amx *p, uint16_t *dst, int64_t rows)
 bool rt_bf16mm_amx_begin(rt_bf16mm_amx *p, const uint16_t *a, const uint16_t *b, uint16_t *c,
                          int64_t m, int64_t k, int64_t n)
 {
-    if (!rt_bf16mm_amx_usable())
-        return false;
+    if (m <= 0 || k <= 0 || n <= 0 || !rt_bf16mm_amx_usable())
+        return false; /* an empty product is the other paths' (nothing to gain) */
     *p = (rt_bf16mm_amx){.a = a, .b = b, .c = c, .m = m, .k = k, .n = n};
     int64_t k_pad = round_up(k, KCHUNK), rows = round_up(m, TILE);
     bool copies_a = k_pad != k || rows != m;

@@ -48,10 +48,9 @@ typedef struct rt_bf16mm_amx {
     void *scratch;           /* what _end frees */
 } rt_bf16mm_amx;
 
-/* Prepares c = a x b (m, k, n > 0; bf16 bits, row-major, c not
- * overlapping a or b). False, with nothing to free, when AMX is not
- * usable or the scratch memory is not there: the caller takes another
- * path. */
+/* Prepares c = a x b (bf16 bits, row-major, c not overlapping a or b).
+ * False, with nothing to free, when AMX is not usable, the scratch memory
+ * is not there or a dimension is 0: the caller takes another path. */
 bool rt_bf16mm_amx_begin(rt_bf16mm_amx *p, const uint16_t *a, const uint16_t *b, uint16_t *c,
                          int64_t m, int64_t k, int64_t n);
 
