@@ -172,6 +172,17 @@ static void amx_columns(void *ctx, int64_t begin, int64_t end)
     rt_bf16mm_amx_columns(ctx, begin, end);
 }
 
+/* One chunk of columns per thread: each chunk packs its panels of b
+ * pair row by pair row, reading b's rows along the chunk's width, so wide
+ * chunks read b nearly in order (chunks of 64 columns were slower on two
+ * threads than one thread). */
+static int64_t amx_grain(int64_t n)
+{
+    int64_t threads = cg_rt_num_threads();
+    int64_t per_thread = (n + threads - 1) / threads;
+    return (per_thread + CG_RT_CHUNK_ALIGN - 1) / CG_RT_CHUNK_ALIGN * CG_RT_CHUNK_ALIGN;
+}
+
 _Static_assert(CG_RT_CHUNK_ALIGN % RT_BF16MM_AMX_PANEL == 0,
                "parallel chunks must start on a panel of the AMX kernel");
 
@@ -182,7 +193,7 @@ int32_t cg_rt_matmul_bf16_amx(const void *a, const void *b, void *c, int64_t m, 
     if (!rt_bf16mm_amx_begin(&p, a, b, c, m, k, n))
         return 0;
     if ((double)m * (double)k * (double)n >= (double)parallel_work)
-        cg_rt_parallel_for(amx_columns, &p, n, CG_RT_CHUNK_ALIGN);
+        cg_rt_parallel_for(amx_columns, &p, n, amx_grain(n));
     else
         rt_bf16mm_amx_columns(&p, 0, n);
     rt_bf16mm_amx_end(&p);

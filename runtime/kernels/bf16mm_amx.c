@@ -13,9 +13,9 @@
  * Operands as the tiles read them: a row-major with rows padded to a
  * multiple of 16 and k to a multiple of 32 (a itself when it already is,
  * else a zero-padded copy made by _begin); b as panels of 32 columns,
- * panel[q][j][2] = (b[2q][j], b[2q+1][j]), zeros past k and n, each panel
- * packed by the thread that uses it right before its tiles read it, so it
- * is still in cache. Zero padding adds +0 products: the sums cannot change
+ * panel[q][j][2] = (b[2q][j], b[2q+1][j]), zeros past k and n, the
+ * panels of a range of columns packed by the thread that computes them,
+ * right before its tiles read them (still in cache). Zero padding adds +0 products: the sums cannot change
  * (they start at +0 and so are never -0), and padded rows and columns of
  * c are never stored.
  *
@@ -82,19 +82,26 @@ __attribute__((target(AVX512))) static inline __m512i b_row(const rt_bf16mm_amx 
     return _mm512_maskz_loadu_epi16(cols, p->b + r * p->n + j0);
 }
 
-/* The panel of columns j0 .. j0+cols (cols <= 32): per pair q, rows 2q
- * and 2q+1 interleaved, columns 0..15 then 16..31. One function with the
- * loop inside, so the permutations stay in registers. */
-__attribute__((target(AVX512))) static void pack_panel(const rt_bf16mm_amx *p, int64_t j0,
-                                                       int cols, uint16_t *panel)
+/* The panels of columns begin .. end (begin a multiple of PANEL): per
+ * pair q, rows 2q and 2q+1 interleaved, each panel's columns 0..15 then
+ * 16..31. Pair by pair across the panels, so that b is read along its
+ * rows (one panel at a time reads 64 bytes a row, a page every few rows);
+ * one function with the loops inside, so the permutations stay in
+ * registers. */
+__attribute__((target(AVX512))) static void pack_panels(const rt_bf16mm_amx *p, int64_t begin,
+                                                        int64_t end)
 {
-    __mmask32 mask = cols >= 32 ? ~(__mmask32)0 : ((__mmask32)1 << cols) - 1;
     __m512i first = _mm512_loadu_si512(first_half), second = _mm512_loadu_si512(second_half);
+    int64_t panel_elems = p->pairs * 2 * PANEL;
     for (int64_t q = 0; q < p->pairs; q++) {
-        __m512i lo = b_row(p, 2 * q, j0, mask), hi = b_row(p, 2 * q + 1, j0, mask);
-        uint16_t *dst = panel + q * 2 * PANEL;
-        _mm512_storeu_si512(dst, _mm512_permutex2var_epi16(lo, first, hi));
-        _mm512_storeu_si512(dst + 32, _mm512_permutex2var_epi16(lo, second, hi));
+        for (int64_t j0 = begin; j0 < end; j0 += PANEL) {
+            int64_t cols = end - j0 < PANEL ? end - j0 : PANEL;
+            __mmask32 mask = cols == PANEL ? ~(__mmask32)0 : ((__mmask32)1 << cols) - 1;
+            __m512i lo = b_row(p, 2 * q, j0, mask), hi = b_row(p, 2 * q + 1, j0, mask);
+            uint16_t *dst = p->panels + j0 / PANEL * panel_elems + q * 2 * PANEL;
+            _mm512_storeu_si512(dst, _mm512_permutex2var_epi16(lo, first, hi));
+            _mm512_storeu_si512(dst + 32, _mm512_permutex2var_epi16(lo, second, hi));
+        }
     }
 }
 
@@ -173,11 +180,11 @@ __attribute__((target(AMX))) static void release_tiles(void)
 
 void rt_bf16mm_amx_columns(const rt_bf16mm_amx *p, int64_t begin, int64_t end)
 {
+    pack_panels(p, begin, end);
     configure_tiles();
     for (int64_t j0 = begin; j0 < end; j0 += PANEL) {
         int cols = (int)(end - j0 < PANEL ? end - j0 : PANEL);
-        uint16_t *panel = p->panels + j0 / PANEL * p->pairs * 2 * PANEL;
-        pack_panel(p, j0, cols, panel);
+        const uint16_t *panel = p->panels + j0 / PANEL * p->pairs * 2 * PANEL;
         for (int64_t i0 = 0; i0 < p->m; i0 += 2 * TILE)
             block(p, panel, i0, j0, p->m - i0 > TILE, cols > TILE);
     }
