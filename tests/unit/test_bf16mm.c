@@ -89,6 +89,20 @@ static rt_value *bf16_value(int rows, int cols, uint32_t seed, uint16_t **bits)
     return v;
 }
 
+/* AG_NO_AMX as the program started (`had_no_amx`: it was set), put back
+ * after each test that changes it, so that a run with AG_NO_AMX=1 keeps
+ * the AMX tests skipped. */
+static char initial_no_amx[64];
+static bool had_no_amx;
+
+static void restore_no_amx(void)
+{
+    if (had_no_amx)
+        setenv("AG_NO_AMX", initial_no_amx, 1);
+    else
+        unsetenv("AG_NO_AMX");
+}
+
 /* c = a x b for the CPU o names (NULL: the host), parsed and compiled. */
 static cg_code *compile_product(int m, int k, int n, const tgt_options *o, ir_function **fn)
 {
@@ -137,7 +151,7 @@ static int check_shape(int m, int k, int n)
     rt_value *bv = bf16_value(k, n, 29u + (uint32_t)n, &b);
     setenv("AG_NO_AMX", "1", 1);
     rt_value *res = run_product(code, av, bv);
-    unsetenv("AG_NO_AMX");
+    restore_no_amx();
     const uint16_t *c = res->data;
     int wrong_serial = 0;
     for (int i = 0; i < m; i++) {
@@ -329,7 +343,7 @@ static void test_ag_no_amx_switches_amx_off(void **state)
     assert_int_equal(c[0], 0);
     setenv("AG_NO_AMX", "0", 1);
     assert_true(rt_bf16mm_amx_usable());
-    unsetenv("AG_NO_AMX");
+    restore_no_amx(); /* unset or "0": skip_without_amx passed */
     assert_int_equal(cg_rt_matmul_bf16_amx(a, b, c, 1, 1, 1, 1), 1);
     assert_int_equal(c[0], 0x4000); /* 1 x 2 */
 }
@@ -359,6 +373,9 @@ static void test_amx_only_in_code_for_this_host(void **state)
 
 int main(void)
 {
+    const char *no_amx = getenv("AG_NO_AMX");
+    had_no_amx = no_amx != NULL;
+    snprintf(initial_no_amx, sizeof initial_no_amx, "%s", no_amx ? no_amx : "");
     const struct CMUnitTest tests[] = {
         TU_TEST(test_small_shapes_follow_the_documented_order),
         TU_TEST(test_parallel_products_follow_the_documented_order),
