@@ -2,14 +2,14 @@
  * histogram.c - the log-linear histogram (histogram.h).
  *
  * Bucket of v: v itself below HIST_SUB; above, with p the index of v's
- * highest set bit (p >= 4 for HIST_SUB = 16), the next 4 bits of v pick
- * one of 16 equal slices of [2^p, 2^(p+1)). Each slice is 2^(p-4) wide,
- * 1/16 of its lower bound: the quantile, read as the slice's upper bound,
- * overstates by at most that.
+ * highest set bit (p >= SUB_BITS), the next SUB_BITS bits of v pick one of
+ * HIST_SUB equal slices of [2^p, 2^(p+1)). Each slice is 2^(p-SUB_BITS)
+ * wide, 1/HIST_SUB of its lower bound: the quantile, read as the slice's
+ * upper bound, overstates by at most that.
  */
 #include "histogram.h"
 
-enum { SUB_BITS = 4 }; /* HIST_SUB = 1 << SUB_BITS */
+enum { SUB_BITS = 7 }; /* HIST_SUB = 1 << SUB_BITS */
 _Static_assert(HIST_SUB == 1 << SUB_BITS, "HIST_SUB must be 2^SUB_BITS");
 
 static int top_bit(uint64_t v)

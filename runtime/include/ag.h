@@ -819,7 +819,7 @@ typedef struct ag_batch_stats {
     /* A request's latency inside the batcher, from its arrival to its last
      * rows handed back (queueing, its batch's timeout and run), at the
      * median and the 99th percentile of the requests answered so far;
-     * read from a histogram, at most 1/16 above the true figure. What a
+     * read from a histogram, at most 1/128 above the true figure. What a
      * caller sees adds the time its thread takes to get a CPU back. */
     int64_t latency_p50_micros, latency_p99_micros;
 } ag_batch_stats;
