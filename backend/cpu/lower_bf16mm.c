@@ -83,6 +83,20 @@ static LLVMValueRef new_function(cg_lower *L, const char *name, LLVMTypeRef *par
     return f;
 }
 
+/* The module's function `<kind>_<m>x<k>x<n>` (one per product shape, so
+ * a chain of products compiles each loop nest once): the existing one
+ * (*made false), or a new one with these three parameters (*made true). */
+static LLVMValueRef product_function(cg_lower *L, const char *kind, int64_t m, int64_t k,
+                                     int64_t n, LLVMTypeRef *params, bool *made)
+{
+    char name[96];
+    snprintf(name, sizeof name, "%s_%lldx%lldx%lld", kind, (long long)m, (long long)k,
+             (long long)n);
+    LLVMValueRef f = LLVMGetNamedFunction(L->mod, name);
+    *made = !f;
+    return f ? f : new_function(L, name, params, 3);
+}
+
 /* ------------------------------------------------------ converting path */
 
 /* Columns of c summed at once: an f32 row segment that stays in L1. */
@@ -97,14 +111,11 @@ enum { CONV_COLS = 256 };
  */
 static LLVMValueRef converting_function(cg_lower *L, int64_t m, int64_t k, int64_t n)
 {
-    char name[96];
-    snprintf(name, sizeof name, "matmul_bf16_%lldx%lldx%lld", (long long)m, (long long)k,
-             (long long)n);
-    LLVMValueRef f = LLVMGetNamedFunction(L->mod, name);
-    if (f)
-        return f;
     LLVMTypeRef params[3] = {L->t_ptr, L->t_ptr, L->t_ptr};
-    f = new_function(L, name, params, 3);
+    bool made;
+    LLVMValueRef f = product_function(L, "matmul_bf16", m, k, n, params, &made);
+    if (!made)
+        return f;
     cg_add_attr(L, f, 3, "noalias", 0);
     LLVMBasicBlockRef saved = LLVMGetInsertBlock(L->b);
     LLVMPositionBuilderAtEnd(L->b, LLVMAppendBasicBlockInContext(L->ctx, f, "entry"));
@@ -378,14 +389,11 @@ static void dot_columns(dot *D, LLVMValueRef col0, int nv, int last_lanes)
  */
 static LLVMValueRef dot_function(cg_lower *L, int64_t m, int64_t k, int64_t n)
 {
-    char name[96];
-    snprintf(name, sizeof name, "matmul_bf16dot_%lldx%lldx%lld", (long long)m, (long long)k,
-             (long long)n);
-    LLVMValueRef f = LLVMGetNamedFunction(L->mod, name);
-    if (f)
-        return f;
     LLVMTypeRef params[3] = {L->t_ptr, L->t_i64, L->t_i64};
-    f = new_function(L, name, params, 3);
+    bool made;
+    LLVMValueRef f = product_function(L, "matmul_bf16dot", m, k, n, params, &made);
+    if (!made)
+        return f;
     LLVMBasicBlockRef saved = LLVMGetInsertBlock(L->b);
     LLVMPositionBuilderAtEnd(L->b, LLVMAppendBasicBlockInContext(L->ctx, f, "entry"));
     dot D = {.L = L, .m = m, .k = k, .n = n};

@@ -177,8 +177,7 @@ static void stage(compiler *C, tpu_inst *x, int64_t in, int64_t out)
     x->store_last = hbm_cycles(s, div_up(out, x->blocks));
     x->dma_middle = max64(0, hbm_cycles(s, total) - x->load_first - x->store_last);
     x->busy = max64(x->work, x->dma_middle);
-    int64_t latency = (int64_t)ceil(s->hbm.latency_ns * 1e-9 * s->clock_hz);
-    x->cycles = 2 * latency + x->load_first + x->busy + x->store_last;
+    x->cycles = 2 * tpu_spec_hbm_latency_cycles(s) + x->load_first + x->busy + x->store_last;
 }
 
 static void cost_matmul(compiler *C, const ir_node *n, tpu_inst *x)

@@ -73,24 +73,34 @@ static bool loop_member(const tpu_program *p, const ir_node *m, int loop)
     return m->id < p->fusion->n_ids && p->fusion->cluster[m->id] == loop;
 }
 
-/* What a fused loop reads from HBM: its members' operands made outside it. */
+/* Whether operand i of loop member m was read by the loop before: by an
+ * earlier member, or as an earlier operand of m. */
+static bool read_before(const tpu_program *p, const ir_node *head, const ir_node *m, int i,
+                        int loop)
+{
+    const ir_node *v = m->in[i];
+    for (int j = 0; j < i; j++)
+        if (m->in[j] == v)
+            return true;
+    for (const ir_node *e = head; e != m; e = e->next)
+        for (int j = 0; loop_member(p, e, loop) && j < e->n_in; j++)
+            if (e->in[j] == v)
+                return true;
+    return false;
+}
+
+/* What a fused loop reads from HBM: its members' operands made outside
+ * it, each once. */
 static void put_loop_inputs(const tpu_program *p, const ir_node *head, int loop, FILE *out)
 {
     int shown = 0;
     fputs(" (", out);
     for (const ir_node *m = head; m; m = m->next) {
         for (int i = 0; loop_member(p, m, loop) && i < m->n_in; i++) {
-            const ir_node *v = m->in[i];
-            bool seen = loop_member(p, v, loop);
-            for (const ir_node *e = head; e != m && !seen; e = e->next)
-                for (int j = 0; loop_member(p, e, loop) && j < e->n_in; j++)
-                    seen |= e->in[j] == v;
-            for (int j = 0; j < i && !seen; j++)
-                seen = m->in[j] == v;
-            if (!seen) {
-                fputs(shown++ ? ", " : "", out);
-                put_value(p, v, out);
-            }
+            if (loop_member(p, m->in[i], loop) || read_before(p, head, m, i, loop))
+                continue;
+            fputs(shown++ ? ", " : "", out);
+            put_value(p, m->in[i], out);
         }
     }
     fputc(')', out);

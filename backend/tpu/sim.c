@@ -96,8 +96,7 @@ static int64_t issue_staged(sim *S, const tpu_inst *x, int64_t deps, const ir_no
 {
     if (!x->blocks)
         return issue(S, x->unit, deps, x->busy, n, what);
-    const tpu_spec *s = &S->p->spec;
-    int64_t latency = (int64_t)ceil(s->hbm.latency_ns * 1e-9 * s->clock_hz);
+    int64_t latency = tpu_spec_hbm_latency_cycles(&S->p->spec);
     int64_t loaded = issue(S, TPU_UNIT_HBM, deps + latency, x->load_first, n, "vmem.load");
     int64_t done = issue(S, x->unit, loaded, x->busy, n, what);
     if (x->dma_middle)

@@ -8,6 +8,7 @@
 #include "textproto.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,11 @@ bool tpu_spec_resolve(const char *path, tpu_spec *s, char *err, size_t errlen)
 double tpu_spec_macs_per_cycle(const tpu_spec *s)
 {
     return (double)s->mxu.count * (double)s->mxu.rows * (double)s->mxu.cols * (double)s->chips;
+}
+
+int64_t tpu_spec_hbm_latency_cycles(const tpu_spec *s)
+{
+    return (int64_t)ceil(s->hbm.latency_ns * 1e-9 * s->clock_hz);
 }
 
 static void print_memory(FILE *out, const char *name, const tpu_memory_spec *m, bool capacity)

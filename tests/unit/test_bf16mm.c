@@ -141,16 +141,39 @@ static rt_value *run_product(cg_code *code, rt_value *a, rt_value *b)
 /* c = a x b compiled for the host, run on the dot-product path
  * (AG_NO_AMX=1); 0 differences from dot_order. Returns how many elements
  * serial_order gets wrong. */
+/* c = a x b compiled for the host, whose code must name `calls`, and
+ * its operands (fixed seeds per shape). */
+typedef struct product {
+    ir_function *fn;
+    cg_code *code;
+    uint16_t *a, *b;
+    rt_value *av, *bv;
+} product;
+
+static product product_new(int m, int k, int n, const char *calls)
+{
+    product P;
+    P.code = compile_product(m, k, n, NULL, &P.fn);
+    assert_true(module_has(P.code, calls));
+    P.av = bf16_value(m, k, 17u + (uint32_t)k, &P.a);
+    P.bv = bf16_value(k, n, 29u + (uint32_t)n, &P.b);
+    return P;
+}
+
+static void product_free(product *P)
+{
+    rt_value_free(P->av);
+    rt_value_free(P->bv);
+    tu_code_free(P->code);
+    ir_function_free(P->fn);
+}
+
 static int check_shape(int m, int k, int n)
 {
-    ir_function *fn;
-    cg_code *code = compile_product(m, k, n, NULL, &fn);
-    assert_true(module_has(code, "dpbf16ps"));
-    uint16_t *a, *b;
-    rt_value *av = bf16_value(m, k, 17u + (uint32_t)k, &a);
-    rt_value *bv = bf16_value(k, n, 29u + (uint32_t)n, &b);
+    product P = product_new(m, k, n, "dpbf16ps");
+    const uint16_t *a = P.a, *b = P.b;
     setenv("AG_NO_AMX", "1", 1);
-    rt_value *res = run_product(code, av, bv);
+    rt_value *res = run_product(P.code, P.av, P.bv);
     restore_no_amx();
     const uint16_t *c = res->data;
     int wrong_serial = 0;
@@ -164,10 +187,7 @@ static int check_shape(int m, int k, int n)
         }
     }
     rt_value_free(res);
-    rt_value_free(av);
-    rt_value_free(bv);
-    tu_code_free(code);
-    ir_function_free(fn);
+    product_free(&P);
     return wrong_serial;
 }
 
@@ -291,13 +311,9 @@ static void test_amx_kernel_awkward_shapes_within_the_bound(void **state)
  * kernel's bit for bit and within the bound. */
 static void check_compiled_amx(int m, int k, int n)
 {
-    ir_function *fn;
-    cg_code *code = compile_product(m, k, n, NULL, &fn);
-    assert_true(module_has(code, "cg_rt_matmul_bf16_amx"));
-    uint16_t *a, *b;
-    rt_value *av = bf16_value(m, k, 17u + (uint32_t)k, &a);
-    rt_value *bv = bf16_value(k, n, 29u + (uint32_t)n, &b);
-    rt_value *res = run_product(code, av, bv);
+    product P = product_new(m, k, n, "cg_rt_matmul_bf16_amx");
+    const uint16_t *a = P.a, *b = P.b;
+    rt_value *res = run_product(P.code, P.av, P.bv);
     uint16_t *direct = calloc((size_t)(m * n), sizeof *direct);
     amx_direct(a, b, direct, m, k, n);
     assert_memory_equal(res->data, direct, (size_t)(m * n) * sizeof *direct);
@@ -312,10 +328,7 @@ static void check_compiled_amx(int m, int k, int n)
     assert_true(t.decisive > t.total / 2);
     free(direct);
     rt_value_free(res);
-    rt_value_free(av);
-    rt_value_free(bv);
-    tu_code_free(code);
-    ir_function_free(fn);
+    product_free(&P);
 }
 
 static void test_compiled_products_use_amx(void **state)
