@@ -156,6 +156,29 @@ bool pass_bf16(ir_function *fn, pass_ctx *ctx);
 bool pass_place(ir_function *fn, pass_ctx *ctx);
 /* Whether options o put n within the device's scopes (always, with none). */
 bool pass_in_device_scope(const pass_options *o, const ir_node *n);
+
+/* ----------------------------------------------------- split.c: cutting */
+
+/* fn cut in three at the nodes traced in given scopes (split.c): the host
+ * work before them (`pre`: fn's parameters, NULL when there is none), the
+ * scopes' nodes (`middle`) and the host work after them (`post`: fn's
+ * results). middle_in and post_in say where each parameter of the middle
+ * and of post comes from. */
+typedef enum pass_split_from { PASS_FROM_INPUT, PASS_FROM_PRE, PASS_FROM_MIDDLE } pass_split_from;
+typedef struct pass_split_source {
+    pass_split_from from;
+    int index; /* fn's parameter, or the earlier part's result */
+} pass_split_source;
+typedef struct pass_split {
+    ir_function *pre, *middle, *post;
+    pass_split_source *middle_in, *post_in;
+} pass_split;
+/* false with a message (located at the user's line, starting with
+ * `what`) when the scopes' nodes read host work that reads them, or fn's
+ * body has none of them. */
+bool pass_split_scopes(const ir_function *fn, const char *const *scopes, int n_scopes,
+                       const char *what, pass_split *out, char *err, size_t errlen);
+void pass_split_free(pass_split *s);
 bool pass_fold(ir_function *fn, pass_ctx *ctx);
 bool pass_simplify(ir_function *fn, pass_ctx *ctx);
 bool pass_matpow(ir_function *fn, pass_ctx *ctx);

@@ -1989,6 +1989,148 @@ static void test_memory_plan(void **state)
     ir_function_free(fn);
 }
 
+/* ======================================================= split.c's cut */
+
+/* A serving function: host work (scaling) before the scope's nodes (a
+ * layer, constants in it and outside), host work after (argmax) that
+ * also returns the layer's output, and a host value the layer does not
+ * read (the scaled input, returned too). */
+static const char split_serve[] =
+    "func @serve(%0: f32[?,4]) -> (i64[?], f32[?,3], f32[?,4]) {\n"
+    "  %1 = const() {value = [255]} : f32[]\n"
+    "  %2 = div(%0, %1) : f32[?,4] loc(\"m.c\":20)\n"
+    "  %3 = const() {value = [1, 0, 2, 0, 1, 0, 3, 0, 1, 1, 1, 1]} : f32[4,3] scope(\"layer\")\n"
+    "  %4 = matmul(%2, %3) : f32[?,3] loc(\"m.c\":5) scope(\"layer\")\n"
+    "  %5 = mul(%4, %1) : f32[?,3] loc(\"m.c\":6) scope(\"layer\")\n"
+    "  %6 = softmax(%5) {axis = 1} : f32[?,3] loc(\"m.c\":7) scope(\"layer\")\n"
+    "  %7 = argmax(%6) {axis = 1} : i64[?] loc(\"m.c\":21)\n"
+    "  return %7, %6, %2\n}\n";
+
+/* Runs the three parts as a caller would, routing values by the sources. */
+static void run_split(const pass_split *s, rt_value *const *in, int n_in, rt_value **out)
+{
+    rt_value *pre_out[8] = {0}, *mid_out[8] = {0}, *mid_in[8], *post_in[8];
+    if (s->pre) {
+        ir_plan *p = ir_plan_new(s->pre);
+        assert_true(ir_execute(p, in, n_in, pre_out));
+        ir_plan_free(p);
+    }
+    const ir_function *parts[2] = {s->middle, s->post};
+    const pass_split_source *src[2] = {s->middle_in, s->post_in};
+    rt_value **args[2] = {mid_in, post_in}, **res[2] = {mid_out, out};
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < parts[k]->body->n_params; i++)
+            args[k][i] = src[k][i].from == PASS_FROM_INPUT ? in[src[k][i].index]
+                         : src[k][i].from == PASS_FROM_PRE ? pre_out[src[k][i].index]
+                                                           : mid_out[src[k][i].index];
+        ir_plan *p = ir_plan_new(parts[k]);
+        assert_true(ir_execute(p, args[k], parts[k]->body->n_params, res[k]));
+        ir_plan_free(p);
+    }
+    for (int i = 0; i < 8; i++) {
+        rt_value_free(pre_out[i]);
+        rt_value_free(mid_out[i]);
+    }
+}
+
+static void test_split_cuts_at_the_scope(void **state)
+{
+    (void)state;
+    ir_function *fn = parse(split_serve);
+    const char *scopes[] = {"layer"};
+    pass_split s;
+    char err[512];
+    if (!pass_split_scopes(fn, scopes, 1, "batching 'layer'", &s, err, sizeof err))
+        fail_msg("%s", err);
+    /* before: the scaling; middle: the layer, reading it (and a copy of
+     * the constant 255); after: argmax of the middle's result */
+    char *pre = print_to_string(s.pre), *mid = print_to_string(s.middle),
+         *post = print_to_string(s.post);
+    assert_non_null(strstr(pre, "div("));
+    assert_null(strstr(pre, "matmul("));
+    assert_null(strstr(pre, "argmax("));
+    if (!strstr(mid, "func @serve_middle(%") || !strstr(mid, ": f32[?,4]) -> (f32[?,3]) {"))
+        fail_msg("%s", mid);
+    assert_non_null(strstr(mid, "matmul("));
+    assert_non_null(strstr(mid, "value = [255]"));
+    assert_null(strstr(mid, "div("));
+    assert_null(strstr(mid, "argmax("));
+    assert_non_null(strstr(post, "argmax("));
+    assert_null(strstr(post, "matmul("));
+    assert_null(strstr(post, "div("));
+    free(pre);
+    free(mid);
+    free(post);
+    assert_int_equal(s.pre->body->n_results, 1);
+    assert_int_equal(s.middle->body->n_params, 1);
+    assert_int_equal(s.middle_in[0].from, PASS_FROM_PRE);
+    assert_int_equal(s.middle_in[0].index, 0);
+    /* post reads the layer's output and the scaled input */
+    assert_int_equal(s.post->body->n_params, 2);
+    assert_int_equal(s.post_in[0].from, PASS_FROM_PRE);
+    assert_int_equal(s.post_in[1].from, PASS_FROM_MIDDLE);
+
+    /* the parts run in turn give the function's results, bit for bit */
+    float x[2 * 4] = {10, 200, 30, 4, 255, 0, 17, 99};
+    rt_value *in[1] = {rt_value_new(AG_F32, &AG_SHAPE(2, 4))};
+    memcpy(in[0]->data, x, sizeof x);
+    rt_value *want[3], *got[3];
+    ir_plan *p = ir_plan_new(fn);
+    assert_true(ir_execute(p, in, 1, want));
+    ir_plan_free(p);
+    run_split(&s, in, 1, got);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(rt_value_bytes(want[i]), rt_value_bytes(got[i]));
+        assert_memory_equal(want[i]->data, got[i]->data, rt_value_bytes(want[i]));
+        rt_value_free(want[i]);
+        rt_value_free(got[i]);
+    }
+    rt_value_free(in[0]);
+    pass_split_free(&s);
+    ir_function_free(fn);
+}
+
+/* No host work before: no pre part, the middle reads the input. A scope
+ * whose nodes read host work that reads them cannot be cut; nor can a
+ * scope the body has no node of. */
+static void test_split_refusals(void **state)
+{
+    (void)state;
+    const char *scopes[] = {"layer"};
+    pass_split s;
+    char err[512];
+    ir_function *direct = parse(
+        "func @f(%0: f32[?,3]) -> (f32[?,3]) {\n"
+        "  %1 = softmax(%0) {axis = 1} : f32[?,3] loc(\"m.c\":7) scope(\"layer\")\n"
+        "  %2 = neg(%1) : f32[?,3] loc(\"m.c\":9)\n"
+        "  return %2\n}\n");
+    assert_true(pass_split_scopes(direct, scopes, 1, "batching 'layer'", &s, err, sizeof err));
+    assert_null(s.pre);
+    assert_int_equal(s.middle_in[0].from, PASS_FROM_INPUT);
+    pass_split_free(&s);
+    ir_function_free(direct);
+
+    ir_function *sandwich = parse(
+        "func @f(%0: f32[?,3]) -> (f32[?,3]) {\n"
+        "  %1 = softmax(%0) {axis = 1} : f32[?,3] loc(\"m.c\":7) scope(\"layer\")\n"
+        "  %2 = neg(%1) : f32[?,3] loc(\"m.c\":9)\n"
+        "  %3 = exp(%2) : f32[?,3] loc(\"m.c\":8) scope(\"layer\")\n"
+        "  return %3\n}\n");
+    assert_false(pass_split_scopes(sandwich, scopes, 1, "batching 'layer'", &s, err, sizeof err));
+    assert_string_equal(err, "m.c:8: batching 'layer': 'exp' here reads the result of 'neg' at "
+                             "line 9, host work done after batching 'layer''s own nodes; batch "
+                             "the whole function instead (name it in batch_options' "
+                             "experimental)");
+    ir_function_free(sandwich);
+
+    ir_function *none = parse("func @f(%0: f32[?,3]) -> (f32[?,3]) {\n"
+                              "  %1 = neg(%0) : f32[?,3] loc(\"m.c\":9)\n"
+                              "  return %1\n}\n");
+    assert_false(pass_split_scopes(none, scopes, 1, "batching 'layer'", &s, err, sizeof err));
+    assert_non_null(strstr(err, "no node of the function's own body was traced in it"));
+    ir_function_free(none);
+}
+
 int main(void)
 {
     pass_options_init(&base_options);
@@ -2017,6 +2159,8 @@ int main(void)
         TU_TEST(test_matpow_program_value),
         TU_TEST(test_fusion_plan),
         TU_TEST(test_memory_plan),
+        TU_TEST(test_split_cuts_at_the_scope),
+        TU_TEST(test_split_refusals),
     };
     TU_RUN(tests);
 }
