@@ -114,12 +114,33 @@ static bool batchable(batcher_ctx *B, const sm_function *f)
     return true;
 }
 
-static bool batch_function(batcher_ctx *B, sm_function *f)
+/* Whether function i can be batched in the graph, in front of its device
+ * scopes' nodes (model/batch_split.c): the cut exists and the shape rules
+ * hold for what the batched nodes read and hand back. The message names
+ * the user's line. */
+static bool batchable_in_graph(batcher_ctx *B, int i)
 {
+    pass_split s;
+    pl_request r;
+    pass_bf16_options bf16;
+    if (!sm_batch_split(B->m, i, &s, &r, &bf16, B->err, B->errlen))
+        return false;
+    pass_split_free(&s);
+    return true;
+}
+
+/* Batches function i: in the graph when asked (only its device scopes run
+ * on the device) and the cut exists, else at its inputs: its device
+ * nodes inside a loop or a branch, or reading host work that reads them,
+ * or a weight the host computes, are batched with the host work. */
+static bool batch_function(batcher_ctx *B, int i, bool in_graph)
+{
+    sm_function *f = &B->m->man->functions[i];
     const cv_batch_options *b = &B->o->batch_options[B->k];
     if (f->has_batch)
         return batch_fail(B, "batching: '%s' is batched by two batch_options", f->name);
-    if (!batchable(B, f))
+    in_graph = in_graph && batchable_in_graph(B, i);
+    if (!in_graph && !batchable(B, f))
         return false;
     f->has_batch = true;
     f->batch = (sm_batch){.num_batch_threads = b->num_batch_threads,
@@ -128,14 +149,17 @@ static bool batch_function(batcher_ctx *B, sm_function *f)
                           .max_enqueued_batches = b->max_enqueued_batches,
                           .n_allowed_batch_sizes = b->n_allowed_batch_sizes,
                           .disable_large_batch_splitting = b->disable_large_batch_splitting};
-    for (int i = 0; i < b->n_allowed_batch_sizes; i++)
-        f->batch.allowed_batch_sizes[i] = b->allowed_batch_sizes[i];
+    for (int k = 0; k < b->n_allowed_batch_sizes; k++)
+        f->batch.allowed_batch_sizes[k] = b->allowed_batch_sizes[k];
+    f->batch.in_graph = in_graph;
     return true;
 }
 
 /* What an entry batches: its `experimental` target, else every TPU
- * function. A function that others call is batched at its callers'
- * inputs (the tracer inlined it there). */
+ * function: a concrete function placed whole at its inputs, the TPU
+ * functions a caller inlined in front of their nodes in the caller's
+ * graph (its device scopes). An `experimental` function that others call
+ * is batched at its callers' inputs, with their host work. */
 static bool apply_batch_options(batcher_ctx *B)
 {
     const char *name = NULL;
@@ -165,7 +189,8 @@ static bool apply_batch_options(batcher_ctx *B)
                       : kind == CV_SELECT_FUNCTION_ALIAS
                           ? strcmp(f->function, function) == 0 || calls
                           : strcmp(f->name, function) == 0;
-        if (chosen && (++hits, !batch_function(B, f)))
+        bool in_graph = kind == CV_SELECT_NONE && f->n_device_scopes > 0;
+        if (chosen && (++hits, !batch_function(B, i, in_graph)))
             return false;
     }
     if (!hits && kind == CV_SELECT_NONE)

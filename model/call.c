@@ -69,12 +69,12 @@ bool sm_request(ag_saved_model *m, int i, pl_stage stop, pl_request *r,
     return true;
 }
 
-/* A batch of function i's calls: the compiled function on the batched
- * inputs (on a batch thread). */
+/* A batch of calls: what the batcher runs (the function, or its middle
+ * when batched in the graph) on the batched inputs (on a batch thread). */
 static bool run_batch(void *state, const ag_tensor *inputs, ag_tensor *outputs)
 {
     sm_loaded_function *lf = state;
-    int n_in = lf->rec->n_inputs, n_out = lf->rec->n_outputs;
+    int n_in = lf->batch_inputs, n_out = lf->batch_outputs;
     rt_value **in = rt_xcalloc((size_t)n_in + 1, sizeof *in);
     rt_value **out = rt_xcalloc((size_t)n_out + 1, sizeof *out);
     bool ok = true;
@@ -107,11 +107,67 @@ static ag_batcher *new_batcher(ag_loc loc, sm_loaded_function *lf)
         .n_allowed_batch_sizes = sb->n_allowed_batch_sizes,
         .max_enqueued_batches = (int)sb->max_enqueued_batches,
         .disable_large_batch_splitting = sb->disable_large_batch_splitting};
-    bt_runner r = {.run = run_batch, .state = lf, .n_inputs = lf->rec->n_inputs,
-                   .n_outputs = lf->rec->n_outputs, .name = lf->rec->name, .owned = true};
-    for (int k = 0; k < lf->rec->n_inputs && k < BT_MAX_TENSORS; k++)
-        r.input_names[k] = lf->rec->inputs[k].name;
+    bt_runner r = {.run = run_batch, .state = lf, .n_inputs = lf->batch_inputs,
+                   .n_outputs = lf->batch_outputs, .name = lf->rec->name, .owned = true};
+    char names[BT_MAX_TENSORS][32];
+    for (int k = 0; k < lf->batch_inputs && k < BT_MAX_TENSORS; k++) {
+        if (!lf->middle_in) {
+            r.input_names[k] = lf->rec->inputs[k].name;
+        } else if (lf->middle_in[k].from == PASS_FROM_INPUT) {
+            r.input_names[k] = lf->rec->inputs[lf->middle_in[k].index].name;
+        } else {
+            snprintf(names[k], sizeof names[k], "host value %d", lf->middle_in[k].index);
+            r.input_names[k] = names[k];
+        }
+    }
     return bt_new(loc, &r, &o);
+}
+
+/* The host work around a middle batched in the graph: on the host's cpu
+ * target, whatever target the process selected. */
+static bool compile_host_part(ir_function *part, pl_result *out)
+{
+    pl_request r = {.graph = part, .stop = PL_COMPILED, .target = tgt_find("cpu")};
+    return pl_run(&r, out);
+}
+
+/* Function i batched in the graph: its three parts compiled, the middle
+ * for the record's target (into lf->compiled); false after reporting. */
+static bool compile_in_graph(ag_loc loc, ag_saved_model *m, int i)
+{
+    sm_loaded_function *lf = &m->fns[i];
+    pass_split s;
+    pl_request r;
+    pass_bf16_options bf16;
+    char err[1024];
+    if (!sm_batch_split(m, i, &s, &r, &bf16, err, sizeof err)) {
+        rt_report(loc, "%s", err);
+        return false;
+    }
+    lf->n_pre_results = s.pre ? s.pre->body->n_results : 0;
+    lf->batch_inputs = s.middle->body->n_params;
+    lf->batch_outputs = s.middle->body->n_results;
+    lf->middle_in = s.middle_in;
+    lf->post_in = s.post_in;
+    r.graph = s.middle;
+    /* pl_run takes over each part's graph, whether it succeeds or not */
+    bool ok = pl_run(&r, &lf->compiled);
+    ok = (s.pre ? compile_host_part(s.pre, &lf->pre) : true) && ok;
+    ok = compile_host_part(s.post, &lf->post) && ok;
+    return ok;
+}
+
+void sm_loaded_function_release(sm_loaded_function *lf)
+{
+    if (lf->batcher)
+        ag_batcher_free(lf->batcher);
+    lf->batcher = NULL;
+    pl_result_free(&lf->compiled);
+    pl_result_free(&lf->pre);
+    pl_result_free(&lf->post);
+    free(lf->middle_in);
+    free(lf->post_in);
+    lf->middle_in = lf->post_in = NULL;
 }
 
 /* Compiles function i once; false after reporting (and for every later
@@ -126,15 +182,19 @@ static bool compiled(ag_loc loc, ag_saved_model *m, int i)
         pl_request r;
         pass_bf16_options bf16;
         char err[1024];
-        if (sm_request(m, i, PL_COMPILED, &r, &bf16, err, sizeof err)) {
+        lf->batch_inputs = lf->rec->n_inputs;
+        lf->batch_outputs = lf->rec->n_outputs;
+        if (lf->rec->has_batch && lf->rec->batch.in_graph) {
+            ok = compile_in_graph(loc, m, i);
+        } else if (sm_request(m, i, PL_COMPILED, &r, &bf16, err, sizeof err)) {
             ok = pl_run(&r, &lf->compiled);
-            if (ok && lf->rec->has_batch && !(lf->batcher = new_batcher(loc, lf))) {
-                pl_result_free(&lf->compiled);
-                ok = false;
-            }
         } else {
             rt_report(loc, "%s", err);
         }
+        if (ok && lf->rec->has_batch && !(lf->batcher = new_batcher(loc, lf)))
+            ok = false;
+        if (!ok)
+            sm_loaded_function_release(lf);
     } else if (!ok) {
         rt_report(loc, "function '%s' of the saved model '%s' could not be compiled (see the "
                        "first error)", lf->rec->name, m->dir);
@@ -217,6 +277,55 @@ static bool order_inputs(ag_loc loc, const ag_saved_model *m, const ag_signature
     return true;
 }
 
+/* A value routed to a part's parameter: one of the call's inputs, or a
+ * result of an earlier part (as a handle). */
+static rt_value *routed(ag_loc loc, pass_split_source src, rt_value **in, const ag_tensor *pre,
+                        const ag_tensor *middle)
+{
+    if (src.from == PASS_FROM_INPUT)
+        return in[src.index];
+    return rt_handle_get(loc, src.from == PASS_FROM_PRE ? pre[src.index] : middle[src.index]);
+}
+
+/* A call of function lf batched in the graph: the host work before its
+ * middle on this thread, the middle through the batcher with other
+ * callers' rows, the host work after it; `out` receives the function's
+ * results. False after reporting. */
+static bool call_in_graph(ag_loc loc, sm_loaded_function *lf, rt_value **in,
+                          const ag_tensor *in_handles, int n_in, rt_value **out)
+{
+    int n_pre = lf->n_pre_results, n_mid_in = lf->batch_inputs, n_mid = lf->batch_outputs;
+    int n_post = lf->post.graph->body->n_params;
+    rt_value **pre = rt_xcalloc((size_t)n_pre + 1, sizeof *pre);
+    rt_value **post_in = rt_xcalloc((size_t)n_post + 1, sizeof *post_in);
+    ag_tensor *pre_h = rt_xcalloc((size_t)n_pre + 1, sizeof *pre_h);
+    ag_tensor *mid_in = rt_xcalloc((size_t)n_mid_in + 1, sizeof *mid_in);
+    ag_tensor *mid_out = rt_xcalloc((size_t)n_mid + 1, sizeof *mid_out);
+    bool ran_pre = !lf->pre.exe || pl_execute(&lf->pre, in, n_in, pre);
+    bool ok = ran_pre;
+    for (int k = 0; ok && k < n_pre; k++)
+        pre_h[k] = rt_handle_new(pre[k]);
+    for (int k = 0; ok && k < n_mid_in; k++) {
+        pass_split_source src = lf->middle_in[k];
+        mid_in[k] = src.from == PASS_FROM_INPUT ? in_handles[src.index] : pre_h[src.index];
+    }
+    bool batched = ok && ag_batcher_call_at(loc, lf->batcher, mid_in, mid_out);
+    ok = batched;
+    for (int k = 0; ok && k < n_post; k++)
+        ok = (post_in[k] = routed(loc, lf->post_in[k], in, pre_h, mid_out)) != NULL;
+    ok = ok && pl_execute(&lf->post, post_in, n_post, out);
+    for (int k = 0; ran_pre && k < n_pre; k++)
+        ag_free(pre_h[k]);
+    for (int k = 0; batched && k < n_mid; k++)
+        ag_free(mid_out[k]);
+    free(pre);
+    free(post_in);
+    free(pre_h);
+    free(mid_in);
+    free(mid_out);
+    return ok;
+}
+
 static void fail_outputs(const ag_signature_def *s, ag_named_tensor *outputs, int n)
 {
     for (int k = 0; k < n; k++) {
@@ -243,11 +352,15 @@ bool ag_model_call_at(ag_loc loc, ag_saved_model *m, const char *signature,
     ag_tensor *handles = rt_xcalloc((size_t)s->n_inputs + 1, sizeof *handles);
     ag_tensor *batched = rt_xcalloc((size_t)s->n_outputs + 1, sizeof *batched);
     bool ok = order_inputs(loc, m, s, inputs, n_inputs, in, handles) && compiled(loc, m, fi);
-    ag_batcher *b = ok ? m->fns[fi].batcher : NULL;
+    sm_loaded_function *lf = &m->fns[fi];
+    /* batched at the function's inputs: the batcher hands back handles */
+    ag_batcher *b = ok && !lf->middle_in ? lf->batcher : NULL;
     if (b)
         ok = ag_batcher_call_at(loc, b, handles, batched);
+    else if (ok && lf->middle_in)
+        ok = call_in_graph(loc, lf, in, handles, s->n_inputs, out);
     else
-        ok = ok && pl_execute(&m->fns[fi].compiled, in, s->n_inputs, out);
+        ok = ok && pl_execute(&lf->compiled, in, s->n_inputs, out);
     for (int k = 0; k < s->n_outputs; k++) {
         outputs[k].name = s->outputs[k].name;
         if (b)

@@ -293,9 +293,7 @@ static void free_model(ag_saved_model *m)
     if (!m)
         return;
     for (int i = 0; m->fns && i < m->man->n_functions; i++) {
-        if (m->fns[i].batcher)
-            ag_batcher_free(m->fns[i].batcher); /* its threads run the compiled code */
-        pl_result_free(&m->fns[i].compiled);
+        sm_loaded_function_release(&m->fns[i]);
         free(m->fns[i].text);
         if (m->fns[i].rec)
             pthread_mutex_destroy(&m->fns[i].lock);

@@ -52,6 +52,7 @@ static const tp_field batch_fields[] = {
      .count_offset = offsetof(sm_batch, n_allowed_batch_sizes), .elem_size = sizeof(int64_t),
      .lo = 1, .hi = 2147483647.0},
     BOOL(sm_batch, disable_large_batch_splitting),
+    BOOL(sm_batch, in_graph),
 };
 static const tp_message batch_message = {"Batching", batch_fields, COUNT(batch_fields)};
 
@@ -219,8 +220,9 @@ static void put_function(FILE *out, const sm_function *f)
                 fprintf(out, "%s%lld", i ? ", " : "", (long long)b->allowed_batch_sizes[i]);
             fputc(']', out);
         }
-        fprintf(out, " disable_large_batch_splitting: %s }\n",
-                b->disable_large_batch_splitting ? "true" : "false");
+        fprintf(out, " disable_large_batch_splitting: %s in_graph: %s }\n",
+                b->disable_large_batch_splitting ? "true" : "false",
+                b->in_graph ? "true" : "false");
     }
     put_ios(out, "input", f->inputs, f->n_inputs, "  ");
     put_ios(out, "output", f->outputs, f->n_outputs, "  ");

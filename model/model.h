@@ -28,7 +28,15 @@ typedef struct sm_loaded_function {
     bool tried;           /* compiled (or failed to) already */
     const char *scope_names[SM_MAX_SCOPES]; /* rec's device scopes, for requests */
     ag_batcher *batcher; /* rec->has_batch: what calls go through */
-    pl_result compiled;   /* its graph, analyses and executable */
+    pl_result compiled;   /* its graph, analyses and executable (in the
+                             graph: the batched middle's) */
+    int batch_inputs, batch_outputs; /* of what the batcher runs */
+    /* Batched in the graph (rec->batch.in_graph): the host work before the
+     * middle (pre.exe NULL: none) and after it, and where the middle's and
+     * post's parameters come from (batch_split.c, passes/split.c). */
+    pl_result pre, post;
+    int n_pre_results;
+    pass_split_source *middle_in, *post_in;
 } sm_loaded_function;
 
 struct ag_saved_model {
@@ -67,6 +75,18 @@ const rt_value *sm_variable_value(const ag_saved_model *m, int i);
  * request points at. False with a message in err. */
 bool sm_request(ag_saved_model *m, int i, pl_stage stop, pl_request *r,
                 pass_bf16_options *bf16, char *err, size_t errlen);
+
+/* Frees what function lf compiled and its batcher (first: its threads run
+ * the compiled code); it may compile again. */
+void sm_loaded_function_release(sm_loaded_function *lf);
+
+/* Function i's graph cut for batching in the graph (its record's batch is
+ * in_graph; batch_split.c): s gets pass_split's parts at the device
+ * scopes, checked to read and hand back only batched values, and r the
+ * request for the middle (sm_request's, with the whole middle on the
+ * device; no graph yet). False with a message in err. */
+bool sm_batch_split(ag_saved_model *m, int i, pass_split *s, pl_request *r,
+                    pass_bf16_options *bf16, char *err, size_t errlen);
 
 /* Replaces fn's variable reads by constants of their values (for an
  * object file, which has no variables); false with a message in err when

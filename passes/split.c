@@ -193,6 +193,7 @@ static ir_function *make_part(const cut *c, enum part p, const char *suffix,
         for (int k = 0; k < n_ins; k++) {
             ir_node *from = twin(c, f, mine, ins[k]);
             params[k] = ir_add_param(g, &from->type);
+            params[k]->loc = from->loc; /* errors about it point at the value's line */
             pass_replace_uses(g, from, params[k], false);
             for (int r = 0; r < n_outs; r++)
                 if (results[r] == from)

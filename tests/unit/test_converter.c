@@ -437,6 +437,86 @@ static void test_batched_signature(void **state)
                    "batching: no TPU function to batch");
 }
 
+/* Calls of 1 to 3 rows through `conv` and `want`; each answer must be
+ * want's, bit for bit. */
+static void *exact_client_main(void *arg)
+{
+    client *c = arg;
+    ag_set_error_mode(AG_ERRORS_RETURN);
+    c->ok = true;
+    for (int call = 0; call < 20 && c->ok; call++) {
+        ag_scope_push();
+        int rows = 1 + (c->id + call) % 3;
+        float xv[3 * 16];
+        for (int i = 0; i < rows * 16; i++)
+            xv[i] = (float)((i + 5 * c->id + call) % 13) - 6.0f;
+        ag_named_tensor in = {"x", ag_from_data(AG_F32, AG_SHAPE(rows, 16), xv)}, a[1], r[1];
+        c->ok = ag_model_call(c->orig, "serving_default", &in, 1, a, 1) &&
+                ag_model_call(c->conv, "serving_default", &in, 1, r, 1) &&
+                ag_shape_equal(ag_shape_get(a[0].tensor), ag_shape_get(r[0].tensor));
+        for (int64_t i = 0; c->ok && i < ag_num_elements(a[0].tensor); i++)
+            c->ok = ag_get_f64(a[0].tensor, i) == ag_get_f64(r[0].tensor, i);
+        ag_scope_pop();
+    }
+    return NULL;
+}
+
+static int function_named(const ag_saved_model *m, const char *function)
+{
+    for (int i = 0; i < m->man->n_functions; i++)
+        if (strcmp(m->man->functions[i].function, function) == 0)
+            return i;
+    fail_msg("the model has no function traced from '%s'", function);
+    return -1;
+}
+
+/* By default every TPU function is batched; one that serve inlined is
+ * batched inside serve's graph, in front of its nodes: serve's scaling
+ * (before) and head (after) run on each caller's thread on the cpu
+ * target, the layer on batches on the tpu-model. Results are those of the
+ * same conversion without batching, bit for bit. */
+static void test_batched_in_graph(void **state)
+{
+    (void)state;
+    const char *e;
+    const char *placed = "tpu_functions { function_alias: \"tpu_func\" } "
+                         "bfloat16_optimization: DISABLED ";
+    char opts[512];
+    if (!convert(placed, NULL, &e))
+        fail_msg("%s", e);
+    ag_saved_model *unbatched = ag_saved_model_load(out_dir);
+    snprintf(opts, sizeof opts, "%s batch_options { max_batch_size: 4 "
+             "batch_timeout_micros: 2000 allowed_batch_sizes: [2, 4] }", placed);
+    if (!convert(opts, NULL, &e))
+        fail_msg("%s", e);
+    ag_saved_model *conv = ag_saved_model_load(out_dir);
+    assert_non_null(unbatched);
+    assert_non_null(conv);
+    int fi = function_named(conv, "serve");
+    assert_true(conv->man->functions[fi].has_batch);
+    assert_true(conv->man->functions[fi].batch.in_graph);
+    enum { N = 8 };
+    pthread_t t[N];
+    client c[N];
+    for (int i = 0; i < N; i++) {
+        c[i] = (client){unbatched, conv, i, false};
+        assert_int_equal(pthread_create(&t[i], NULL, exact_client_main, &c[i]), 0);
+    }
+    for (int i = 0; i < N; i++) {
+        pthread_join(t[i], NULL);
+        assert_true(c[i].ok);
+    }
+    const sm_loaded_function *lf = &conv->fns[fi];
+    assert_string_equal(lf->compiled.target->name, "tpu-model");
+    assert_string_equal(lf->pre.target->name, "cpu");
+    assert_string_equal(lf->post.target->name, "cpu");
+    ag_batch_stats st = ag_batcher_stats(lf->batcher);
+    assert_int_equal(st.requests, N * 20);
+    assert_true(st.batches < st.requests); /* calls joined */
+    ag_saved_model_free(unbatched);
+    ag_saved_model_free(conv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -451,6 +531,7 @@ int main(void)
         TU_TEST(test_default_optimizations),
         TU_TEST(test_converted_model_agrees),
         TU_TEST(test_batched_signature),
+        TU_TEST(test_batched_in_graph),
     };
     int failed = cmocka_run_group_tests(tests, setup_group, teardown_group);
     ag_shutdown();
