@@ -109,15 +109,16 @@ static ag_batcher *new_batcher(ag_loc loc, sm_loaded_function *lf)
         .disable_large_batch_splitting = sb->disable_large_batch_splitting};
     bt_runner r = {.run = run_batch, .state = lf, .n_inputs = lf->batch_inputs,
                    .n_outputs = lf->batch_outputs, .name = lf->rec->name, .owned = true};
-    char names[BT_MAX_TENSORS][32];
     for (int k = 0; k < lf->batch_inputs && k < BT_MAX_TENSORS; k++) {
         if (!lf->middle_in) {
             r.input_names[k] = lf->rec->inputs[k].name;
         } else if (lf->middle_in[k].from == PASS_FROM_INPUT) {
             r.input_names[k] = lf->rec->inputs[lf->middle_in[k].index].name;
         } else {
-            snprintf(names[k], sizeof names[k], "host value %d", lf->middle_in[k].index);
-            r.input_names[k] = names[k];
+            /* the batcher keeps the names: they live with lf */
+            snprintf(lf->middle_names[k], sizeof lf->middle_names[k], "host value %d",
+                     lf->middle_in[k].index);
+            r.input_names[k] = lf->middle_names[k];
         }
     }
     return bt_new(loc, &r, &o);

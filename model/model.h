@@ -15,6 +15,7 @@
 #ifndef SM_MODEL_H
 #define SM_MODEL_H
 
+#include "batch.h"
 #include "manifest.h"
 #include "pipeline.h"
 
@@ -37,6 +38,7 @@ typedef struct sm_loaded_function {
     pl_result pre, post;
     int n_pre_results;
     pass_split_source *middle_in, *post_in;
+    char middle_names[BT_MAX_TENSORS][32]; /* the batcher's names of host values */
 } sm_loaded_function;
 
 struct ag_saved_model {
