@@ -267,8 +267,11 @@ bool cv_convert(ag_saved_model *m, const cv_options *o, const char *source,
         free(r);
         return false;
     }
-    for (int i = 0; i < m->man->n_functions; i++)
-        r->n_batched += m->man->functions[i].has_batch;
+    for (int i = 0; i < m->man->n_functions; i++) {
+        const sm_function *f = &m->man->functions[i];
+        r->n_batched += f->has_batch;
+        r->n_batched_in_graph += f->has_batch && f->batch.in_graph;
+    }
     bool ok = cv_cost(m, o, r) && write_model(m, o, r, out_dir);
     if (ok && print)
         cv_report_print(r, print);

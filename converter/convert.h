@@ -36,6 +36,7 @@ typedef struct cv_report {
     int bf16_ops;               /* ops computing in bf16 after the pass */
     bool bf16, io_shapes;       /* the optimizations that ran */
     int n_batched;              /* functions whose calls are batched */
+    int n_batched_in_graph;     /* of them, in front of their TPU nodes */
     char device[64];            /* the device spec's name */
 } cv_report;
 

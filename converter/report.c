@@ -220,12 +220,19 @@ void cv_report_print(const cv_report *r, FILE *out)
                 (long long)(r->link_before - r->link_after));
     else
         fprintf(out, "I/O shapes: off\n");
-    if (r->n_batched)
-        fprintf(out, "batching:   %d function%s batched at %s inputs (agc-model show "
-                     "lists the options)\n", r->n_batched, r->n_batched == 1 ? "" : "s",
-                r->n_batched == 1 ? "its" : "their");
-    else
+    int in_graph = r->n_batched_in_graph, at_inputs = r->n_batched - in_graph;
+    if (r->n_batched) {
+        fputs("batching:   ", out);
+        if (in_graph)
+            fprintf(out, "%d function%s batched in the graph, in front of the TPU nodes%s",
+                    in_graph, in_graph == 1 ? "" : "s", at_inputs ? "; " : "");
+        if (at_inputs)
+            fprintf(out, "%d batched at %s inputs", at_inputs,
+                    at_inputs == 1 ? "its" : "their");
+        fputs(" (agc-model show lists the options)\n", out);
+    } else {
         fprintf(out, "batching:   none\n");
+    }
     fprintf(out, "Simulated time per call: %.2f us before the optimizations, %.2f us after "
                  "(%.2fx)\n", r->call_before * 1e6, r->call_after * 1e6,
             r->call_after > 0 ? r->call_before / r->call_after : 0);

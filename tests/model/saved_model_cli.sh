@@ -77,6 +77,9 @@ expect_in two.out "with unknown dimensions at 64"
 test -s two/conversion_report.txt || fail "the report is not saved in the model"
 "$model" show two >show2.out || fail "agc-model show (converted) failed"
 expect_in show2.out "placement: tpu-model (on the device: hidden_layers, classifier)"
+# serve inlined both: its TPU nodes are batched inside its graph
+expect_in two.out "batching:   1 function batched in the graph, in front of the TPU nodes"
+expect_in show2.out "batched in the graph: the device scopes' nodes run on batches"
 for m in one two; do
     "$model" run $m --signature serving_default --input pixels=batch.txt >run_$m.out ||
         fail "the converted model '$m' does not run"
