@@ -48,7 +48,7 @@ static bool unbatched(const ir_node *v, const char *what, const char *role, char
     return false;
 }
 
-static bool check_batched(const ir_function *middle, const char *what, char *err, size_t errlen)
+bool sm_check_batched(const ir_function *middle, const char *what, char *err, size_t errlen)
 {
     const ir_graph *g = middle->body;
     for (int i = 0; i < g->n_params; i++)
@@ -71,7 +71,7 @@ bool sm_batch_split(ag_saved_model *m, int i, pass_split *s, pl_request *r,
     describe(f, what, sizeof what);
     bool ok = pass_split_scopes(r->graph, r->device_scopes, r->n_device_scopes, what, s, err,
                                 errlen) &&
-              check_batched(s->middle, what, err, errlen);
+              sm_check_batched(s->middle, what, err, errlen);
     ir_function_free(r->graph);
     r->graph = NULL;
     /* the middle is the device's whole */

@@ -90,6 +90,11 @@ void sm_loaded_function_release(sm_loaded_function *lf);
 bool sm_batch_split(ag_saved_model *m, int i, pass_split *s, pl_request *r,
                     pass_bf16_options *bf16, char *err, size_t errlen);
 
+/* converter.md's shape rules for a middle batched in the graph: every
+ * parameter and result has dimension 0 of the batch (`?`); false with a
+ * message at the offending value's line, starting with `what`. */
+bool sm_check_batched(const ir_function *middle, const char *what, char *err, size_t errlen);
+
 /* Replaces fn's variable reads by constants of their values (for an
  * object file, which has no variables); false with a message in err when
  * fn assigns one. The _if form freezes only the variables `which` says

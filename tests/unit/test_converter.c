@@ -461,6 +461,37 @@ static void *exact_client_main(void *arg)
     return NULL;
 }
 
+/* What the batched nodes read from the host and hand back needs
+ * dimension 0 of the batch: a weight the host computes does not have it. */
+static void test_in_graph_shape_rules(void **state)
+{
+    (void)state;
+    char err[512];
+    ir_function *ok = ir_parse("func @m(%0: f32[?,4]) -> (f32[?,4]) {\n"
+                               "  %1 = neg(%0) : f32[?,4] loc(\"m.c\":5)\n"
+                               "  return %1\n}\n", "t.ir", err, sizeof err);
+    assert_non_null(ok);
+    assert_true(sm_check_batched(ok, "batching", err, sizeof err));
+    ir_function_free(ok);
+    ir_function *weight = ir_parse("func @m(%0: f32[?,4], %1: f32[4,4]) -> (f32[?,4]) {\n"
+                                   "  %2 = matmul(%0, %1) : f32[?,4] loc(\"m.c\":5)\n"
+                                   "  return %2\n}\n", "t.ir", err, sizeof err);
+    assert_non_null(weight);
+    weight->body->params[1]->loc = (ag_loc){"m.c", 12};
+    assert_false(sm_check_batched(weight, "batching the device nodes of 'serve' (layer)", err,
+                                  sizeof err));
+    assert_non_null(strstr(err, "m.c:12: batching the device nodes of 'serve' (layer): they "
+                                "read f32[4,4], which has a fixed dimension 0"));
+    ir_function_free(weight);
+    ir_function *scalar = ir_parse("func @m(%0: f32[?,4]) -> (f32[]) {\n"
+                                   "  %1 = reduce_sum(%0) {keepdims = false, axis = all} : f32[] loc(\"m.c\":7)\n"
+                                   "  return %1\n}\n", "t.ir", err, sizeof err);
+    assert_non_null(scalar);
+    assert_false(sm_check_batched(scalar, "batching", err, sizeof err));
+    assert_non_null(strstr(err, "m.c:7: batching: they hand back f32[], which has no dimension 0"));
+    ir_function_free(scalar);
+}
+
 static int function_named(const ag_saved_model *m, const char *function)
 {
     for (int i = 0; i < m->man->n_functions; i++)
@@ -495,6 +526,11 @@ static void test_batched_in_graph(void **state)
     int fi = function_named(conv, "serve");
     assert_true(conv->man->functions[fi].has_batch);
     assert_true(conv->man->functions[fi].batch.in_graph);
+    /* wrapper inlined layer through outer: no node of the scope at the top
+     * of its body, so no cut; it is batched at its inputs */
+    int wi = function_named(conv, "wrapper");
+    assert_true(conv->man->functions[wi].has_batch);
+    assert_false(conv->man->functions[wi].batch.in_graph);
     enum { N = 8 };
     pthread_t t[N];
     client c[N];
@@ -532,6 +568,7 @@ int main(void)
         TU_TEST(test_converted_model_agrees),
         TU_TEST(test_batched_signature),
         TU_TEST(test_batched_in_graph),
+        TU_TEST(test_in_graph_shape_rules),
     };
     int failed = cmocka_run_group_tests(tests, setup_group, teardown_group);
     ag_shutdown();
