@@ -380,13 +380,13 @@ static void test_converted_model_agrees(void **state)
 typedef struct client {
     ag_saved_model *orig, *conv;
     int id;
-    int calls;
-    double tolerance; /* 0: bit for bit */
+    int calls, max_rows; /* calls of 1 to max_rows (at most 6) rows */
+    double tolerance;    /* 0: bit for bit */
     bool ok;
 } client;
 
-/* Calls of 1 to 3 rows; each answer must be the unbatched original's, to
- * within the tolerance. */
+/* Calls of 1 to max_rows rows; each answer must be the unbatched
+ * original's, to within the tolerance. */
 static void *client_main(void *arg)
 {
     client *c = arg;
@@ -394,8 +394,8 @@ static void *client_main(void *arg)
     c->ok = true;
     for (int call = 0; call < c->calls && c->ok; call++) {
         ag_scope_push();
-        int rows = 1 + (c->id + call) % 3;
-        float xv[3 * 16];
+        int rows = 1 + (c->id + call) % c->max_rows;
+        float xv[6 * 16];
         for (int i = 0; i < rows * 16; i++)
             xv[i] = (float)((i + 5 * c->id + call) % 13) - 6.0f;
         ag_named_tensor in = {"x", ag_from_data(AG_F32, AG_SHAPE(rows, 16), xv)}, a[1], r[1];
@@ -424,7 +424,7 @@ static void test_batched_signature(void **state)
     pthread_t t[N];
     client c[N];
     for (int i = 0; i < N; i++) {
-        c[i] = (client){orig, conv, i, 6, 1e-5, false};
+        c[i] = (client){orig, conv, i, 6, 3, 1e-5, false};
         assert_int_equal(pthread_create(&t[i], NULL, client_main, &c[i]), 0);
     }
     for (int i = 0; i < N; i++) {
@@ -484,7 +484,8 @@ static int function_named(const ag_saved_model *m, const char *function)
  * batched inside serve's graph, in front of its nodes: serve's scaling
  * (before) and head (after) run on each caller's thread on the cpu
  * target, the layer on batches on the tpu-model. Results are those of the
- * same conversion without batching, bit for bit. */
+ * same conversion without batching, bit for bit, for requests of 1 to 6
+ * rows (more than max_batch_size 4: split across batches). */
 static void test_batched_in_graph(void **state)
 {
     (void)state;
@@ -514,7 +515,7 @@ static void test_batched_in_graph(void **state)
     pthread_t t[N];
     client c[N];
     for (int i = 0; i < N; i++) {
-        c[i] = (client){unbatched, conv, i, 20, 0, false};
+        c[i] = (client){unbatched, conv, i, 20, 6, 0, false};
         assert_int_equal(pthread_create(&t[i], NULL, client_main, &c[i]), 0);
     }
     for (int i = 0; i < N; i++) {
