@@ -119,14 +119,15 @@ run_tests() { # dir
 # The threading tests under ThreadSanitizer: the batching scheduler on the
 # cpu, reference and tpu-model targets, and concurrent first calls and
 # compiles; tiered execution (calls while a compile runs in the
-# background, eviction and ag_shutdown during one). TSan's reports fail
-# the run (exit status 66).
+# background, eviction and ag_shutdown during one); converted models
+# batched in the graph (threads calling a model whose TPU nodes run on
+# batches). TSan's reports fail the run (exit status 66).
 run_tsan_tests() { # dir
   local dir=$1
   say "building the threading tests with ThreadSanitizer in $dir"
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAG_TSAN=ON -DAG_BUILD_BENCH=OFF \
     -DAG_BUILD_EXAMPLES=OFF >/dev/null
-  cmake --build "$dir" -j "$jobs" --target test_batch test_tiered
+  cmake --build "$dir" -j "$jobs" --target test_batch test_tiered test_converter
   say "testing the batching scheduler under ThreadSanitizer"
   local target
   for target in cpu reference tpu-model; do
@@ -135,6 +136,8 @@ run_tsan_tests() { # dir
   done
   say "testing tiered execution under ThreadSanitizer"
   TSAN_OPTIONS=halt_on_error=1 "$dir/tests/test_tiered"
+  say "testing converted models batched in the graph under ThreadSanitizer"
+  TSAN_OPTIONS=halt_on_error=1 "$dir/tests/test_converter"
 }
 
 cmd=${1:-demo}
