@@ -114,34 +114,39 @@ static bool batchable(batcher_ctx *B, const sm_function *f)
     return true;
 }
 
-/* Whether function i can be batched in the graph, in front of its device
- * scopes' nodes (model/batch_split.c): the cut exists and the shape rules
- * hold for what the batched nodes read and hand back. The message names
- * the user's line. */
+/* Whether function i can be batched in the graph, in front of the nodes
+ * its batch record names (its batch scope, else its device scopes;
+ * model/batch_split.c): the cut exists and the shape rules hold for what
+ * the batched nodes read and hand back. */
 static bool batchable_in_graph(batcher_ctx *B, int i)
 {
     pass_split s;
     pl_request r;
     pass_bf16_options bf16;
-    if (!sm_batch_split(B->m, i, &s, &r, &bf16, B->err, B->errlen))
+    char err[1024];
+    if (!sm_batch_split(B->m, i, &s, &r, &bf16, err, sizeof err))
         return false;
     pass_split_free(&s);
     return true;
 }
 
-/* Batches function i: in the graph when asked (only its device scopes run
- * on the device) and the cut exists, else at its inputs: its device
- * nodes inside a loop or a branch, or reading host work that reads them,
- * or a weight the host computes, are batched with the host work. */
-static bool batch_function(batcher_ctx *B, int i, bool in_graph)
+/* Batches function i: in the graph when asked, in front of the nodes of
+ * the AG_FUNCTION `scope` it inlined (NULL: of its device scopes), when
+ * the cut exists; else at its inputs: nodes inside a loop or a branch,
+ * or reading work that reads them, or a weight the host computes, are
+ * batched with the work around them. */
+static bool batch_function(batcher_ctx *B, int i, bool in_graph, const char *scope)
 {
     sm_function *f = &B->m->man->functions[i];
     const cv_batch_options *b = &B->o->batch_options[B->k];
     if (f->has_batch)
         return batch_fail(B, "batching: '%s' is batched by two batch_options", f->name);
+    snprintf(f->batch.scope, sizeof f->batch.scope, "%s", in_graph && scope ? scope : "");
     in_graph = in_graph && batchable_in_graph(B, i);
     if (!in_graph && !batchable(B, f))
         return false;
+    char kept[SM_NAME];
+    snprintf(kept, sizeof kept, "%s", in_graph ? f->batch.scope : "");
     f->has_batch = true;
     f->batch = (sm_batch){.num_batch_threads = b->num_batch_threads,
                           .max_batch_size = b->max_batch_size,
@@ -152,14 +157,15 @@ static bool batch_function(batcher_ctx *B, int i, bool in_graph)
     for (int k = 0; k < b->n_allowed_batch_sizes; k++)
         f->batch.allowed_batch_sizes[k] = b->allowed_batch_sizes[k];
     f->batch.in_graph = in_graph;
+    snprintf(f->batch.scope, sizeof f->batch.scope, "%s", kept);
     return true;
 }
 
 /* What an entry batches: its `experimental` target, else every TPU
- * function: a concrete function placed whole at its inputs, the TPU
- * functions a caller inlined in front of their nodes in the caller's
- * graph (its device scopes). An `experimental` function that others call
- * is batched at its callers' inputs, with their host work. */
+ * function. A concrete function placed whole, or named, is batched at its
+ * inputs; TPU functions a caller inlined (its device scopes), or the
+ * function an `experimental` alias names, in front of their nodes in the
+ * caller's graph; a signature's function at its inputs. */
 static bool apply_batch_options(batcher_ctx *B)
 {
     const char *name = NULL;
@@ -189,8 +195,9 @@ static bool apply_batch_options(batcher_ctx *B)
                       : kind == CV_SELECT_FUNCTION_ALIAS
                           ? strcmp(f->function, function) == 0 || calls
                           : strcmp(f->name, function) == 0;
-        bool in_graph = kind == CV_SELECT_NONE && f->n_device_scopes > 0;
-        if (chosen && (++hits, !batch_function(B, i, in_graph)))
+        bool inlined = kind == CV_SELECT_FUNCTION_ALIAS && strcmp(f->function, function) != 0;
+        bool in_graph = (kind == CV_SELECT_NONE && f->n_device_scopes > 0) || inlined;
+        if (chosen && (++hits, !batch_function(B, i, in_graph, inlined ? function : NULL)))
             return false;
     }
     if (!hits && kind == CV_SELECT_NONE)

@@ -5,7 +5,10 @@
  * device scopes) and batched `in_graph` is cut in three (passes/split.c):
  * the host work before the scopes' nodes and after them runs on each
  * caller's thread, on the host's cpu target; the scopes' nodes, the
- * middle, run on batches of many callers' rows on the device.
+ * middle, run on batches of many callers' rows on the device. An
+ * AG_FUNCTION named in batch_options' experimental is cut out of its
+ * callers the same way (the batch record's scope): then each part runs
+ * where the converter placed its nodes.
  *
  * converter.md's shape rules then apply to the middle: every value it
  * reads from the host and every value it hands back must have dimension
@@ -18,9 +21,14 @@
 #include <stdio.h>
 #include <string.h>
 
-/* "the TPU nodes of 'serve' (hidden_layers, classifier)" */
+/* "batching the device nodes of 'serve' (hidden_layers, classifier)" or
+ * "batching the nodes of 'layer' in 'serve'" */
 static void describe(const sm_function *f, char *out, size_t n)
 {
+    if (f->batch.scope[0]) {
+        snprintf(out, n, "batching the nodes of '%s' in '%s'", f->batch.scope, f->function);
+        return;
+    }
     int k = snprintf(out, n, "batching the device nodes of '%s' (", f->function);
     for (int i = 0; i < f->n_device_scopes && k > 0 && (size_t)k < n; i++)
         k += snprintf(out + k, n - (size_t)k, "%s%s", i ? ", " : "", f->device_scopes[i].name);
@@ -60,6 +68,16 @@ bool sm_check_batched(const ir_function *middle, const char *what, char *err, si
     return true;
 }
 
+bool sm_part_in_scopes(const ir_function *part, const char *const *scopes, int n_scopes)
+{
+    /* constants are copied into every part that might read them */
+    for (const ir_node *n = part->body->first; n; n = n->next)
+        for (int k = 0; k < n_scopes && n->opcode != RT_OP_CONST; k++)
+            if (ir_scope_within(n->scope, scopes[k]))
+                return true;
+    return false;
+}
+
 bool sm_batch_split(ag_saved_model *m, int i, pass_split *s, pl_request *r,
                     pass_bf16_options *bf16, char *err, size_t errlen)
 {
@@ -69,14 +87,13 @@ bool sm_batch_split(ag_saved_model *m, int i, pass_split *s, pl_request *r,
         return false;
     char what[SM_NAME * 4];
     describe(f, what, sizeof what);
-    bool ok = pass_split_scopes(r->graph, r->device_scopes, r->n_device_scopes, what, s, err,
-                                errlen) &&
+    const char *named[1] = {f->batch.scope};
+    bool one = f->batch.scope[0] != '\0';
+    bool ok = pass_split_scopes(r->graph, one ? named : r->device_scopes,
+                                one ? 1 : r->n_device_scopes, what, s, err, errlen) &&
               sm_check_batched(s->middle, what, err, errlen);
     ir_function_free(r->graph);
     r->graph = NULL;
-    /* the middle is the device's whole */
-    r->device_scopes = NULL;
-    r->n_device_scopes = 0;
     if (!ok)
         pass_split_free(s);
     return ok;

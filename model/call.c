@@ -124,11 +124,23 @@ static ag_batcher *new_batcher(ag_loc loc, sm_loaded_function *lf)
     return bt_new(loc, &r, &o);
 }
 
-/* The host work around a middle batched in the graph: on the host's cpu
- * target, whatever target the process selected. */
-static bool compile_host_part(ir_function *part, pl_result *out)
+/* A part of a function batched in the graph, from the function's request
+ * `whole`: where the converter placed its nodes (the record's target and
+ * device scopes) when some of them are on the device, else on the host's
+ * cpu target, whatever target the process selected. The middle of the
+ * default cut is device nodes only: the device's whole (no scopes). */
+static bool compile_part(ir_function *part, const pl_request *whole, bool device_whole,
+                         pl_result *out)
 {
-    pl_request r = {.graph = part, .stop = PL_COMPILED, .target = tgt_find("cpu")};
+    pl_request r = *whole;
+    r.graph = part;
+    if (device_whole) {
+        r.device_scopes = NULL;
+        r.n_device_scopes = 0;
+    } else if (!r.n_device_scopes ||
+               !sm_part_in_scopes(part, r.device_scopes, r.n_device_scopes)) {
+        r = (pl_request){.graph = part, .stop = PL_COMPILED, .target = tgt_find("cpu")};
+    }
     return pl_run(&r, out);
 }
 
@@ -150,11 +162,11 @@ static bool compile_in_graph(ag_loc loc, ag_saved_model *m, int i)
     lf->batch_outputs = s.middle->body->n_results;
     lf->middle_in = s.middle_in;
     lf->post_in = s.post_in;
-    r.graph = s.middle;
     /* pl_run takes over each part's graph, whether it succeeds or not */
-    bool ok = pl_run(&r, &lf->compiled);
-    ok = (s.pre ? compile_host_part(s.pre, &lf->pre) : true) && ok;
-    ok = compile_host_part(s.post, &lf->post) && ok;
+    bool device_whole = !lf->rec->batch.scope[0];
+    bool ok = compile_part(s.middle, &r, device_whole, &lf->compiled);
+    ok = (s.pre ? compile_part(s.pre, &r, false, &lf->pre) : true) && ok;
+    ok = compile_part(s.post, &r, false, &lf->post) && ok;
     return ok;
 }
 

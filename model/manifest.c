@@ -53,6 +53,7 @@ static const tp_field batch_fields[] = {
      .lo = 1, .hi = 2147483647.0},
     BOOL(sm_batch, disable_large_batch_splitting),
     BOOL(sm_batch, in_graph),
+    STR(sm_batch, scope),
 };
 static const tp_message batch_message = {"Batching", batch_fields, COUNT(batch_fields)};
 
@@ -220,9 +221,14 @@ static void put_function(FILE *out, const sm_function *f)
                 fprintf(out, "%s%lld", i ? ", " : "", (long long)b->allowed_batch_sizes[i]);
             fputc(']', out);
         }
-        fprintf(out, " disable_large_batch_splitting: %s in_graph: %s }\n",
+        fprintf(out, " disable_large_batch_splitting: %s in_graph: %s",
                 b->disable_large_batch_splitting ? "true" : "false",
                 b->in_graph ? "true" : "false");
+        if (b->scope[0]) {
+            fputc(' ', out);
+            put_string(out, "scope", b->scope);
+        }
+        fputs(" }\n", out);
     }
     put_ios(out, "input", f->inputs, f->n_inputs, "  ");
     put_ios(out, "output", f->outputs, f->n_outputs, "  ");

@@ -73,15 +73,16 @@ typedef struct sm_bf16 {
 
 /* Batching (the converter's BatchOptions): the fields of
  * ag_batch_options, and where the batching op sits: at the function's
- * inputs, or (in_graph) in front of the nodes of its device scopes, the
- * host work around them running on each caller's thread
- * (model/batch_split.c). */
+ * inputs, or (in_graph) in front of the nodes of the AG_FUNCTION `scope`
+ * it inlined (none: of its device scopes), the work around them running
+ * on each caller's thread (model/batch_split.c). */
 typedef struct sm_batch {
     int64_t num_batch_threads, max_batch_size, batch_timeout_micros, max_enqueued_batches;
     int64_t allowed_batch_sizes[32];
     int n_allowed_batch_sizes;
     bool disable_large_batch_splitting;
     bool in_graph;
+    char scope[SM_NAME];
 } sm_batch;
 
 /* One concrete function: a traced graph in the text IR. */

@@ -83,12 +83,16 @@ bool sm_request(ag_saved_model *m, int i, pl_stage stop, pl_request *r,
 void sm_loaded_function_release(sm_loaded_function *lf);
 
 /* Function i's graph cut for batching in the graph (its record's batch is
- * in_graph; batch_split.c): s gets pass_split's parts at the device
- * scopes, checked to read and hand back only batched values, and r the
- * request for the middle (sm_request's, with the whole middle on the
- * device; no graph yet). False with a message in err. */
+ * in_graph; batch_split.c): s gets pass_split's parts at the record's
+ * batch scope, else its device scopes, checked to read and hand back only
+ * batched values, and r the function's request (sm_request's: target,
+ * device scopes, options; no graph). False with a message in err. */
 bool sm_batch_split(ag_saved_model *m, int i, pass_split *s, pl_request *r,
                     pass_bf16_options *bf16, char *err, size_t errlen);
+
+/* Whether a node at the top of part, other than a constant, was traced in
+ * one of the scopes. */
+bool sm_part_in_scopes(const ir_function *part, const char *const *scopes, int n_scopes);
 
 /* converter.md's shape rules for a middle batched in the graph: every
  * parameter and result has dimension 0 of the batch (`?`); false with a

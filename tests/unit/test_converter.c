@@ -404,6 +404,9 @@ static void *client_main(void *arg)
                 ag_shape_equal(ag_shape_get(a[0].tensor), ag_shape_get(r[0].tensor));
         for (int64_t i = 0; c->ok && i < ag_num_elements(a[0].tensor); i++)
             c->ok = fabs(ag_get_f64(a[0].tensor, i) - ag_get_f64(r[0].tensor, i)) <= c->tolerance;
+        if (!c->ok)
+            print_message("client %d, call %d: %s\n", c->id, call,
+                          ag_last_error() ? ag_last_error() : "results differ");
         ag_scope_pop();
     }
     return NULL;
@@ -486,31 +489,10 @@ static int function_named(const ag_saved_model *m, const char *function)
  * target, the layer on batches on the tpu-model. Results are those of the
  * same conversion without batching, bit for bit, for requests of 1 to 6
  * rows (more than max_batch_size 4: split across batches). */
-static void test_batched_in_graph(void **state)
+/* 8 threads call serving_default of `conv` and of `unbatched` with 1 to 6
+ * rows each; every answer must be bit for bit the same. */
+static void expect_same_under_load(ag_saved_model *unbatched, ag_saved_model *conv)
 {
-    (void)state;
-    const char *e;
-    const char *placed = "tpu_functions { function_alias: \"tpu_func\" } "
-                         "bfloat16_optimization: DISABLED ";
-    char opts[512];
-    if (!convert(placed, NULL, &e))
-        fail_msg("%s", e);
-    ag_saved_model *unbatched = ag_saved_model_load(out_dir);
-    snprintf(opts, sizeof opts, "%s batch_options { max_batch_size: 4 "
-             "batch_timeout_micros: 2000 allowed_batch_sizes: [2, 4] }", placed);
-    if (!convert(opts, NULL, &e))
-        fail_msg("%s", e);
-    ag_saved_model *conv = ag_saved_model_load(out_dir);
-    assert_non_null(unbatched);
-    assert_non_null(conv);
-    int fi = function_named(conv, "serve");
-    assert_true(conv->man->functions[fi].has_batch);
-    assert_true(conv->man->functions[fi].batch.in_graph);
-    /* wrapper inlined layer through outer: no node of the scope at the top
-     * of its body, so no cut; it is batched at its inputs */
-    int wi = function_named(conv, "wrapper");
-    assert_true(conv->man->functions[wi].has_batch);
-    assert_false(conv->man->functions[wi].batch.in_graph);
     enum { N = 8 };
     pthread_t t[N];
     client c[N];
@@ -522,13 +504,74 @@ static void test_batched_in_graph(void **state)
         pthread_join(t[i], NULL);
         assert_true(c[i].ok);
     }
+}
+
+/* The model converted with `placed`, then with `placed` and `batching`;
+ * the second's serve runs bit for bit like the first. */
+static void convert_pair(const char *placed, const char *batching, ag_saved_model **unbatched,
+                         ag_saved_model **conv)
+{
+    const char *e;
+    char opts[512];
+    if (!convert(placed, NULL, &e))
+        fail_msg("%s", e);
+    *unbatched = ag_saved_model_load(out_dir);
+    snprintf(opts, sizeof opts, "%s %s", placed, batching);
+    if (!convert(opts, NULL, &e))
+        fail_msg("%s", e);
+    *conv = ag_saved_model_load(out_dir);
+    assert_non_null(*unbatched);
+    assert_non_null(*conv);
+}
+
+static void test_batched_in_graph(void **state)
+{
+    (void)state;
+    ag_saved_model *unbatched, *conv;
+    convert_pair("tpu_functions { function_alias: \"tpu_func\" } bfloat16_optimization: DISABLED",
+                 "batch_options { max_batch_size: 4 batch_timeout_micros: 2000 "
+                 "allowed_batch_sizes: [2, 4] }", &unbatched, &conv);
+    int fi = function_named(conv, "serve");
+    assert_true(conv->man->functions[fi].has_batch);
+    assert_true(conv->man->functions[fi].batch.in_graph);
+    /* wrapper inlined layer through outer: no node of the scope at the top
+     * of its body, so no cut; it is batched at its inputs */
+    int wi = function_named(conv, "wrapper");
+    assert_true(conv->man->functions[wi].has_batch);
+    assert_false(conv->man->functions[wi].batch.in_graph);
+    expect_same_under_load(unbatched, conv);
     const sm_loaded_function *lf = &conv->fns[fi];
     assert_string_equal(lf->compiled.target->name, "tpu-model");
     assert_string_equal(lf->pre.target->name, "cpu");
     assert_string_equal(lf->post.target->name, "cpu");
     ag_batch_stats st = ag_batcher_stats(lf->batcher);
-    assert_int_equal(st.requests, N * 20);
+    assert_int_equal(st.requests, 8 * 20);
     assert_true(st.batches < st.requests); /* calls joined */
+    ag_saved_model_free(unbatched);
+    ag_saved_model_free(conv);
+}
+
+/* experimental's function_alias names a function serve inlined (head, on
+ * the host): serve is cut in front of head's nodes; the scaling and the
+ * TPU layer before it run on each caller's thread where the converter
+ * placed them (the tpu-model), head on batches on the cpu. */
+static void test_batched_alias_in_graph(void **state)
+{
+    (void)state;
+    ag_saved_model *unbatched, *conv;
+    convert_pair("tpu_functions { function_alias: \"tpu_func\" } bfloat16_optimization: DISABLED",
+                 "batch_options { max_batch_size: 4 batch_timeout_micros: 1000 "
+                 "experimental { function_alias: \"head_func\" } }", &unbatched, &conv);
+    int fi = function_named(conv, "serve");
+    const sm_batch *sb = &conv->man->functions[fi].batch;
+    assert_true(conv->man->functions[fi].has_batch);
+    assert_true(sb->in_graph);
+    assert_string_equal(sb->scope, "head");
+    expect_same_under_load(unbatched, conv);
+    const sm_loaded_function *lf = &conv->fns[fi];
+    assert_string_equal(lf->compiled.target->name, "cpu");
+    assert_string_equal(lf->pre.target->name, "tpu-model");
+    assert_true(ag_batcher_stats(lf->batcher).batches > 0);
     ag_saved_model_free(unbatched);
     ag_saved_model_free(conv);
 }
@@ -548,6 +591,7 @@ int main(void)
         TU_TEST(test_converted_model_agrees),
         TU_TEST(test_batched_signature),
         TU_TEST(test_batched_in_graph),
+        TU_TEST(test_batched_alias_in_graph),
         TU_TEST(test_in_graph_shape_rules),
     };
     int failed = cmocka_run_group_tests(tests, setup_group, teardown_group);
