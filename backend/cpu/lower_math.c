@@ -103,8 +103,7 @@ static LLVMValueRef tanh_ops(const lanes *V, LLVMValueRef x)
     LLVMValueRef s = f_add(V, f_mul(V, c, fc(V, RT_TANH_F32_2LOG2E)), rounder);
     LLVMValueRef k = f_sub(V, s, rounder);
     LLVMValueRef two_k = as_float(V, LLVMBuildShl(b, as_int(V, s), ic(V, 23), ""));
-    LLVMValueRef r = f_sub(V, f_sub(V, y, f_mul(V, k, fc(V, RT_TANH_F32_LN2_HI))),
-                           f_mul(V, k, fc(V, RT_TANH_F32_LN2_LO)));
+    LLVMValueRef r = f_sub(V, y, f_mul(V, k, fc(V, RT_TANH_F32_LN2)));
 
     /* expm1(r) = r + r^2*Q(r), Q by Estrin's scheme; then E = expm1(y) */
     LLVMValueRef r2 = f_mul(V, r, r), r4 = f_mul(V, r2, r2);
