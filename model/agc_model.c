@@ -71,7 +71,10 @@ static void show_function(const sm_manifest *man, const sm_function *f)
                (long long)f->batch.num_batch_threads, f->batch.num_batch_threads == 1 ? "" : "s",
                (long long)f->batch.batch_timeout_micros, (long long)f->batch.max_enqueued_batches,
                f->batch.disable_large_batch_splitting ? ", no large-batch splitting" : "");
-    if (f->has_batch && f->batch.in_graph)
+    if (f->has_batch && f->batch.in_graph && f->batch.scope[0])
+        printf("    batched in the graph: the nodes of '%s' run on batches, the work around "
+               "them on each caller's thread\n", f->batch.scope);
+    else if (f->has_batch && f->batch.in_graph)
         printf("    batched in the graph: the device scopes' nodes run on batches, the host "
                "work around them on each caller's thread\n");
     if (f->freeze_variables)
