@@ -490,7 +490,9 @@ static int function_named(const ag_saved_model *m, const char *function)
  * same conversion without batching, bit for bit, for requests of 1 to 6
  * rows (more than max_batch_size 4: split across batches). */
 /* 8 threads call serving_default of `conv` and of `unbatched` with 1 to 6
- * rows each; every answer must be bit for bit the same. */
+ * rows each; every answer must be bit for bit the same. (48 rows in
+ * flight are 12 batches of 4: the batchers' queues must hold them, or
+ * requests fail fast, as they should.) */
 static void expect_same_under_load(ag_saved_model *unbatched, ag_saved_model *conv)
 {
     enum { N = 8 };
@@ -530,7 +532,8 @@ static void test_batched_in_graph(void **state)
     ag_saved_model *unbatched, *conv;
     convert_pair("tpu_functions { function_alias: \"tpu_func\" } bfloat16_optimization: DISABLED",
                  "batch_options { max_batch_size: 4 batch_timeout_micros: 2000 "
-                 "allowed_batch_sizes: [2, 4] }", &unbatched, &conv);
+                 "allowed_batch_sizes: [2, 4] max_enqueued_batches: 64 }",
+                 &unbatched, &conv);
     int fi = function_named(conv, "serve");
     assert_true(conv->man->functions[fi].has_batch);
     assert_true(conv->man->functions[fi].batch.in_graph);
@@ -561,7 +564,8 @@ static void test_batched_alias_in_graph(void **state)
     ag_saved_model *unbatched, *conv;
     convert_pair("tpu_functions { function_alias: \"tpu_func\" } bfloat16_optimization: DISABLED",
                  "batch_options { max_batch_size: 4 batch_timeout_micros: 1000 "
-                 "experimental { function_alias: \"head_func\" } }", &unbatched, &conv);
+                 "max_enqueued_batches: 64 experimental { function_alias: \"head_func\" } }",
+                 &unbatched, &conv);
     int fi = function_named(conv, "serve");
     const sm_batch *sb = &conv->man->functions[fi].batch;
     assert_true(conv->man->functions[fi].has_batch);
