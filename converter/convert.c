@@ -141,23 +141,24 @@ static bool batch_function(batcher_ctx *B, int i, bool in_graph, const char *sco
     const cv_batch_options *b = &B->o->batch_options[B->k];
     if (f->has_batch)
         return batch_fail(B, "batching: '%s' is batched by two batch_options", f->name);
-    snprintf(f->batch.scope, sizeof f->batch.scope, "%s", in_graph && scope ? scope : "");
-    in_graph = in_graph && batchable_in_graph(B, i);
-    if (!in_graph && !batchable(B, f))
-        return false;
-    char kept[SM_NAME];
-    snprintf(kept, sizeof kept, "%s", in_graph ? f->batch.scope : "");
-    f->has_batch = true;
+    /* the record first: the cut reads its scope */
     f->batch = (sm_batch){.num_batch_threads = b->num_batch_threads,
                           .max_batch_size = b->max_batch_size,
                           .batch_timeout_micros = b->batch_timeout_micros,
                           .max_enqueued_batches = b->max_enqueued_batches,
                           .n_allowed_batch_sizes = b->n_allowed_batch_sizes,
-                          .disable_large_batch_splitting = b->disable_large_batch_splitting};
+                          .disable_large_batch_splitting = b->disable_large_batch_splitting,
+                          .in_graph = in_graph};
     for (int k = 0; k < b->n_allowed_batch_sizes; k++)
         f->batch.allowed_batch_sizes[k] = b->allowed_batch_sizes[k];
-    f->batch.in_graph = in_graph;
-    snprintf(f->batch.scope, sizeof f->batch.scope, "%s", kept);
+    snprintf(f->batch.scope, sizeof f->batch.scope, "%s", in_graph && scope ? scope : "");
+    if (in_graph && !batchable_in_graph(B, i)) {
+        f->batch.in_graph = false;
+        f->batch.scope[0] = '\0';
+    }
+    if (!f->batch.in_graph && !batchable(B, f))
+        return false;
+    f->has_batch = true;
     return true;
 }
 
