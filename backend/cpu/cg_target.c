@@ -323,6 +323,40 @@ void cg_mark_functions(LLVMModuleRef mod, LLVMTargetMachineRef tm)
     LLVMDisposeMessage(features);
 }
 
+void cg_mark(LLVMValueRef f, const char *mark)
+{
+    add_string_attr(f, mark, "");
+}
+
+static bool marked(LLVMValueRef f, const char *mark)
+{
+    return f && LLVMGetStringAttributeAtIndex(f, LLVMAttributeFunctionIndex, mark,
+                                              (unsigned)strlen(mark)) != NULL;
+}
+
+/* Marks alwaysinline the calls of CG_VECTOR_BODY functions in CG_HOT_LOOP
+ * functions; whether there were any. */
+static bool mark_hot_calls(LLVMModuleRef mod)
+{
+    LLVMContextRef ctx = LLVMGetModuleContext(mod);
+    unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
+    bool any = false;
+    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+        if (!marked(f, CG_HOT_LOOP))
+            continue;
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+            for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i)) {
+                if (LLVMGetInstructionOpcode(i) != LLVMCall ||
+                    !marked(LLVMGetCalledValue(i), CG_VECTOR_BODY))
+                    continue;
+                LLVMAddCallSiteAttribute(i, LLVMAttributeFunctionIndex,
+                                         LLVMCreateEnumAttribute(ctx, always, 0));
+                any = true;
+            }
+    }
+    return any;
+}
+
 bool cg_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, char *err, size_t errlen)
 {
     char *msg = NULL;
@@ -344,6 +378,8 @@ bool cg_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, char *err, size_t e
     LLVMPassBuilderOptionsSetLoopUnrolling(opts, 1);
     LLVMPassBuilderOptionsSetLoopInterleaving(opts, 1);
     LLVMErrorRef e = LLVMRunPasses(mod, "default<O2>", tm, opts);
+    if (!e && mark_hot_calls(mod))
+        e = LLVMRunPasses(mod, "always-inline", tm, opts);
     LLVMDisposePassBuilderOptions(opts);
     if (!e)
         return true;

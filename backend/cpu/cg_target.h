@@ -30,8 +30,17 @@ LLVMTargetMachineRef cg_target_machine(const tgt_options *t, bool pic, char *err
  * code on an AVX-512 host really is AVX2 code). */
 void cg_mark_functions(LLVMModuleRef mod, LLVMTargetMachineRef tm);
 
+/* Marks, as string attributes on functions, for cg_optimize: a loop that
+ * runs long enough for inlining to pay (CG_HOT_LOOP), and a vector
+ * function to inline into such loops once the vectorizer has called it
+ * (CG_VECTOR_BODY). */
+#define CG_HOT_LOOP "agc-hot-loop"
+#define CG_VECTOR_BODY "agc-vector-body"
+void cg_mark(LLVMValueRef f, const char *mark);
+
 /* Verifies mod, sets its triple and data layout from tm, and runs LLVM's
- * O2 pipeline with the vectorizers on. */
+ * O2 pipeline with the vectorizers on; then inlines the CG_VECTOR_BODY
+ * functions that hot loops call. */
 bool cg_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, char *err, size_t errlen);
 
 #endif /* CG_TARGET_H */

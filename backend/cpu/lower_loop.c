@@ -16,6 +16,7 @@
  * unknown dims), then a zero divisor or negative integer exponent. On
  * failure the runtime reruns the op to report the exact error.
  */
+#include "cg_target.h"
 #include "lower.h"
 
 #include <llvm-c/DebugInfo.h>
@@ -84,6 +85,7 @@ typedef struct nest {
     int n_leaves;
     leaf *leaves;
     LLVMValueRef *vals; /* per member: its value in the loop body */
+    bool prefetch;      /* loop 0 runs in blocks that prefetch (below) */
 } nest;
 
 static bool is_member(const cg_cluster *c, const ir_node *x, int *index)
@@ -351,6 +353,91 @@ static bool calls_tanh(const cg_cluster *c)
     return false;
 }
 
+/*
+ * Software prefetch, for flat loops that compute much per element (tanh,
+ * exp, log, pow, sigmoid). The hardware's prefetchers keep a loop that
+ * only moves data at memory speed, but in a loop that spends 30 or more
+ * vector operations per element the loads come too slowly to them, and
+ * the time became compute plus memory instead of the larger of the two.
+ * So such a loop runs in blocks of PREFETCH_BLOCK elements, and each block
+ * first prefetches every tensor it reads PREFETCH_AHEAD bytes ahead, one
+ * prefetch per cache line. tanh(x*a + b)*c + x on 16M f32, 2 threads of a
+ * Sapphire Rapids Xeon (hand-written C, the median of 21 runs): 5.5 ms
+ * without, 3.5 ms with (compute alone: 3.2 ms); blocks of 64 elements
+ * gave 3.7 ms and of 1,024 4.5 ms; AVX2 code 7.3 -> 4.9 ms, x86-64-v2 11.7
+ * -> 8.9 ms. On a loop without tanh it cost 3%, so other loops go without.
+ */
+enum { PREFETCH_BLOCK = 256, PREFETCH_AHEAD = 4096, CACHE_LINE = 64 };
+
+static bool costly(const ir_node *m)
+{
+    switch (m->opcode) {
+    case RT_OP_TANH: case RT_OP_EXP: case RT_OP_LOG: case RT_OP_POW: case RT_OP_SIGMOID:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool want_parallel(const nest *N);
+
+static bool wants_prefetch(const nest *N)
+{
+    bool reads_memory = false;
+    for (int i = 0; i < N->n_leaves; i++)
+        reads_memory |= !N->leaves[i].scalar;
+    if (N->rank != 1 || !reads_memory || !want_parallel(N))
+        return false; /* small loops read from the cache */
+    for (int i = 0; i < N->c->n_members; i++)
+        if (costly(N->c->members[i]))
+            return true;
+    return false;
+}
+
+/* Prefetches the lines that elements [at, at + PREFETCH_BLOCK) of every
+ * tensor read will have PREFETCH_AHEAD bytes later. Prefetches never fault,
+ * so addresses past the end are harmless (the GEP is not inbounds). */
+static void prefetch_ahead(nest *N, LLVMValueRef at)
+{
+    cg_lower *L = N->L;
+    LLVMValueRef args[4] = {NULL, cg_i32(L, 0), cg_i32(L, 3), cg_i32(L, 1)};
+    for (int i = 0; i < N->n_leaves; i++) {
+        const leaf *l = &N->leaves[i];
+        if (l->scalar)
+            continue;
+        int64_t size = (int64_t)rt_dtype_size(l->dt);
+        LLVMValueRef byte = add(L, mul(L, at, cg_i64(L, size)), cg_i64(L, PREFETCH_AHEAD));
+        for (int64_t k = 0; k < PREFETCH_BLOCK * size; k += CACHE_LINE) {
+            LLVMValueRef off = add(L, byte, cg_i64(L, k));
+            args[0] = LLVMBuildGEP2(L->b, L->t_i8, l->data, &off, 1, "ahead");
+            cg_call_intrinsic(L, "llvm.prefetch", &L->t_ptr, 1, args, 4);
+        }
+    }
+}
+
+static void emit_level(nest *N, int d, LLVMValueRef begin, LLVMValueRef end,
+                       LLVMValueRef out_off, LLVMValueRef *offs);
+
+/* Loop 0 over [begin, end) in blocks that prefetch. */
+static void emit_blocks(nest *N, LLVMValueRef begin, LLVMValueRef end)
+{
+    cg_lower *L = N->L;
+    LLVMValueRef block = cg_i64(L, PREFETCH_BLOCK);
+    LLVMValueRef n = LLVMBuildNSWSub(L->b, end, begin, "");
+    LLVMValueRef blocks = LLVMBuildSDiv(L->b, add(L, n, cg_i64(L, PREFETCH_BLOCK - 1)), block, "");
+    cg_loop ob;
+    cg_loop_begin(L, &ob, blocks);
+    LLVMValueRef from = add(L, begin, mul(L, ob.iv, block));
+    LLVMValueRef rest = LLVMBuildNSWSub(L->b, end, from, "");
+    LLVMValueRef full = LLVMBuildICmp(L->b, LLVMIntSGT, rest, block, "");
+    LLVMValueRef to = add(L, from, LLVMBuildSelect(L->b, full, block, rest, ""));
+    prefetch_ahead(N, from);
+    N->prefetch = false; /* the block's own loop is a plain loop 0 */
+    emit_level(N, 0, from, to, NULL, NULL);
+    N->prefetch = true;
+    cg_loop_end(L, &ob);
+}
+
 /* Loop d of the nest; loop 0 covers [begin, end) of the first dim. */
 static void emit_level(nest *N, int d, LLVMValueRef begin, LLVMValueRef end,
                        LLVMValueRef out_off, LLVMValueRef *offs)
@@ -358,6 +445,10 @@ static void emit_level(nest *N, int d, LLVMValueRef begin, LLVMValueRef end,
     cg_lower *L = N->L;
     if (d == N->rank) {
         emit_body(N, out_off, offs);
+        return;
+    }
+    if (d == 0 && N->prefetch) {
+        emit_blocks(N, begin, end);
         return;
     }
     cg_loop lp;
@@ -503,7 +594,11 @@ static void emit_outlined(nest *N)
     }
     for (int d = 1; d < N->rank; d++)
         N->dims[d] = pass(&o, N->dims[d]);
+    N->prefetch = wants_prefetch(N);
+    if (N->prefetch) /* and inline its vector tanh (lower_math.c) */
+        cg_mark(f, CG_HOT_LOOP);
     emit_level(N, 0, LLVMGetParam(f, 1), LLVMGetParam(f, 2), NULL, NULL);
+    N->prefetch = false;
     LLVMBuildRetVoid(L->b);
 
     memcpy(N->leaves, outer, (size_t)N->n_leaves * sizeof *outer);
