@@ -916,6 +916,61 @@ static void test_large_loops_run_in_parallel(void **state)
     ir_function_free(fn);
 }
 
+/* Whether the module text calls a vector form of tanh (a line with both). */
+static bool calls_vector_tanh(const char *text)
+{
+    for (const char *line = text; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line);
+        const char *call = memmem(line, n, "call ", 5);
+        if (call && memmem(call, n - (size_t)(call - line), "@agc_tanh_f32_v", 15))
+            return true;
+        line = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+/* A large loop with tanh runs in blocks that prefetch what it reads, and
+ * the vector tanh is inlined there; f32 and bf16 (widened in the loop)
+ * still give the reference executor's bits, with a last block shorter
+ * than the others (300007 = 1171 * 256 + 231) and chunks split across
+ * threads. */
+static void test_hot_loops_prefetch_and_stay_exact(void **state)
+{
+    (void)state;
+    enum { BIG = 300007 };
+    ir_function *fn = parse_ir(
+        "func @chain(%0: f32[300007], %1: f32[], %2: bf16[300007]) -> (f32[300007], "
+        "bf16[300007]) {\n"
+        "  %3 = mul(%0, %1) : f32[300007]\n"
+        "  %4 = tanh(%3) : f32[300007]\n"
+        "  %5 = add(%4, %0) : f32[300007]\n"
+        "  %6 = cast(%2) {dtype = f32} : f32[300007]\n"
+        "  %7 = tanh(%6) : f32[300007]\n"
+        "  %8 = mul(%7, %1) : f32[300007]\n"
+        "  %9 = cast(%8) {dtype = bf16} : bf16[300007]\n"
+        "  return %5, %9\n}\n", __LINE__);
+    float *x = malloc(BIG * sizeof *x);
+    for (int i = 0; i < BIG; i++)
+        x[i] = (float)(i % 4001 - 2000) * 0.0037f;
+    rt_value *args[3] = {val(ag_from_data(AG_F32, AG_SHAPE(BIG), x)), val(ag_scalar_f32(1.7f)),
+                         val(ag_cast(ag_from_data(AG_F32, AG_SHAPE(BIG), x), AG_BF16))};
+    free(x);
+    outcome o = both(fn, args, 3, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    assert_false(uses_fallback(fn));
+    cg_code *c = compile_ok(fn, __LINE__);
+    char *text = cg_module_text(c);
+    if (!strstr(text, "call void @llvm.prefetch") || !strstr(text, "\"agc-hot-loop\""))
+        fail_msg("the large tanh loops do not prefetch:\n%s", text);
+    if (calls_vector_tanh(text))
+        fail_msg("a hot loop still calls a vector tanh:\n%s", text);
+    free(text);
+    tu_code_free(c);
+    ir_function_free(fn);
+}
+
 /* ====================================================== matrix products */
 
 static void test_matmul(void **state)
@@ -2139,6 +2194,7 @@ int main(void)
         TU_TEST(test_unknown_dims),
         TU_TEST(test_fused_chain_is_native_and_exact),
         TU_TEST(test_large_loops_run_in_parallel),
+        TU_TEST(test_hot_loops_prefetch_and_stay_exact),
         TU_TEST(test_matmul),
         TU_TEST(test_mlp_layers),
         TU_TEST(test_conv_bias_relu),
