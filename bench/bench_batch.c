@@ -214,20 +214,24 @@ static void print_row(const char *mode, int max_batch, long timeout, int threads
                       const ag_batch_stats *s, bool over)
 {
     char mb[16] = "-", to[16] = "-", th[16] = "-", avg[16] = "1.0", in[16] = "-",
-         bound[32] = "-";
+         wait[16] = "-", run[16] = "-", bound[32] = "-";
     if (s) {
         snprintf(mb, sizeof mb, "%d", max_batch);
         snprintf(to, sizeof to, "%ld", timeout);
         snprintf(th, sizeof th, "%d", threads);
         snprintf(avg, sizeof avg, "%.1f", s->batches ? (double)s->rows / s->batches : 0.0);
         snprintf(in, sizeof in, "%lld", (long long)s->latency_p99_micros);
+        snprintf(wait, sizeof wait, "%lld", (long long)s->wait_p99_micros);
+        snprintf(run, sizeof run, "%lld/%lld", (long long)s->run_p50_micros,
+                 (long long)s->run_p99_micros);
         if (s->batches)
             snprintf(bound, sizeof bound, "%.0f %s", p99_bound(timeout, s),
                      over ? "(queues)"
                      : (double)s->latency_p99_micros <= p99_bound(timeout, s) ? "ok" : "MISS");
     }
-    printf("%-10s %9s %10s %7s %10.0f %9.0f %9.0f %10s %10s %7d  %s\n", mode, mb, to, th,
-           r.per_s, r.p50_us, r.p99_us, in, avg, r.failed + (s ? (int)s->rejected : 0), bound);
+    printf("%-10s %9s %10s %7s %10.0f %9.0f %9.0f %9s %8s %9s %10s %6d  %s\n", mode, mb, to, th,
+           r.per_s, r.p50_us, r.p99_us, in, wait, run, avg,
+           r.failed + (s ? (int)s->rejected : 0), bound);
 }
 
 static void run_batched(int max_batch, long timeout, int threads, int n_clients,
@@ -381,9 +385,9 @@ int main(int argc, char **argv)
            "%.1f s per row, %ld CPUs, target %s\n", IN, HIDDEN, HIDDEN, OUT, n_clients,
            seconds, sysconf(_SC_NPROCESSORS_ONLN), ag_target());
     printf("sanity: batched and unbatched results differ by at most %g\n", check_same());
-    printf("%-10s %9s %10s %7s %10s %9s %9s %10s %10s %7s  %s\n", "mode", "max_batch",
-           "timeout_us", "threads", "req/s", "p50_us", "p99_us", "p99_in_us", "rows/batch",
-           "failed", "bound_us");
+    printf("%-10s %9s %10s %7s %10s %9s %9s %9s %8s %9s %10s %6s  %s\n", "mode", "max_batch",
+           "timeout_us", "threads", "req/s", "p50_us", "p99_us", "p99_in_us", "wait_p99",
+           "run_p50/99", "rows/batch", "failed", "bound_us");
     print_row("unbatched", 0, 0, 0, run_clients(NULL, n_clients, seconds, 0), NULL, false);
     static const int sizes[] = {8, 32, 64};
     static const long timeouts[] = {0, 100, 1000, 5000};

@@ -90,7 +90,9 @@ struct ag_batcher {
     pthread_t *threads;
     int n_threads;
     ag_batch_stats stats;
-    hist latency; /* of answered requests, in microseconds */
+    hist latency;  /* of answered requests, in microseconds */
+    hist wait;     /* of answered requests: arrival to their last batch's start */
+    hist run_time; /* of batches */
     struct ag_batcher *next_live;
 };
 
@@ -438,10 +440,12 @@ static void deliver(ag_batcher *b, batch *bt, int64_t padded, rt_value **out, co
     b->stats.failed_batches += err != NULL;
     int64_t now = now_us();
     b->stats.run_micros += now - started_us;
+    hist_add(&b->run_time, now - started_us);
     for (int p = 0; p < bt->n_parts; p++) {
         request *r = bt->parts[p].req;
         if (--r->parts_left == 0) {
             hist_add(&b->latency, now - r->arrived_us);
+            hist_add(&b->wait, started_us - r->arrived_us);
             pthread_cond_signal(&r->done);
         }
     }
@@ -863,6 +867,10 @@ ag_batch_stats ag_batcher_stats(ag_batcher *b)
     s.waiting_batches = b->n_waiting;
     s.latency_p50_micros = hist_quantile(&b->latency, 0.5);
     s.latency_p99_micros = hist_quantile(&b->latency, 0.99);
+    s.wait_p50_micros = hist_quantile(&b->wait, 0.5);
+    s.wait_p99_micros = hist_quantile(&b->wait, 0.99);
+    s.run_p50_micros = hist_quantile(&b->run_time, 0.5);
+    s.run_p99_micros = hist_quantile(&b->run_time, 0.99);
     pthread_mutex_unlock(&b->lock);
     return s;
 }

@@ -822,6 +822,12 @@ typedef struct ag_batch_stats {
      * read from a histogram, at most 1/128 above the true figure. What a
      * caller sees adds the time its thread takes to get a CPU back. */
     int64_t latency_p50_micros, latency_p99_micros;
+    /* Where that latency goes, at the same quantiles: a request's wait,
+     * from its arrival to the start of the batch that answered it (the
+     * batches ahead of it, and its batch's timeout), and a batch's run
+     * (joining rows, the function, handing rows back). */
+    int64_t wait_p50_micros, wait_p99_micros;
+    int64_t run_p50_micros, run_p99_micros;
 } ag_batch_stats;
 ag_batch_stats ag_batcher_stats(ag_batcher *b);
 

@@ -440,6 +440,13 @@ static void test_timeout_gathers_a_batch(void **state)
     assert_true(s.latency_p99_micros >= 500 * 1000);
     assert_true(s.latency_p99_micros <= 500 * 1000 * 129 / 128 + 400 * 1000);
     assert_true(s.latency_p50_micros <= s.latency_p99_micros);
+    /* where it went: the wait (the timeout) and a short run */
+    assert_true(s.wait_p99_micros >= 500 * 1000);
+    assert_true(s.wait_p99_micros <= s.latency_p99_micros);
+    assert_true(s.wait_p50_micros <= s.wait_p99_micros);
+    assert_true(s.run_p50_micros == s.run_p99_micros); /* one batch */
+    assert_true(s.run_p99_micros < 400 * 1000);
+    assert_true(s.wait_p99_micros + s.run_p99_micros >= s.latency_p99_micros * 127 / 129);
     ag_batcher_free(b);
 }
 
