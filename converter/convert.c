@@ -87,6 +87,7 @@ typedef struct batcher_ctx {
     const cv_options *o;
     const char *source;
     int k; /* the batch_options entry */
+    cv_report *r; /* takes a note when a cut does not exist */
     char *err;
     size_t errlen;
 } batcher_ctx;
@@ -117,17 +118,23 @@ static bool batchable(batcher_ctx *B, const sm_function *f)
 /* Whether function i can be batched in the graph, in front of the nodes
  * its batch record names (its batch scope, else its device scopes;
  * model/batch_split.c): the cut exists and the shape rules hold for what
- * the batched nodes read and hand back. */
+ * the batched nodes read and hand back. When not, the report says why. */
 static bool batchable_in_graph(batcher_ctx *B, int i)
 {
     pass_split s;
     pl_request r;
     pass_bf16_options bf16;
     char err[1024];
-    if (!sm_batch_split(B->m, i, &s, &r, &bf16, err, sizeof err))
-        return false;
-    pass_split_free(&s);
-    return true;
+    if (sm_batch_split(B->m, i, &s, &r, &bf16, err, sizeof err)) {
+        pass_split_free(&s);
+        return true;
+    }
+    cv_report *rep = B->r;
+    if (rep->n_batch_notes < CV_MAX_BATCH_NOTES)
+        snprintf(rep->batch_note[rep->n_batch_notes], sizeof rep->batch_note[0],
+                 "'%s' is batched at its inputs: %s", B->m->man->functions[i].name, err);
+    rep->n_batch_notes++;
+    return false;
 }
 
 /* Batches function i: in the graph when asked, in front of the nodes of
@@ -210,10 +217,10 @@ static bool apply_batch_options(batcher_ctx *B)
 }
 
 static bool apply_batching(ag_saved_model *m, const cv_options *o, const char *source,
-                           char *err, size_t errlen)
+                           cv_report *r, char *err, size_t errlen)
 {
     for (int k = 0; k < o->n_batch_options; k++) {
-        batcher_ctx B = {m, o, source ? source : "<options>", k, err, errlen};
+        batcher_ctx B = {m, o, source ? source : "<options>", k, r, err, errlen};
         if (!apply_batch_options(&B))
             return false;
     }
@@ -270,7 +277,7 @@ bool cv_convert(ag_saved_model *m, const cv_options *o, const char *source,
         apply_bf16(m, o);
     if (r->io_shapes)
         apply_io_shapes(m);
-    if (!apply_batching(m, o, source, err, sizeof err)) {
+    if (!apply_batching(m, o, source, r, err, sizeof err)) {
         rt_report((ag_loc){0}, "%s", err);
         free(r);
         return false;

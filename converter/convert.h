@@ -26,6 +26,8 @@ typedef struct cv_tpu_cost {
     double seconds;     /* per call, its nodes' costs */
 } cv_tpu_cost;
 
+enum { CV_MAX_BATCH_NOTES = 8 };
+
 typedef struct cv_report {
     int batch;                  /* unknown dims were costed at this size */
     double cpu_seconds;         /* nodes placed on the host, in every function */
@@ -37,6 +39,11 @@ typedef struct cv_report {
     bool bf16, io_shapes;       /* the optimizations that ran */
     int n_batched;              /* functions whose calls are batched */
     int n_batched_in_graph;     /* of them, in front of their TPU nodes */
+    /* Functions the options batched in the graph whose cut does not exist,
+     * batched at their inputs instead: why, for the report (the first
+     * CV_MAX_BATCH_NOTES; n_batch_notes counts them all). */
+    int n_batch_notes;
+    char batch_note[CV_MAX_BATCH_NOTES][1280];
     char device[64];            /* the device spec's name */
 } cv_report;
 

@@ -230,6 +230,11 @@ void cv_report_print(const cv_report *r, FILE *out)
             fprintf(out, "%d batched at %s inputs", at_inputs,
                     at_inputs == 1 ? "its" : "their");
         fputs(" (agc-model show lists the options)\n", out);
+        for (int i = 0; i < r->n_batch_notes && i < CV_MAX_BATCH_NOTES; i++)
+            fprintf(out, "            %s\n", r->batch_note[i]);
+        if (r->n_batch_notes > CV_MAX_BATCH_NOTES)
+            fprintf(out, "            and %d more batched at their inputs\n",
+                    r->n_batch_notes - CV_MAX_BATCH_NOTES);
     } else {
         fprintf(out, "batching:   none\n");
     }

@@ -508,10 +508,11 @@ static void expect_same_under_load(ag_saved_model *unbatched, ag_saved_model *co
     }
 }
 
-/* The model converted with `placed`, then with `placed` and `batching`;
- * the second's serve runs bit for bit like the first. */
+/* The model converted with `placed`, then with `placed` and `batching`
+ * (its report in *r when r is not NULL); the second's serve runs bit for
+ * bit like the first. */
 static void convert_pair(const char *placed, const char *batching, ag_saved_model **unbatched,
-                         ag_saved_model **conv)
+                         ag_saved_model **conv, cv_report *r)
 {
     const char *e;
     char opts[512];
@@ -519,7 +520,7 @@ static void convert_pair(const char *placed, const char *batching, ag_saved_mode
         fail_msg("%s", e);
     *unbatched = ag_saved_model_load(out_dir);
     snprintf(opts, sizeof opts, "%s %s", placed, batching);
-    if (!convert(opts, NULL, &e))
+    if (!convert(opts, r, &e))
         fail_msg("%s", e);
     *conv = ag_saved_model_load(out_dir);
     assert_non_null(*unbatched);
@@ -530,10 +531,11 @@ static void test_batched_in_graph(void **state)
 {
     (void)state;
     ag_saved_model *unbatched, *conv;
+    cv_report *report = calloc(1, sizeof *report);
     convert_pair("tpu_functions { function_alias: \"tpu_func\" } bfloat16_optimization: DISABLED",
                  "batch_options { max_batch_size: 4 batch_timeout_micros: 2000 "
                  "allowed_batch_sizes: [2, 4] max_enqueued_batches: 64 }",
-                 &unbatched, &conv);
+                 &unbatched, &conv, report);
     int fi = function_named(conv, "serve");
     assert_true(conv->man->functions[fi].has_batch);
     assert_true(conv->man->functions[fi].batch.in_graph);
@@ -542,6 +544,16 @@ static void test_batched_in_graph(void **state)
     int wi = function_named(conv, "wrapper");
     assert_true(conv->man->functions[wi].has_batch);
     assert_false(conv->man->functions[wi].batch.in_graph);
+    /* and the report says so, and why */
+    assert_int_equal(report->n_batched_in_graph, 1);
+    assert_int_equal(report->n_batch_notes, 1);
+    char expect[256];
+    snprintf(expect, sizeof expect, "'%s' is batched at its inputs: ",
+             conv->man->functions[wi].name);
+    if (!strstr(report->batch_note[0], expect) ||
+        !strstr(report->batch_note[0], "no node of the function's own body"))
+        fail_msg("the report's note: %s", report->batch_note[0]);
+    free(report);
     expect_same_under_load(unbatched, conv);
     const sm_loaded_function *lf = &conv->fns[fi];
     assert_string_equal(lf->compiled.target->name, "tpu-model");
@@ -565,7 +577,7 @@ static void test_batched_alias_in_graph(void **state)
     convert_pair("tpu_functions { function_alias: \"tpu_func\" } bfloat16_optimization: DISABLED",
                  "batch_options { max_batch_size: 4 batch_timeout_micros: 1000 "
                  "max_enqueued_batches: 64 experimental { function_alias: \"head_func\" } }",
-                 &unbatched, &conv);
+                 &unbatched, &conv, NULL);
     int fi = function_named(conv, "serve");
     const sm_batch *sb = &conv->man->functions[fi].batch;
     assert_true(conv->man->functions[fi].has_batch);
