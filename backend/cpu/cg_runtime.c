@@ -186,11 +186,12 @@ static int64_t amx_grain(int64_t n)
 _Static_assert(CG_RT_CHUNK_ALIGN % RT_BF16MM_AMX_PANEL == 0,
                "parallel chunks must start on a panel of the AMX kernel");
 
-int32_t cg_rt_matmul_bf16_amx(const void *a, const void *b, void *c, int64_t m, int64_t k,
-                              int64_t n, int64_t parallel_work)
+int32_t cg_rt_matmul_bf16_amx(const void *a, const void *b, const void *packed, void *c,
+                              int64_t m, int64_t k, int64_t n, int64_t parallel_work)
 {
     rt_bf16mm_amx p;
-    if (!rt_bf16mm_amx_begin(&p, a, b, c, m, k, n))
+    if (packed ? !rt_bf16mm_amx_begin_packed(&p, a, packed, c, m, k, n)
+               : !rt_bf16mm_amx_begin(&p, a, b, c, m, k, n))
         return 0;
     if ((double)m * (double)k * (double)n >= (double)parallel_work)
         cg_rt_parallel_for(amx_columns, &p, n, amx_grain(n));

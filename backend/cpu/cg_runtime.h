@@ -73,11 +73,13 @@ int cg_rt_num_threads(void);
 
 /* c[m,n] = a[m,k] x b[k,n] in bf16 on AMX tiles (runtime/kernels/
  * bf16mm_amx.h), in parallel chunks of columns when there is enough work
- * (at least `parallel_work` multiply-adds). 1 when done; 0 when AMX is not
+ * (at least `parallel_work` multiply-adds); `packed` is b as
+ * rt_bf16mm_amx_pack lays it out (a constant b, packed when the code was
+ * compiled), or NULL: each call packs b. 1 when done; 0 when AMX is not
  * usable in this process (the CPU, the OS, AG_NO_AMX) or its scratch
  * memory is not there: the caller then runs its own path. */
-int32_t cg_rt_matmul_bf16_amx(const void *a, const void *b, void *c, int64_t m, int64_t k,
-                              int64_t n, int64_t parallel_work);
+int32_t cg_rt_matmul_bf16_amx(const void *a, const void *b, const void *packed, void *c,
+                              int64_t m, int64_t k, int64_t n, int64_t parallel_work);
 
 /* Whether the n elements of an i32/i64 buffer hold a 0 (negative == 0:
  * a divisor) or a negative value (negative == 1: an exponent). */

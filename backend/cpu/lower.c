@@ -188,7 +188,7 @@ static void declare_helpers(cg_lower *L)
     declare(L, &h->parallel_for, "cg_rt_parallel_for", v, (LLVMTypeRef[]){p, p, i64, i64}, 4);
     declare(L, &h->int_check, "cg_rt_int_check", i32, (LLVMTypeRef[]){p, i32, i64, i32}, 4);
     declare(L, &h->matmul_bf16_amx, "cg_rt_matmul_bf16_amx", i32,
-            (LLVMTypeRef[]){p, p, p, i64, i64, i64, i64}, 7);
+            (LLVMTypeRef[]){p, p, p, p, i64, i64, i64, i64}, 8);
     add_attr(L, h->data.value, "memory", MEMORY_ARGMEM_READ);
     add_attr(L, h->dims.value, "memory", MEMORY_ARGMEM_READ);
     add_attr(L, h->ipow.value, "memory", MEMORY_NONE);

@@ -180,7 +180,8 @@ __attribute__((target(AMX))) static void release_tiles(void)
 
 void rt_bf16mm_amx_columns(const rt_bf16mm_amx *p, int64_t begin, int64_t end)
 {
-    pack_panels(p, begin, end);
+    if (!p->packed)
+        pack_panels(p, begin, end);
     configure_tiles();
     for (int64_t j0 = begin; j0 < end; j0 += PANEL) {
         int cols = (int)(end - j0 < PANEL ? end - j0 : PANEL);
@@ -206,28 +207,64 @@ static void copy_a(rt_bf16mm_amx *p, uint16_t *dst, int64_t rows)
         memcpy(dst + i * p->a_stride, p->a + i * p->k, (size_t)p->k * sizeof *dst);
 }
 
-bool rt_bf16mm_amx_begin(rt_bf16mm_amx *p, const uint16_t *a, const uint16_t *b, uint16_t *c,
-                         int64_t m, int64_t k, int64_t n)
+size_t rt_bf16mm_amx_packed_elems(int64_t k, int64_t n)
+{
+    return (size_t)(round_up(n, PANEL) * round_up(k, KCHUNK));
+}
+
+/* What pack_panels writes, element by element: in panel j0 / PANEL, pair
+ * q, the 32 columns' (b[2q, j], b[2q+1, j]). */
+void rt_bf16mm_amx_pack(const uint16_t *b, int64_t k, int64_t n, uint16_t *dst)
+{
+    int64_t pairs = round_up(k, KCHUNK) / 2;
+    for (int64_t j0 = 0; j0 < n; j0 += PANEL)
+        for (int64_t q = 0; q < pairs; q++, dst += 2 * PANEL)
+            for (int64_t c = 0; c < PANEL; c++) {
+                int64_t j = j0 + c, r = 2 * q;
+                dst[2 * c] = j < n && r < k ? b[r * n + j] : 0;
+                dst[2 * c + 1] = j < n && r + 1 < k ? b[(r + 1) * n + j] : 0;
+            }
+}
+
+/* p for c = a x b, with scratch for a's copy when the tiles need one, and
+ * for b's panels unless `packed` holds them. */
+static bool begin(rt_bf16mm_amx *p, const uint16_t *a, const uint16_t *b,
+                  const uint16_t *packed, uint16_t *c, int64_t m, int64_t k, int64_t n)
 {
     if (m <= 0 || k <= 0 || n <= 0 || !rt_bf16mm_amx_usable())
         return false; /* an empty product is the other paths' (nothing to gain) */
-    *p = (rt_bf16mm_amx){.a = a, .b = b, .c = c, .m = m, .k = k, .n = n};
+    *p = (rt_bf16mm_amx){.a = a, .b = b, .c = c, .m = m, .k = k, .n = n, .packed = packed};
     int64_t k_pad = round_up(k, KCHUNK), rows = round_up(m, TILE);
     bool copies_a = k_pad != k || rows != m;
     p->pairs = k_pad / 2;
-    size_t panel_elems = (size_t)(round_up(n, PANEL) * k_pad);
+    size_t panel_elems = packed ? 0 : rt_bf16mm_amx_packed_elems(k, n);
     size_t a_elems = copies_a ? (size_t)(rows * k_pad) : 0;
-    p->scratch = aligned_alloc(64, round_up((int64_t)((panel_elems + a_elems) * 2), 64));
-    if (!p->scratch)
-        return false;
-    p->panels = p->scratch;
+    if (panel_elems + a_elems > 0) {
+        p->scratch = aligned_alloc(64, round_up((int64_t)((panel_elems + a_elems) * 2), 64));
+        if (!p->scratch)
+            return false;
+    }
+    p->panels = packed ? (uint16_t *)packed : p->scratch;
     p->a_tiles = a, p->a_stride = k;
     if (copies_a) {
+        uint16_t *copy = (uint16_t *)p->scratch + panel_elems;
         p->a_stride = k_pad;
-        copy_a(p, p->panels + panel_elems, rows);
-        p->a_tiles = p->panels + panel_elems;
+        copy_a(p, copy, rows);
+        p->a_tiles = copy;
     }
     return true;
+}
+
+bool rt_bf16mm_amx_begin(rt_bf16mm_amx *p, const uint16_t *a, const uint16_t *b, uint16_t *c,
+                         int64_t m, int64_t k, int64_t n)
+{
+    return begin(p, a, b, NULL, c, m, k, n);
+}
+
+bool rt_bf16mm_amx_begin_packed(rt_bf16mm_amx *p, const uint16_t *a, const uint16_t *packed,
+                                uint16_t *c, int64_t m, int64_t k, int64_t n)
+{
+    return begin(p, a, NULL, packed, c, m, k, n);
 }
 
 void rt_bf16mm_amx_end(rt_bf16mm_amx *p)

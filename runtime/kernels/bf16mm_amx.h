@@ -45,14 +45,26 @@ typedef struct rt_bf16mm_amx {
     int64_t a_stride;        /* elements between rows of a_tiles */
     int64_t pairs;           /* pairs of k, padded to a multiple of 16 */
     uint16_t *panels;        /* b, RT_BF16MM_AMX_PANEL columns a panel */
+    bool packed;             /* panels came packed (_begin_packed): _columns reads them */
     void *scratch;           /* what _end frees */
 } rt_bf16mm_amx;
+
+/* b in the panels' layout, for a b that many products read (a constant
+ * weight): the elements it takes, and the packing (dst holds that many;
+ * zeros pad k to a multiple of 32 and n to one of RT_BF16MM_AMX_PANEL).
+ * Plain C on any host, so the backend packs a constant when it compiles. */
+size_t rt_bf16mm_amx_packed_elems(int64_t k, int64_t n);
+void rt_bf16mm_amx_pack(const uint16_t *b, int64_t k, int64_t n, uint16_t *dst);
 
 /* Prepares c = a x b (bf16 bits, row-major, c not overlapping a or b).
  * False, with nothing to free, when AMX is not usable, the scratch memory
  * is not there or a dimension is 0: the caller takes another path. */
 bool rt_bf16mm_amx_begin(rt_bf16mm_amx *p, const uint16_t *a, const uint16_t *b, uint16_t *c,
                          int64_t m, int64_t k, int64_t n);
+
+/* The same with b already packed (rt_bf16mm_amx_pack): no packing per call. */
+bool rt_bf16mm_amx_begin_packed(rt_bf16mm_amx *p, const uint16_t *a, const uint16_t *packed,
+                                uint16_t *c, int64_t m, int64_t k, int64_t n);
 
 /* Computes columns [begin, end) of c, every row; begin is a multiple of
  * RT_BF16MM_AMX_PANEL. Calls on disjoint ranges may run at once. */

@@ -277,6 +277,21 @@ static void amx_direct(const uint16_t *a, const uint16_t *b, uint16_t *c, int m,
     rt_bf16mm_amx_end(&p);
 }
 
+/* The same with b packed first (rt_bf16mm_amx_pack), as compiled code
+ * passes a constant weight. */
+static void amx_packed(const uint16_t *a, const uint16_t *b, uint16_t *c, int m, int k, int n)
+{
+    uint16_t *packed = malloc(rt_bf16mm_amx_packed_elems(k, n) * sizeof *packed);
+    rt_bf16mm_amx_pack(b, k, n, packed);
+    rt_bf16mm_amx p;
+    assert_true(rt_bf16mm_amx_begin_packed(&p, a, packed, c, m, k, n));
+    int64_t split = n > 2 * RT_BF16MM_AMX_PANEL ? 2 * RT_BF16MM_AMX_PANEL : n;
+    rt_bf16mm_amx_columns(&p, 0, split);
+    rt_bf16mm_amx_columns(&p, split, n);
+    rt_bf16mm_amx_end(&p);
+    free(packed);
+}
+
 /* Shapes around the tiles (16 rows, 16 and 32 columns, 32 of k): below
  * one tile, one more than a tile, odd k, k < 32, a used in place (rows a
  * multiple of 16, k of 32), columns split over calls. */
@@ -295,9 +310,13 @@ static void test_amx_kernel_awkward_shapes_within_the_bound(void **state)
         rt_value *av = bf16_value(m, k, 41u + (uint32_t)k, &a);
         rt_value *bv = bf16_value(k, n, 53u + (uint32_t)n, &b);
         uint16_t *c = calloc((size_t)(m * n), sizeof *c);
+        uint16_t *cp = calloc((size_t)(m * n), sizeof *cp);
         amx_direct(a, b, c, m, k, n);
         check_bound(a, b, c, m, k, n, &t);
+        amx_packed(a, b, cp, m, k, n); /* b packed once: the same bits */
+        assert_memory_equal(c, cp, (size_t)(m * n) * sizeof *c);
         free(c);
+        free(cp);
         rt_value_free(av);
         rt_value_free(bv);
     }
@@ -341,6 +360,58 @@ static void test_compiled_products_use_amx(void **state)
     check_compiled_amx(16, 32, 10);
 }
 
+/* A constant b (a weight the graph captured): the compiled code holds it
+ * packed (amx_packed) and gives the kernel's bits. */
+static void check_constant_weight(int m, int k, int n)
+{
+    size_t len = 256 + (size_t)k * (size_t)n * 8;
+    char *text = malloc(len);
+    int at = snprintf(text, len,
+                      "func @f(%%0: bf16[%d,%d]) -> (bf16[%d,%d]) {\n  %%1 = const() {value = [",
+                      m, k, m, n);
+    for (int i = 0; i < k * n; i++) /* multiples of 1/8 in [-1, 1]: exact in bf16 */
+        at += snprintf(text + at, len - (size_t)at, "%s%g", i ? ", " : "",
+                       (double)((i * 7 + i / n * 3) % 17 - 8) / 8);
+    snprintf(text + at, len - (size_t)at,
+             "]} : bf16[%d,%d]\n  %%2 = matmul(%%0, %%1) : bf16[%d,%d]\n  return %%2\n}\n", k,
+             n, m, n);
+    char err[512];
+    ir_function *fn = ir_parse(text, "test.ir", err, sizeof err);
+    free(text);
+    if (!fn)
+        fail_msg("parse: %s", err);
+    cg_code *code = tu_compile_for(fn, NULL, err, sizeof err);
+    if (!code)
+        fail_msg("%s", err);
+    assert_true(module_has(code, "amx_packed"));
+    const uint16_t *b = NULL;
+    for (const ir_node *x = fn->body->first; x && !b; x = x->next)
+        if (x->opcode == RT_OP_CONST)
+            b = x->attrs.literal->data;
+    assert_non_null(b);
+    uint16_t *a;
+    rt_value *av = bf16_value(m, k, 71u + (uint32_t)k, &a);
+    rt_value *args[1] = {av}, *res[1] = {NULL};
+    assert_true(cg_run(code, args, 1, res));
+    uint16_t *direct = calloc((size_t)(m * n), sizeof *direct);
+    amx_direct(a, b, direct, m, k, n);
+    assert_memory_equal(res[0]->data, direct, (size_t)(m * n) * sizeof *direct);
+    free(direct);
+    rt_value_free(res[0]);
+    rt_value_free(av);
+    tu_code_free(code);
+    ir_function_free(fn);
+}
+
+static void test_constant_weights_are_packed_once(void **state)
+{
+    (void)state;
+    skip_without_bf16_dot();
+    skip_without_amx();
+    check_constant_weight(20, 45, 70);
+    check_constant_weight(64, 256, 96);
+}
+
 /* AG_NO_AMX turns the kernel off (read at each product), "0" does not. */
 static void test_ag_no_amx_switches_amx_off(void **state)
 {
@@ -352,12 +423,12 @@ static void test_ag_no_amx_switches_amx_off(void **state)
     assert_false(rt_bf16mm_amx_usable());
     assert_string_equal(rt_bf16mm_amx_why_not(), "AG_NO_AMX is set");
     assert_false(rt_bf16mm_amx_begin(&p, a, b, c, 1, 1, 1));
-    assert_int_equal(cg_rt_matmul_bf16_amx(a, b, c, 1, 1, 1, 1), 0);
+    assert_int_equal(cg_rt_matmul_bf16_amx(a, b, NULL, c, 1, 1, 1, 1), 0);
     assert_int_equal(c[0], 0);
     setenv("AG_NO_AMX", "0", 1);
     assert_true(rt_bf16mm_amx_usable());
     restore_no_amx(); /* unset or "0": skip_without_amx passed */
-    assert_int_equal(cg_rt_matmul_bf16_amx(a, b, c, 1, 1, 1, 1), 1);
+    assert_int_equal(cg_rt_matmul_bf16_amx(a, b, NULL, c, 1, 1, 1, 1), 1);
     assert_int_equal(c[0], 0x4000); /* 1 x 2 */
 }
 
@@ -394,6 +465,7 @@ int main(void)
         TU_TEST(test_parallel_products_follow_the_documented_order),
         TU_TEST(test_amx_kernel_awkward_shapes_within_the_bound),
         TU_TEST(test_compiled_products_use_amx),
+        TU_TEST(test_constant_weights_are_packed_once),
         TU_TEST(test_ag_no_amx_switches_amx_off),
         TU_TEST(test_amx_only_in_code_for_this_host),
     };
