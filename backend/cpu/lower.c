@@ -78,20 +78,25 @@ LLVMValueRef cg_node_ref(cg_lower *L, const ir_node *n)
     return node;
 }
 
+LLVMValueRef cg_const_bytes(cg_lower *L, const void *data, size_t bytes, const char *name)
+{
+    LLVMValueRef init = LLVMConstStringInContext2(L->ctx, data, bytes, 1);
+    LLVMValueRef g = LLVMAddGlobal(L->mod, LLVMTypeOf(init), name);
+    LLVMSetInitializer(g, init);
+    LLVMSetGlobalConstant(g, 1);
+    LLVMSetLinkage(g, LLVMPrivateLinkage);
+    LLVMSetAlignment(g, 64);
+    return g;
+}
+
 /* A literal's data: its address in the graph's arena for the JIT, a
  * constant of the module ahead of time. */
 static LLVMValueRef literal_data(cg_lower *L, const rt_value *lit)
 {
     if (!L->node_table)
         return cg_ptr_const(L, lit->data);
-    size_t bytes = (size_t)lit->numel * rt_dtype_size(lit->dtype);
-    LLVMValueRef init = LLVMConstStringInContext2(L->ctx, lit->data, bytes, 1);
-    LLVMValueRef g = LLVMAddGlobal(L->mod, LLVMTypeOf(init), "literal");
-    LLVMSetInitializer(g, init);
-    LLVMSetGlobalConstant(g, 1);
-    LLVMSetLinkage(g, LLVMPrivateLinkage);
-    LLVMSetAlignment(g, 64);
-    return g;
+    return cg_const_bytes(L, lit->data, (size_t)lit->numel * rt_dtype_size(lit->dtype),
+                          "literal");
 }
 
 LLVMValueRef cg_call(cg_lower *L, cg_fn *f, LLVMValueRef *args, unsigned n, const char *name)

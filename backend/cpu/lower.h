@@ -257,6 +257,9 @@ LLVMValueRef cg_call(cg_lower *L, cg_fn *f, LLVMValueRef *args, unsigned n, cons
 LLVMValueRef cg_i32(cg_lower *L, int64_t v);
 LLVMValueRef cg_i64(cg_lower *L, int64_t v);
 LLVMValueRef cg_ptr_const(cg_lower *L, const void *p);
+/* A private constant of the module holding `bytes` bytes of data,
+ * 64-byte aligned: its address. */
+LLVMValueRef cg_const_bytes(cg_lower *L, const void *data, size_t bytes, const char *name);
 /* A pointer to node n, for the runtime helpers (an address, or a load
  * from the node table ahead of time). */
 LLVMValueRef cg_node_ref(cg_lower *L, const ir_node *n);

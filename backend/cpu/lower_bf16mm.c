@@ -501,14 +501,8 @@ static LLVMValueRef packed_constant(cg_lower *L, const ir_node *b, int64_t k, in
     size_t elems = rt_bf16mm_amx_packed_elems(k, n);
     uint16_t *packed = rt_xmalloc(elems * sizeof *packed);
     rt_bf16mm_amx_pack(lit->data, k, n, packed);
-    LLVMValueRef init = LLVMConstStringInContext2(L->ctx, (const char *)packed,
-                                                  elems * sizeof *packed, 1);
+    LLVMValueRef g = cg_const_bytes(L, packed, elems * sizeof *packed, "amx_packed");
     free(packed);
-    LLVMValueRef g = LLVMAddGlobal(L->mod, LLVMTypeOf(init), "amx_packed");
-    LLVMSetInitializer(g, init);
-    LLVMSetGlobalConstant(g, 1);
-    LLVMSetLinkage(g, LLVMPrivateLinkage);
-    LLVMSetAlignment(g, 64);
     return g;
 }
 
