@@ -41,7 +41,10 @@
  * instead). It is an outlined loop over columns, run in parallel chunks
  * (multiples of 64 columns: cg_rt_parallel_for aligns chunks to
  * CG_RT_CHUNK_ALIGN) for large products; each chunk packs its own blocks,
- * disjoint parts of the scratch.
+ * disjoint parts of the scratch. A constant b (a weight the graph
+ * captured) is packed when compiling instead, into a constant of the
+ * module that every call reads (packed_for_dot; packed_constant for the
+ * AMX kernel's layout).
  */
 #include "bf16mm_amx.h"
 #include "cg_runtime.h"
@@ -170,6 +173,7 @@ typedef struct dot {
     LLVMValueRef a, b, c;
     LLVMValueRef scratch; /* packed b: pack_elems(k) i16 per column block, or NULL
                            * (packs_b): pairs of b interleaved where used */
+    bool prepacked;       /* scratch came packed (a constant b): read it only */
     LLVMValueRef packed;  /* the current column block's part of scratch */
     LLVMValueRef acc;     /* [MR*NR x <16 x float>] on the stack */
     LLVMTypeRef v16f, v16i16, v16i32, v32bf;
@@ -265,14 +269,22 @@ static void pack_pair(dot *D, LLVMValueRef q, bool second, LLVMValueRef col0, in
     }
 }
 
-/* The column block at col0 (a multiple of TILE_COLS) into its place in
- * scratch: pair rows q = 0 .. (k+1)/2 - 1, the last one of an odd k with
- * zeros for its second half. Lanes past the columns hold zeros. */
-static void pack_block(dot *D, LLVMValueRef col0, int nv, int last_lanes)
+/* D->packed: the part of scratch for the column block at col0 (a
+ * multiple of TILE_COLS). */
+static void find_block(dot *D, LLVMValueRef col0)
 {
     cg_lower *L = D->L;
     LLVMValueRef block = LLVMBuildUDiv(L->b, col0, cg_i64(L, TILE_COLS), "block");
     D->packed = gep(L, L->t_i16, D->scratch, mul(L, block, cg_i64(L, pack_elems(D->k))));
+}
+
+/* The column block at col0 into its place in scratch: pair rows q = 0 ..
+ * (k+1)/2 - 1, the last one of an odd k with zeros for its second half.
+ * Lanes past the columns hold zeros. */
+static void pack_block(dot *D, LLVMValueRef col0, int nv, int last_lanes)
+{
+    cg_lower *L = D->L;
+    find_block(D, col0);
     cg_loop lq;
     cg_loop_begin(L, &lq, cg_i64(L, D->k / 2));
     pack_pair(D, lq.iv, true, col0, nv, last_lanes);
@@ -372,7 +384,9 @@ static void dot_tile(dot *D, LLVMValueRef row0, LLVMValueRef col0, int rows, int
 static void dot_columns(dot *D, LLVMValueRef col0, int nv, int last_lanes)
 {
     cg_lower *L = D->L;
-    if (D->scratch)
+    if (D->scratch && D->prepacked)
+        find_block(D, col0);
+    else if (D->scratch)
         pack_block(D, col0, nv, last_lanes);
     cg_loop lr;
     cg_loop_begin(L, &lr, cg_i64(L, D->m / MR));
@@ -389,11 +403,12 @@ static void dot_columns(dot *D, LLVMValueRef col0, int nv, int last_lanes)
  * the block n % 64 wide when end is n. Each block has its own part of
  * scratch, so parallel chunks pack and read disjoint memory.
  */
-static LLVMValueRef dot_function(cg_lower *L, int64_t m, int64_t k, int64_t n)
+static LLVMValueRef dot_function(cg_lower *L, int64_t m, int64_t k, int64_t n, bool prepacked)
 {
     LLVMTypeRef params[3] = {L->t_ptr, L->t_i64, L->t_i64};
     bool made;
-    LLVMValueRef f = product_function(L, "matmul_bf16dot", m, k, n, params, &made);
+    LLVMValueRef f = product_function(L, prepacked ? "matmul_bf16dot_packed" : "matmul_bf16dot",
+                                      m, k, n, params, &made);
     if (!made)
         return f;
     LLVMBasicBlockRef saved = LLVMGetInsertBlock(L->b);
@@ -410,6 +425,7 @@ static LLVMValueRef dot_function(cg_lower *L, int64_t m, int64_t k, int64_t n)
         ptrs[i] = LLVMBuildLoad2(L->b, L->t_ptr, gep(L, L->t_ptr, ctx, cg_i64(L, i)), "");
     D.a = ptrs[0], D.b = ptrs[1], D.c = ptrs[2];
     D.scratch = packs_b(m) ? ptrs[3] : NULL;
+    D.prepacked = prepacked;
     LLVMValueRef begin = LLVMGetParam(f, 1), end = LLVMGetParam(f, 2);
 
     LLVMValueRef blocks = LLVMBuildSDiv(L->b, LLVMBuildNSWSub(L->b, end, begin, ""),
@@ -451,13 +467,46 @@ static LLVMValueRef new_scratch(cg_lower *L, const ir_node *n, int64_t k, int64_
     return box;
 }
 
-static void call_dot(cg_lower *L, const ir_node *node, int64_t m, int64_t k, int64_t n,
-                     LLVMValueRef *abc)
+/* The literal of a constant bf16 b (a weight the graph captured), or NULL. */
+static const rt_value *constant_b(const ir_node *b)
 {
-    LLVMValueRef f = dot_function(L, m, k, n);
+    const rt_value *lit = b->opcode == RT_OP_CONST ? b->attrs.literal : NULL;
+    return lit && lit->dtype == AG_BF16 ? lit : NULL;
+}
+
+/* What pack_block writes, for a constant b packed when compiling: per
+ * block of TILE_COLS columns, pack_elems(k) i16; in it, per pair row q,
+ * the pairs (b[2q, j], b[2q+1, j]) of its columns; zeros past k and n. */
+static LLVMValueRef packed_for_dot(cg_lower *L, const uint16_t *b, int64_t k, int64_t n)
+{
+    int64_t blocks = (n + TILE_COLS - 1) / TILE_COLS;
+    size_t elems = (size_t)(blocks * pack_elems(k));
+    uint16_t *packed = rt_xcalloc(elems, sizeof *packed);
+    for (int64_t blk = 0; blk < blocks; blk++)
+        for (int64_t q = 0; q < (k + 1) / 2; q++)
+            for (int64_t c = 0; c < TILE_COLS && blk * TILE_COLS + c < n; c++) {
+                int64_t j = blk * TILE_COLS + c, r = 2 * q;
+                uint16_t *at = packed + blk * pack_elems(k) + q * PAIR_ROW + 2 * c;
+                at[0] = b[r * n + j];
+                at[1] = r + 1 < k ? b[(r + 1) * n + j] : 0;
+            }
+    LLVMValueRef g = cg_const_bytes(L, packed, elems * sizeof *packed, "dot_packed");
+    free(packed);
+    return g;
+}
+
+/* `pack_constant`: a constant b is packed when compiling (code that never
+ * calls the AMX kernel), instead of by every call. */
+static void call_dot(cg_lower *L, const ir_node *node, int64_t m, int64_t k, int64_t n,
+                     LLVMValueRef *abc, bool pack_constant)
+{
+    const rt_value *lit = pack_constant && packs_b(m) ? constant_b(node->in[1]) : NULL;
+    LLVMValueRef f = dot_function(L, m, k, n, lit != NULL);
     LLVMValueRef ctx = cg_entry_alloca(L, LLVMArrayType2(L->t_ptr, 4), 8, "mm_ctx");
     LLVMValueRef scratch = NULL, ptrs[4] = {abc[0], abc[1], abc[2], LLVMConstNull(L->t_ptr)};
-    if (packs_b(m))
+    if (lit)
+        ptrs[3] = packed_for_dot(L, lit->data, k, n);
+    else if (packs_b(m))
         scratch = new_scratch(L, node, k, n, &ptrs[3]);
     for (int i = 0; i < 4; i++)
         LLVMBuildStore(L->b, ptrs[i], gep(L, L->t_ptr, ctx, cg_i64(L, i)));
@@ -495,8 +544,8 @@ static bool uses_amx(const cg_lower *L, int64_t m)
  */
 static LLVMValueRef packed_constant(cg_lower *L, const ir_node *b, int64_t k, int64_t n)
 {
-    const rt_value *lit = b->opcode == RT_OP_CONST ? b->attrs.literal : NULL;
-    if (!lit || lit->dtype != AG_BF16)
+    const rt_value *lit = constant_b(b);
+    if (!lit)
         return LLVMConstNull(L->t_ptr);
     size_t elems = rt_bf16mm_amx_packed_elems(k, n);
     uint16_t *packed = rt_xmalloc(elems * sizeof *packed);
@@ -518,7 +567,7 @@ static void call_amx_or_dot(cg_lower *L, const ir_node *node, int64_t m, int64_t
     LLVMBasicBlockRef no_amx = cg_new_block(L, "no_amx"), done = cg_new_block(L, "mm_done");
     LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, LLVMIntNE, done_amx, cg_i32(L, 0), ""), done, no_amx);
     LLVMPositionBuilderAtEnd(L->b, no_amx);
-    call_dot(L, node, m, k, n, abc);
+    call_dot(L, node, m, k, n, abc, false); /* rare: one packed copy of b is enough */
     LLVMBuildBr(L->b, done);
     LLVMPositionBuilderAtEnd(L->b, done);
 }
@@ -536,7 +585,7 @@ bool cg_emit_matmul_bf16(cg_lower *L, const ir_node *n)
         if (uses_amx(L, m))
             call_amx_or_dot(L, n, m, k, nn, abc);
         else
-            call_dot(L, n, m, k, nn, abc);
+            call_dot(L, n, m, k, nn, abc, true);
         return true;
     }
     LLVMValueRef f = converting_function(L, m, k, nn);

@@ -360,9 +360,10 @@ static void test_compiled_products_use_amx(void **state)
     check_compiled_amx(16, 32, 10);
 }
 
-/* A constant b (a weight the graph captured): the compiled code holds it
- * packed (amx_packed) and gives the kernel's bits. */
-static void check_constant_weight(int m, int k, int n)
+/* c = a x b with b a constant of the graph (a weight it captured),
+ * compiled for the CPU o names (NULL: the host); *b its bits. */
+static cg_code *compile_constant_product(int m, int k, int n, const tgt_options *o,
+                                         ir_function **fn, const uint16_t **b)
 {
     size_t len = 256 + (size_t)k * (size_t)n * 8;
     char *text = malloc(len);
@@ -376,19 +377,29 @@ static void check_constant_weight(int m, int k, int n)
              "]} : bf16[%d,%d]\n  %%2 = matmul(%%0, %%1) : bf16[%d,%d]\n  return %%2\n}\n", k,
              n, m, n);
     char err[512];
-    ir_function *fn = ir_parse(text, "test.ir", err, sizeof err);
+    *fn = ir_parse(text, "test.ir", err, sizeof err);
     free(text);
-    if (!fn)
+    if (!*fn)
         fail_msg("parse: %s", err);
-    cg_code *code = tu_compile_for(fn, NULL, err, sizeof err);
+    cg_code *code = tu_compile_for(*fn, o, err, sizeof err);
     if (!code)
         fail_msg("%s", err);
-    assert_true(module_has(code, "amx_packed"));
-    const uint16_t *b = NULL;
-    for (const ir_node *x = fn->body->first; x && !b; x = x->next)
+    *b = NULL;
+    for (const ir_node *x = (*fn)->body->first; x && !*b; x = x->next)
         if (x->opcode == RT_OP_CONST)
-            b = x->attrs.literal->data;
-    assert_non_null(b);
+            *b = x->attrs.literal->data;
+    assert_non_null(*b);
+    return code;
+}
+
+/* A constant b: the compiled code holds it packed (amx_packed) and gives
+ * the kernel's bits. */
+static void check_constant_weight(int m, int k, int n)
+{
+    ir_function *fn;
+    const uint16_t *b;
+    cg_code *code = compile_constant_product(m, k, n, NULL, &fn, &b);
+    assert_true(module_has(code, "amx_packed"));
     uint16_t *a;
     rt_value *av = bf16_value(m, k, 71u + (uint32_t)k, &a);
     rt_value *args[1] = {av}, *res[1] = {NULL};
@@ -410,6 +421,47 @@ static void test_constant_weights_are_packed_once(void **state)
     skip_without_amx();
     check_constant_weight(20, 45, 70);
     check_constant_weight(64, 256, 96);
+}
+
+/* On the dot-product path (code that never calls the AMX kernel: for a
+ * named CPU, or fewer rows than a tile), a constant b is packed when
+ * compiling too (dot_packed), and gives the bits of the same product with
+ * b passed in, which packs b per call. */
+static void check_constant_weight_dot(int m, int k, int n, const tgt_options *o)
+{
+    ir_function *fn, *fn_arg;
+    const uint16_t *b;
+    cg_code *code = compile_constant_product(m, k, n, o, &fn, &b);
+    assert_true(module_has(code, "dot_packed"));
+    assert_false(module_has(code, "cg_rt_matmul_bf16_amx"));
+    cg_code *with_arg = compile_product(m, k, n, o, &fn_arg);
+    uint16_t *a;
+    rt_value *av = bf16_value(m, k, 83u + (uint32_t)k, &a);
+    ag_shape bs = AG_SHAPE(k, n);
+    rt_value *bv = rt_value_new(AG_BF16, &bs);
+    memcpy(bv->data, b, (size_t)(k * n) * sizeof *b);
+    rt_value *args[1] = {av}, *res[1] = {NULL};
+    assert_true(cg_run(code, args, 1, res));
+    rt_value *want = run_product(with_arg, av, bv);
+    assert_memory_equal(res[0]->data, want->data, (size_t)(m * n) * sizeof(uint16_t));
+    rt_value_free(want);
+    rt_value_free(res[0]);
+    rt_value_free(av);
+    rt_value_free(bv);
+    tu_code_free(with_arg);
+    tu_code_free(code);
+    ir_function_free(fn_arg);
+    ir_function_free(fn);
+}
+
+static void test_constant_weights_packed_for_the_dot_path(void **state)
+{
+    (void)state;
+    skip_without_bf16_dot();
+    tgt_options spr = {.cpu = "sapphirerapids"};
+    check_constant_weight_dot(10, 45, 70, NULL); /* this host, too few rows for AMX */
+    check_constant_weight_dot(64, 257, 130, &spr);
+    check_constant_weight_dot(7, 64, 64, &spr);
 }
 
 /* AG_NO_AMX turns the kernel off (read at each product), "0" does not. */
@@ -466,6 +518,7 @@ int main(void)
         TU_TEST(test_amx_kernel_awkward_shapes_within_the_bound),
         TU_TEST(test_compiled_products_use_amx),
         TU_TEST(test_constant_weights_are_packed_once),
+        TU_TEST(test_constant_weights_packed_for_the_dot_path),
         TU_TEST(test_ag_no_amx_switches_amx_off),
         TU_TEST(test_amx_only_in_code_for_this_host),
     };
