@@ -18,8 +18,9 @@
  * "eager" runs the staged code with ag_run_functions_eagerly(true), op by
  * op; "compiled" calls the AG_FUNCTION (cache lookup and JIT code); "hand
  * C" is plain C written for the job, compiled into this binary with -O3.
- * Figures are medians over repeated runs (CLOCK_MONOTONIC); in (e) and (f)
- * the two sides run alternately, so that both see the same machine load.
+ * Figures are medians over repeated runs (CLOCK_MONOTONIC); in (e) and (f),
+ * and for (c)'s goal the chain and the triad, the two sides run
+ * alternately, so that both see the same machine load.
  *
  * The header names the host CPU (LLVM's name, which the JIT compiles for)
  * and its vector ISA. On an AVX-512 host (a) and (c)'s tanh chain also run
@@ -593,7 +594,7 @@ static void bench_chain(void)
     double tt = tt1 < ttn ? tt1 : ttn;
     double triad_bw = 3.0 * CHAIN_N * sizeof(float) / tt;
 
-    double chain_bw = 0, ratio = 0, chain_te = 0;
+    double ratio = 0, chain_te = 0;
     for (int variant = 0; variant < 2; variant++) {
         chain_fn = variant == 0 ? &chain_desc : &affine_desc;
         bool same = chain_same_as_eager();
@@ -607,7 +608,6 @@ static void bench_chain(void)
         printf("  compiled vs eager: %.1fx faster; bandwidth %.2f GB/s = %.0f%% of triad\n",
                te / tc, bw / 1e9, 100 * bw / triad_bw);
         if (variant == 0) {
-            chain_bw = bw;
             ratio = te / tc;
             chain_te = te;
         }
@@ -618,8 +618,20 @@ static void bench_chain(void)
            "%d threads %.2f ms (%.2f GB/s); the better is the baseline\n",
            tt1 * 1e3, 3.0 * CHAIN_N * sizeof(float) / tt1 / 1e9, triad_threads, ttn * 1e3,
            3.0 * CHAIN_N * sizeof(float) / ttn / 1e9);
+    /* The goal compares the chain with the triad run alternately, a call
+     * of each per round, so that both see the same machine: the bandwidth
+     * other tenants leave it moves between measurements seconds apart
+     * (the sequential figures above read 61% to 91% of triad in runs
+     * minutes apart). */
+    chain_fn = &chain_desc;
+    double tcp, ttp;
+    bench_time_pair(run_chain_compiled, NULL, tt1 < ttn ? run_triad : run_triad_parallel, NULL,
+                    21, &tcp, &ttp);
+    double share = (2.0 * CHAIN_N * sizeof(float) / tcp) / (3.0 * CHAIN_N * sizeof(float) / ttp);
+    printf("  tanh chain and triad run alternately: %.2f ms and %.2f ms, the chain at %.0f%% of "
+           "the triad's bandwidth\n", tcp * 1e3, ttp * 1e3, 100 * share);
     bench_goal("chain compiled >= 3x faster than eager", ratio >= 3);
-    bench_goal("chain compiled >= 70% of triad bandwidth", chain_bw >= 0.7 * triad_bw);
+    bench_goal("chain compiled >= 70% of triad bandwidth", share >= 0.7);
     for (int i = 0; i < 4; i++)
         ag_free(chain_args[i]);
     free(triad_a);
