@@ -191,10 +191,22 @@ void rt_bf16mm_amx_columns(const rt_bf16mm_amx *p, int64_t begin, int64_t end)
     }
     release_tiles();
 }
+
+/* The panels of every column, as each call's pack_panels lays them out. */
+void rt_bf16mm_amx_pack(const uint16_t *b, int64_t k, int64_t n, uint16_t *dst)
+{
+    rt_bf16mm_amx p = {.b = b, .k = k, .n = n, .pairs = round_up(k, KCHUNK) / 2, .panels = dst};
+    pack_panels(&p, 0, n);
+}
 #else
 void rt_bf16mm_amx_columns(const rt_bf16mm_amx *p, int64_t begin, int64_t end)
 {
     (void)p, (void)begin, (void)end; /* _begin never succeeds here */
+}
+
+void rt_bf16mm_amx_pack(const uint16_t *b, int64_t k, int64_t n, uint16_t *dst)
+{
+    (void)b, (void)k, (void)n, (void)dst; /* nothing here calls the kernel */
 }
 #endif
 
@@ -212,19 +224,6 @@ size_t rt_bf16mm_amx_packed_elems(int64_t k, int64_t n)
     return (size_t)(round_up(n, PANEL) * round_up(k, KCHUNK));
 }
 
-/* What pack_panels writes, element by element: in panel j0 / PANEL, pair
- * q, the 32 columns' (b[2q, j], b[2q+1, j]). */
-void rt_bf16mm_amx_pack(const uint16_t *b, int64_t k, int64_t n, uint16_t *dst)
-{
-    int64_t pairs = round_up(k, KCHUNK) / 2;
-    for (int64_t j0 = 0; j0 < n; j0 += PANEL)
-        for (int64_t q = 0; q < pairs; q++, dst += 2 * PANEL)
-            for (int64_t c = 0; c < PANEL; c++) {
-                int64_t j = j0 + c, r = 2 * q;
-                dst[2 * c] = j < n && r < k ? b[r * n + j] : 0;
-                dst[2 * c + 1] = j < n && r + 1 < k ? b[(r + 1) * n + j] : 0;
-            }
-}
 
 /* p for c = a x b, with scratch for a's copy when the tiles need one, and
  * for b's panels unless `packed` holds them. */
@@ -233,7 +232,7 @@ static bool begin(rt_bf16mm_amx *p, const uint16_t *a, const uint16_t *b,
 {
     if (m <= 0 || k <= 0 || n <= 0 || !rt_bf16mm_amx_usable())
         return false; /* an empty product is the other paths' (nothing to gain) */
-    *p = (rt_bf16mm_amx){.a = a, .b = b, .c = c, .m = m, .k = k, .n = n, .packed = packed};
+    *p = (rt_bf16mm_amx){.a = a, .b = b, .c = c, .m = m, .k = k, .n = n, .packed = packed != NULL};
     int64_t k_pad = round_up(k, KCHUNK), rows = round_up(m, TILE);
     bool copies_a = k_pad != k || rows != m;
     p->pairs = k_pad / 2;

@@ -50,9 +50,10 @@ typedef struct rt_bf16mm_amx {
 } rt_bf16mm_amx;
 
 /* b in the panels' layout, for a b that many products read (a constant
- * weight): the elements it takes, and the packing (dst holds that many;
+ * weight, which the backend packs when it compiles code that calls the
+ * kernel): the elements it takes, and the packing (dst holds that many;
  * zeros pad k to a multiple of 32 and n to one of RT_BF16MM_AMX_PANEL).
- * Plain C on any host, so the backend packs a constant when it compiles. */
+ * The packing needs AVX-512, as the kernel does. */
 size_t rt_bf16mm_amx_packed_elems(int64_t k, int64_t n);
 void rt_bf16mm_amx_pack(const uint16_t *b, int64_t k, int64_t n, uint16_t *dst);
 
