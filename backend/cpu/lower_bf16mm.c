@@ -43,7 +43,7 @@
  * CG_RT_CHUNK_ALIGN) for large products; each chunk packs its own blocks,
  * disjoint parts of the scratch. A constant b (a weight the graph
  * captured) is packed when compiling instead, into a constant of the
- * module that every call reads (packed_for_dot; packed_constant for the
+ * module that every call reads (packed_for_dot; packed_for_amx for the
  * AMX kernel's layout).
  */
 #include "bf16mm_amx.h"
@@ -542,7 +542,7 @@ static bool uses_amx(const cg_lower *L, int64_t m)
  * Packing took a quarter of the time of the bf16 MLP's products
  * (64x784x512 and 64x512x512) when every call did it.
  */
-static LLVMValueRef packed_constant(cg_lower *L, const ir_node *b, int64_t k, int64_t n)
+static LLVMValueRef packed_for_amx(cg_lower *L, const ir_node *b, int64_t k, int64_t n)
 {
     const rt_value *lit = constant_b(b);
     if (!lit)
@@ -560,7 +560,7 @@ static LLVMValueRef packed_constant(cg_lower *L, const ir_node *b, int64_t k, in
 static void call_amx_or_dot(cg_lower *L, const ir_node *node, int64_t m, int64_t k, int64_t n,
                             LLVMValueRef *abc)
 {
-    LLVMValueRef args[8] = {abc[0],       abc[1],       packed_constant(L, node->in[1], k, n),
+    LLVMValueRef args[8] = {abc[0],       abc[1],       packed_for_amx(L, node->in[1], k, n),
                             abc[2],       cg_i64(L, m), cg_i64(L, k),
                             cg_i64(L, n), cg_i64(L, BF16MM_PARALLEL_WORK)};
     LLVMValueRef done_amx = cg_call(L, &L->h.matmul_bf16_amx, args, 8, "amx");
