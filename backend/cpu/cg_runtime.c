@@ -207,6 +207,7 @@ const cg_rt_symbol cg_rt_symbols[] = {
     SYM(cg_rt_alias),    SYM(cg_rt_new),      SYM(cg_rt_scalar),   SYM(cg_rt_box_init),
     SYM(cg_rt_try_new),  SYM(cg_rt_data),     SYM(cg_rt_dims),     SYM(cg_rt_truth),
     SYM(cg_rt_release),  SYM(cg_rt_ipow),     SYM(cg_rt_parallel_for), SYM(cg_rt_int_check),
+    SYM(cg_rt_parallel_lookup),
     SYM(cg_rt_matmul_bf16_amx),
 };
 const int cg_rt_n_symbols = (int)(sizeof cg_rt_symbols / sizeof cg_rt_symbols[0]);

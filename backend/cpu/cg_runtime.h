@@ -68,6 +68,20 @@ void cg_rt_parallel_for(cg_rt_body body, void *ctx, int64_t n, int64_t grain);
 /* Every chunk but the last of a parallel loop starts and ends on a
  * multiple of this (bf16 matrix products rely on it: lower_bf16mm.c). */
 enum { CG_RT_CHUNK_ALIGN = 64 };
+/* cg_rt_parallel_for for a loop whose only tensor operand is bf16 (its
+ * other operands scalars): when n is large, the body runs once over every
+ * bf16 value into a table and each element is then looked up, with the
+ * loop's own bits (cg_lookup.c). Slots x_slot and out_slot of ctx hold
+ * the operand's and the result's data; out_size is the result's element
+ * size (2 or 4 bytes; otherwise the loop runs as it is). */
+void cg_rt_parallel_lookup(cg_rt_body body, void *ctx, int64_t n, int64_t grain,
+                           int32_t x_slot, int32_t out_slot, int32_t out_size);
+/* For tests: cg_rt_parallel_lookup uses its kernel `name` from now on
+ * ("avx512", "avx2" or "portable"; NULL: the best this CPU runs, the
+ * default); false when this CPU cannot run it. */
+bool cg_lookup_use_kernel(const char *name);
+/* For tests: the least n that cg_rt_parallel_lookup looks up. */
+int64_t cg_lookup_min(void);
 /* The threads a parallel loop uses (the caller included). */
 int cg_rt_num_threads(void);
 

@@ -101,7 +101,7 @@ typedef struct cg_fn {
 
 typedef struct cg_helpers {
     cg_fn apply, apply_typed, fail, free_, alias, new_, try_new, scalar, box_init, data,
-        dims, truth, release, ipow, parallel_for, int_check, matmul_bf16_amx;
+        dims, truth, release, ipow, parallel_for, parallel_lookup, int_check, matmul_bf16_amx;
 } cg_helpers;
 
 typedef struct cg_lower {

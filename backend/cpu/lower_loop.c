@@ -492,6 +492,7 @@ typedef struct outline {
     LLVMValueRef ctx;      /* the slots, in the caller */
     LLVMValueRef fctx;     /* the slots, in the loop function */
     int n, cap;
+    int x_slot, out_slot;  /* a lookup loop's operand and result (below) */
 } outline;
 
 static LLVMValueRef ctx_slot(cg_lower *L, LLVMBuilderRef b, LLVMValueRef ctx, int i)
@@ -545,6 +546,39 @@ static LLVMValueRef grain_of(nest *N)
     return LLVMBuildSelect(L->b, pos, g, one, "grain");
 }
 
+/*
+ * A loop whose result is a function of one bf16 tensor's elements alone
+ * (its other operands scalars) is looked up in a table of its results for
+ * every bf16 value when it is long (cg_rt_parallel_lookup, cg_lookup.c):
+ * worth it where the body is costly, tanh(x*a + b)*c + x on 16M elements
+ * taking about 1/2 the time of computing it. The operand and the single
+ * result the loop stores must be passed in slots, which the runtime points
+ * at its own arrays to build the table.
+ */
+static bool wants_lookup(const nest *N, const outline *o)
+{
+    const cg_cluster *c = N->c;
+    int tensors = 0, stored = 0;
+    for (int i = 0; i < N->n_leaves; i++) {
+        if (N->leaves[i].scalar)
+            continue;
+        if (N->leaves[i].dt != AG_BF16)
+            return false;
+        tensors++;
+    }
+    for (int i = 0; i < c->n_members; i++) {
+        const ir_node *m = c->members[i];
+        if (!cg_info_of(N->L, m)->materialize)
+            continue;
+        size_t size = rt_dtype_size(m->type.dtype);
+        if (size != 2 && size != 4)
+            return false;
+        stored++;
+    }
+    return tensors == 1 && stored == 1 && !c->fallible && o->x_slot >= 0 &&
+           o->out_slot >= 0 && wants_prefetch(N);
+}
+
 static LLVMValueRef loop_function(cg_lower *L)
 {
     LLVMTypeRef params[3] = {L->t_ptr, L->t_i64, L->t_i64};
@@ -560,7 +594,7 @@ static void emit_outlined(nest *N)
     cg_lower *L = N->L;
     cg_cluster *c = N->c;
     int cap = N->n_leaves * (N->rank + 1) + c->n_members + N->rank + 1;
-    outline o = {.L = L, .cap = cap};
+    outline o = {.L = L, .cap = cap, .x_slot = -1, .out_slot = -1};
     o.ctx = cg_entry_alloca(L, LLVMArrayType2(L->t_i64, (uint64_t)cap), 16, "loop_ctx");
     o.caller = LLVMCreateBuilderInContext(L->ctx);
     LLVMBasicBlockRef call_site = LLVMGetInsertBlock(L->b);
@@ -582,19 +616,27 @@ static void emit_outlined(nest *N)
             l->value = pass(&o, l->value);
             continue;
         }
+        int before = o.n;
         l->data = pass(&o, l->data);
+        if (o.n > before)
+            o.x_slot = before;
         for (int d = 0; d < N->rank; d++)
             l->strides[d] = pass(&o, l->strides[d]);
     }
     for (int i = 0; i < c->n_members; i++) {
         cg_info *mi = cg_info_of(L, c->members[i]);
         outer_data[i] = mi->data;
-        if (mi->materialize)
+        if (mi->materialize) {
+            int before = o.n;
             mi->data = pass(&o, mi->data);
+            if (o.n > before)
+                o.out_slot = before;
+        }
     }
     for (int d = 1; d < N->rank; d++)
         N->dims[d] = pass(&o, N->dims[d]);
     N->prefetch = wants_prefetch(N);
+    bool lookup = wants_lookup(N, &o);
     if (N->prefetch) /* and inline its vector tanh (lower_math.c) */
         cg_mark(f, CG_HOT_LOOP);
     emit_level(N, 0, LLVMGetParam(f, 1), LLVMGetParam(f, 2), NULL, NULL);
@@ -611,7 +653,16 @@ static void emit_outlined(nest *N)
 
     /* the call */
     LLVMPositionBuilderAtEnd(L->b, call_site);
-    if (want_parallel(N)) {
+    if (lookup) {
+        const ir_node *out = NULL;
+        for (int i = 0; i < c->n_members && !out; i++)
+            if (cg_info_of(L, c->members[i])->materialize)
+                out = c->members[i];
+        LLVMValueRef args[7] = {f, o.ctx, N->dims[0], grain_of(N), cg_i32(L, o.x_slot),
+                                cg_i32(L, o.out_slot),
+                                cg_i32(L, (int)rt_dtype_size(out->type.dtype))};
+        cg_call(L, &L->h.parallel_lookup, args, 7, "");
+    } else if (want_parallel(N)) {
         LLVMValueRef args[4] = {f, o.ctx, N->dims[0], grain_of(N)};
         cg_call(L, &L->h.parallel_for, args, 4, "");
     } else {

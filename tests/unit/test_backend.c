@@ -18,6 +18,8 @@
 #include "trace.h"
 
 #include "cg_util.h"
+#include "cg_runtime.h"
+#include <inttypes.h>
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -966,6 +968,114 @@ static void test_hot_loops_prefetch_and_stay_exact(void **state)
         fail_msg("the large tanh loops do not prefetch:\n%s", text);
     if (calls_vector_tanh(text))
         fail_msg("a hot loop still calls a vector tanh:\n%s", text);
+    free(text);
+    tu_code_free(c);
+    ir_function_free(fn);
+}
+
+/* ============================================= bf16 loops by table lookup */
+
+/* A loop body for cg_rt_parallel_lookup: slot 0 the operand, slot 1 the
+ * result, slot 2 a scalar that the result depends on. */
+static uint32_t mix(uint16_t x, int64_t k) { return (uint32_t)x * 2654435761u ^ (uint32_t)k; }
+
+static void body16(void *ctx, int64_t begin, int64_t end)
+{
+    int64_t *slots = ctx;
+    const uint16_t *x = (const uint16_t *)(intptr_t)slots[0];
+    uint16_t *out = (uint16_t *)(intptr_t)slots[1];
+    for (int64_t i = begin; i < end; i++)
+        out[i] = (uint16_t)(mix(x[i], slots[2]) >> 9);
+}
+
+static void body32(void *ctx, int64_t begin, int64_t end)
+{
+    int64_t *slots = ctx;
+    const uint16_t *x = (const uint16_t *)(intptr_t)slots[0];
+    uint32_t *out = (uint32_t *)(intptr_t)slots[1];
+    for (int64_t i = begin; i < end; i++)
+        out[i] = mix(x[i], slots[2]);
+}
+
+/* Every kernel (the ones this CPU runs) and both result sizes give what the
+ * body gives, on a length with a ragged end, and on one too short to look
+ * up; the context is left as it was. */
+static void test_lookup_kernels_match_the_loop(void **state)
+{
+    (void)state;
+    const char *kernels[] = {"avx512", "avx2", "portable"};
+    int64_t lengths[2] = {cg_lookup_min() + 37, cg_lookup_min() - 1};
+    int64_t n_max = lengths[0];
+    uint16_t *x = malloc((size_t)n_max * sizeof *x);
+    uint32_t *out = malloc((size_t)n_max * sizeof *out);
+    for (int64_t i = 0; i < n_max; i++)
+        x[i] = (uint16_t)(i * 40503);
+    int ran = 0;
+    for (int k = 0; k < 3; k++) {
+        if (!cg_lookup_use_kernel(kernels[k]))
+            continue;
+        ran++;
+        for (int l = 0; l < 2; l++) {
+            for (int size = 2; size <= 4; size += 2) {
+                int64_t n = lengths[l];
+                memset(out, 0, (size_t)n * sizeof *out);
+                int64_t slots[3] = {(intptr_t)x, (intptr_t)out, 12345 + size};
+                cg_rt_parallel_lookup(size == 2 ? body16 : body32, slots, n, 1 << 14, 0, 1,
+                                      size);
+                if (slots[0] != (intptr_t)x || slots[1] != (intptr_t)out)
+                    fail_msg("%s: the loop's context was not restored", kernels[k]);
+                for (int64_t i = 0; i < n; i++) {
+                    uint32_t want = mix(x[i], slots[2]);
+                    uint32_t got = size == 4 ? out[i] : ((uint16_t *)out)[i];
+                    if (size == 2)
+                        want = (uint16_t)(want >> 9);
+                    if (got != want)
+                        fail_msg("%s, %d-byte results, n = %" PRId64 ": element %" PRId64
+                                 " is %#x, not %#x", kernels[k], size, n, i, got, want);
+                }
+            }
+        }
+    }
+    assert_true(ran >= 1);
+    assert_true(cg_lookup_use_kernel(NULL));
+    free(x);
+    free(out);
+}
+
+/* Large bf16 loops whose only tensor operand is bf16 are looked up, with
+ * the bits of the loop itself: every bf16 pattern (NaNs, infinities,
+ * subnormals, -0) in the input, results rounded per op to bf16 and widened
+ * to f32. */
+static void test_bf16_loops_look_up_and_stay_exact(void **state)
+{
+    (void)state;
+    enum { BIG = (1 << 20) + 7 };
+    ir_function *fn = parse_ir(
+        "func @act(%0: bf16[1048583], %1: bf16[], %2: f32[]) -> (bf16[1048583], "
+        "f32[1048583]) {\n"
+        "  %3 = mul(%0, %1) : bf16[1048583]\n"
+        "  %4 = tanh(%3) : bf16[1048583]\n"
+        "  %5 = add(%4, %0) : bf16[1048583]\n"
+        "  %6 = cast(%0) {dtype = f32} : f32[1048583]\n"
+        "  %7 = mul(%6, %2) : f32[1048583]\n"
+        "  %8 = exp(%7) : f32[1048583]\n"
+        "  return %5, %8\n}\n", __LINE__);
+    uint16_t *x = malloc(BIG * sizeof *x);
+    for (int i = 0; i < BIG; i++)
+        x[i] = (uint16_t)(i * 40503);
+    rt_value *args[3] = {val(ag_from_data(AG_BF16, AG_SHAPE(BIG), x)),
+                         val(ag_scalar_bf16(0.75)), val(ag_scalar_f32(1.3f))};
+    free(x);
+    outcome o = both(fn, args, 3, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    cg_code *c = compile_ok(fn, __LINE__);
+    char *text = cg_module_text(c);
+    int lookups = 0;
+    for (const char *p = text; (p = strstr(p, "call void @cg_rt_parallel_lookup")) != NULL; p++)
+        lookups++;
+    if (lookups != 2)
+        fail_msg("%d loops are looked up, not 2:\n%s", lookups, text);
     free(text);
     tu_code_free(c);
     ir_function_free(fn);
@@ -2195,6 +2305,8 @@ int main(void)
         TU_TEST(test_fused_chain_is_native_and_exact),
         TU_TEST(test_large_loops_run_in_parallel),
         TU_TEST(test_hot_loops_prefetch_and_stay_exact),
+        TU_TEST(test_lookup_kernels_match_the_loop),
+        TU_TEST(test_bf16_loops_look_up_and_stay_exact),
         TU_TEST(test_matmul),
         TU_TEST(test_mlp_layers),
         TU_TEST(test_conv_bias_relu),
