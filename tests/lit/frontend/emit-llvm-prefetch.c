@@ -4,8 +4,10 @@
 // a loop is marked agc-hot-loop, and the vector tanh the vectorizer called
 // in it is inlined after the O2 pipeline (only the remainder loop's scalar
 // call stays). A loop of cheap arithmetic prefetches nothing: the
-// hardware's prefetchers keep up with it. Small loops (emit-llvm-tanh.c)
-// neither prefetch nor inline.
+// hardware's prefetchers keep up with it, except over bf16, whose
+// widening and rounding are enough work per line that they fall behind:
+// such a loop prefetches (8 lines of each bf16 tensor per block). Small
+// loops (emit-llvm-tanh.c) neither prefetch nor inline.
 // RUN: %agc --emit=llvm --target-triple x86_64-linux-gnu --cpu x86-64-v3 %s | FileCheck %s
 #include <ag.h>
 
@@ -17,6 +19,12 @@ ag_tensor chain(ag_tensor x, float a, float b, float c)
 
 AG_FUNCTION AG_SIGNATURE("f32[1048576], f32[1048576]")
 ag_tensor affine(ag_tensor x, ag_tensor y)
+{
+    return ag_add(ag_mul(x, 3.0f), y);
+}
+
+AG_FUNCTION AG_SIGNATURE("bf16[1048576], bf16[1048576]")
+ag_tensor affine_bf16(ag_tensor x, ag_tensor y)
 {
     return ag_add(ag_mul(x, 3.0f), y);
 }
@@ -36,4 +44,11 @@ ag_tensor affine(ag_tensor x, ag_tensor y)
 // CHECK: fmul <8 x float>
 // CHECK: ret void
 
+// CHECK-LABEL: define internal void @loop.{{[0-9]+}}(
+// CHECK-SAME: #[[HOT2:[0-9]+]]
+// CHECK-COUNT-16: call void @llvm.prefetch.p0(ptr %ahead{{[0-9]*}}, i32 0, i32 3, i32 1)
+// CHECK-NOT: llvm.prefetch
+// CHECK: ret void
+
 // CHECK: attributes #[[HOT]] = { {{.*}}"agc-hot-loop" }
+// CHECK: attributes #[[HOT2]] = { {{.*}}"agc-hot-loop" }
