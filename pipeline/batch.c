@@ -21,8 +21,10 @@
  * on its own thread, in its own scope.
  *
  * One mutex per batcher guards the queue, the requests' progress and the
- * statistics; callers wait on a condition variable of their own (no herd
- * of 64 threads woken per batch), workers on a shared one.
+ * statistics. Callers wait outside it, on the wake-up word of the batch
+ * that holds their last rows (wakeup.h): a worker answers a batch under
+ * the lock, releases it, and wakes the batch's callers with one system
+ * call. Workers wait on a condition variable.
  */
 #include "batch.h"
 
@@ -30,6 +32,7 @@
 #include "histogram.h"
 #include "signature.h"
 #include "trace.h"
+#include "wakeup.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -51,11 +54,11 @@ typedef struct request {
     int64_t rows;
     rt_value *in[BT_MAX_TENSORS];
     rt_value *out[BT_MAX_TENSORS]; /* made when its first part comes back */
-    int parts_left;
-    int64_t arrived_us; /* when it was queued: its latency counts from here */
+    atomic_int parts_left; /* written under the lock; read by its caller outside */
+    unsigned slot;         /* the wake-up word of the batch holding its last rows */
+    int64_t arrived_us;    /* when it was queued: its latency counts from here */
     bool failed;
     char error[1024];
-    pthread_cond_t done; /* signalled when parts_left drops to 0 */
 } request;
 
 typedef struct batch {
@@ -63,6 +66,7 @@ typedef struct batch {
     int n_parts, cap;
     int64_t rows;
     int64_t opened_us; /* when its first row arrived: the timeout counts from here */
+    unsigned slot;     /* its callers' wake-up word */
     bool open;
     struct batch *next;
 } batch;
@@ -83,6 +87,8 @@ struct ag_batcher {
     atomic_uint_least64_t news; /* bumped with every signal of `work`: what spinning
                                    workers watch (wait_for_work) */
     pthread_cond_t idle; /* ag_batcher_close: the last caller left */
+    wakeup_set *answered; /* callers: their batch is answered */
+    unsigned batches_made; /* numbers the batches' wake-up words */
     batch *head, *tail;
     int n_waiting;
     bool closing;
@@ -212,6 +218,7 @@ static batch *new_batch(ag_batcher *b)
     batch *bt = rt_xcalloc(1, sizeof *bt);
     bt->open = true;
     bt->opened_us = now_us();
+    bt->slot = b->batches_made++ % WAKEUP_SLOTS;
     if (b->tail)
         b->tail->next = bt;
     else
@@ -230,6 +237,7 @@ static void add_part(ag_batcher *b, batch *bt, request *r, int64_t first, int64_
     bt->parts[bt->n_parts++] = (part){r, first, rows, false};
     bt->rows += rows;
     r->parts_left++;
+    r->slot = bt->slot;
     if (bt->rows == b->o.max_batch_size)
         bt->open = false; /* full: ready for a worker now */
 }
@@ -415,10 +423,14 @@ static void copy_outputs(const ag_batcher *b, const batch *bt, rt_value **out)
 }
 
 /* Hands a batch's results (out, or the error err) back to its requests
- * and wakes those that are complete. */
+ * and wakes those that are complete: the callers waiting on the batch's
+ * word, and any whose last rows came back before these (several workers)
+ * on theirs. */
 static void deliver(ag_batcher *b, batch *bt, int64_t padded, rt_value **out, const char *err,
                     int64_t started_us)
 {
+    unsigned *others = NULL;
+    int n_others = 0;
     pthread_mutex_lock(&b->lock);
     for (int p = 0; p < bt->n_parts; p++) {
         part *pt = &bt->parts[p];
@@ -443,13 +455,23 @@ static void deliver(ag_batcher *b, batch *bt, int64_t padded, rt_value **out, co
     hist_add(&b->run_time, now - started_us);
     for (int p = 0; p < bt->n_parts; p++) {
         request *r = bt->parts[p].req;
-        if (--r->parts_left == 0) {
+        if (r->parts_left == 1) {
             hist_add(&b->latency, now - r->arrived_us);
             hist_add(&b->wait, started_us - r->arrived_us);
-            pthread_cond_signal(&r->done);
+            if (r->slot != bt->slot) {
+                if (!others)
+                    others = rt_xmalloc((size_t)bt->n_parts * sizeof *others);
+                others[n_others++] = r->slot;
+            }
         }
+        /* the last write to r: once it reads 0, its caller may return */
+        atomic_fetch_sub(&r->parts_left, 1);
     }
     pthread_mutex_unlock(&b->lock);
+    wakeup_notify(b->answered, bt->slot);
+    for (int i = 0; i < n_others; i++)
+        wakeup_notify(b->answered, others[i]);
+    free(others);
 }
 
 static void run_batch(ag_batcher *b, batch *bt)
@@ -668,8 +690,14 @@ static bool queue_and_wait(ag_batcher *b, request *r)
     if (changed)
         wake_workers(b, false);
     b->callers++;
-    while (r->parts_left > 0)
-        pthread_cond_wait(&r->done, &b->lock);
+    pthread_mutex_unlock(&b->lock);
+    for (;;) {
+        uint32_t seen = wakeup_read(b->answered, r->slot);
+        if (atomic_load(&r->parts_left) == 0)
+            break;
+        wakeup_wait(b->answered, r->slot, seen);
+    }
+    pthread_mutex_lock(&b->lock);
     if (--b->callers == 0 && b->closing)
         pthread_cond_broadcast(&b->idle);
     return !r->failed;
@@ -684,11 +712,9 @@ static bool call(ag_batcher *b, request *r)
         pthread_mutex_unlock(&b->lock);
         return false;
     }
-    pthread_cond_init(&r->done, NULL);
     pthread_mutex_lock(&b->lock);
     bool ok = queue_and_wait(b, r);
     pthread_mutex_unlock(&b->lock);
-    pthread_cond_destroy(&r->done);
     return ok;
 }
 
@@ -761,6 +787,7 @@ static void destroy(ag_batcher *b)
     pthread_mutex_destroy(&b->lock);
     pthread_cond_destroy(&b->work);
     pthread_cond_destroy(&b->idle);
+    wakeup_free(b->answered);
     if (b->run.free_state)
         b->run.free_state(b->run.state);
     free(b->threads);
@@ -788,6 +815,7 @@ static void init_sync(ag_batcher *b)
     pthread_condattr_destroy(&ca);
     pthread_cond_init(&b->idle, NULL);
     pthread_mutex_init(&b->lock, NULL);
+    b->answered = wakeup_new();
 }
 
 ag_batcher *bt_new(ag_loc loc, const bt_runner *r, const ag_batch_options *o)
