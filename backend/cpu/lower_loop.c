@@ -75,6 +75,7 @@ typedef struct leaf {
     LLVMValueRef data;       /* tensor: base pointer */
     LLVMValueRef dims_ptr;   /* tensor with unknown dims: its dims array */
     LLVMValueRef strides[AG_MAX_RANK]; /* per loop dim, in elements */
+    bool full;               /* a tensor of the loop's shape: read row by row */
 } leaf;
 
 typedef struct nest {
@@ -85,7 +86,7 @@ typedef struct nest {
     int n_leaves;
     leaf *leaves;
     LLVMValueRef *vals; /* per member: its value in the loop body */
-    bool prefetch;      /* loop 0 runs in blocks that prefetch (below) */
+    bool prefetch;      /* the innermost loop runs in blocks that prefetch (below) */
 } nest;
 
 static bool is_member(const cg_cluster *c, const ir_node *x, int *index)
@@ -260,8 +261,10 @@ static void plan_strides(nest *N)
     if (flat) {
         N->dims[0] = total_of(N, s->rank);
         N->rank = 1;
-        for (int i = 0; i < N->n_leaves; i++)
+        for (int i = 0; i < N->n_leaves; i++) {
             N->leaves[i].strides[0] = cg_i64(L, 1);
+            N->leaves[i].full = !N->leaves[i].scalar;
+        }
         return;
     }
     N->rank = s->rank;
@@ -269,6 +272,10 @@ static void plan_strides(nest *N)
         leaf *l = &N->leaves[i];
         if (l->scalar)
             continue;
+        const cg_shape *ls = &cg_info_of(L, l->node)->shape;
+        l->full = ls->rank == s->rank && ls->known == s->known &&
+                  (s->known ? memcmp(ls->dims, s->dims, (size_t)s->rank * sizeof *s->dims) == 0
+                            : ls->key == s->key);
         /* row-major strides of the leaf, 0 where it is broadcast */
         LLVMValueRef stride = cg_i64(L, 1);
         for (int d = s->rank - 1; d >= 0; d--) {
@@ -354,7 +361,7 @@ static bool calls_tanh(const cg_cluster *c)
 }
 
 /*
- * Software prefetch, for flat loops that compute much per element (tanh,
+ * Software prefetch, for large loops that compute much per element (tanh,
  * exp, log, pow, sigmoid). The hardware's prefetchers keep a loop that
  * only moves data at memory speed, but in a loop that spends 30 or more
  * vector operations per element the loads come too slowly to them, and
@@ -406,29 +413,40 @@ static bool touches_bf16(const nest *N)
 
 static bool want_parallel(const nest *N);
 
+/*
+ * In a nest (operands broadcast: a bias added to every row) the innermost
+ * loop prefetches, when its rows are long, the operands that have the
+ * loop's shape; broadcast ones are small and stay in the cache. Their rows
+ * follow each other in memory, so 4 KB ahead of an element is 4 KB ahead
+ * in the loop too. tanh(x + b), x [4096, 4096] f32 and b [4096]: 5.1 ms
+ * without, 4.2 - 4.4 ms with, within 5% of tanh(x + 0.5), which is flat.
+ */
 static bool wants_prefetch(const nest *N)
 {
-    bool reads_memory = false;
+    bool reads_rows = false;
     for (int i = 0; i < N->n_leaves; i++)
-        reads_memory |= !N->leaves[i].scalar;
-    if (N->rank != 1 || !reads_memory || !want_parallel(N))
+        reads_rows |= N->leaves[i].full;
+    const cg_shape *s = &N->c->shape;
+    bool long_rows = N->rank == 1 || !s->known || s->dims[s->rank - 1] >= PREFETCH_BLOCK;
+    if (!reads_rows || !long_rows || !want_parallel(N))
         return false; /* small loops read from the cache */
     return has_costly_op(N->c) || touches_bf16(N);
 }
 
-/* Prefetches the lines that elements [at, at + PREFETCH_BLOCK) of every
- * tensor read will have PREFETCH_AHEAD bytes later. Prefetches never fault,
- * so addresses past the end are harmless (the GEP is not inbounds). */
-static void prefetch_ahead(nest *N, LLVMValueRef at)
+/* Prefetches the lines that elements [at[i], at[i] + PREFETCH_BLOCK) of
+ * every operand of the loop's shape (at[i]: leaf i's element offset) will
+ * have PREFETCH_AHEAD bytes later. Prefetches never fault, so addresses
+ * past the end are harmless (the GEP is not inbounds). */
+static void prefetch_ahead(nest *N, LLVMValueRef *at)
 {
     cg_lower *L = N->L;
     LLVMValueRef args[4] = {NULL, cg_i32(L, 0), cg_i32(L, 3), cg_i32(L, 1)};
     for (int i = 0; i < N->n_leaves; i++) {
         const leaf *l = &N->leaves[i];
-        if (l->scalar)
+        if (!l->full)
             continue;
         int64_t size = (int64_t)rt_dtype_size(l->dt);
-        LLVMValueRef byte = add(L, mul(L, at, cg_i64(L, size)), cg_i64(L, PREFETCH_AHEAD));
+        LLVMValueRef byte = add(L, mul(L, at[i], cg_i64(L, size)), cg_i64(L, PREFETCH_AHEAD));
         for (int64_t k = 0; k < PREFETCH_BLOCK * size; k += CACHE_LINE) {
             LLVMValueRef off = add(L, byte, cg_i64(L, k));
             args[0] = LLVMBuildGEP2(L->b, L->t_i8, l->data, &off, 1, "ahead");
@@ -440,8 +458,9 @@ static void prefetch_ahead(nest *N, LLVMValueRef at)
 static void emit_level(nest *N, int d, LLVMValueRef begin, LLVMValueRef end,
                        LLVMValueRef out_off, LLVMValueRef *offs);
 
-/* Loop 0 over [begin, end) in blocks that prefetch. */
-static void emit_blocks(nest *N, LLVMValueRef begin, LLVMValueRef end)
+/* The innermost loop d over [begin, end) in blocks that prefetch. */
+static void emit_blocks(nest *N, int d, LLVMValueRef begin, LLVMValueRef end,
+                        LLVMValueRef out_off, LLVMValueRef *offs)
 {
     cg_lower *L = N->L;
     LLVMValueRef block = cg_i64(L, PREFETCH_BLOCK);
@@ -453,14 +472,23 @@ static void emit_blocks(nest *N, LLVMValueRef begin, LLVMValueRef end)
     LLVMValueRef rest = LLVMBuildNSWSub(L->b, end, from, "");
     LLVMValueRef full = LLVMBuildICmp(L->b, LLVMIntSGT, rest, block, "");
     LLVMValueRef to = add(L, from, LLVMBuildSelect(L->b, full, block, rest, ""));
-    prefetch_ahead(N, from);
-    N->prefetch = false; /* the block's own loop is a plain loop 0 */
-    emit_level(N, 0, from, to, NULL, NULL);
+    LLVMValueRef *at = rt_xcalloc((size_t)N->n_leaves + 1, sizeof *at);
+    for (int i = 0; i < N->n_leaves; i++) {
+        if (!N->leaves[i].full)
+            continue;
+        LLVMValueRef step = mul(L, from, N->leaves[i].strides[d]);
+        at[i] = offs ? add(L, offs[i], step) : step;
+    }
+    prefetch_ahead(N, at);
+    free(at);
+    N->prefetch = false; /* the block's own loop is a plain loop d */
+    emit_level(N, d, from, to, out_off, offs);
     N->prefetch = true;
     cg_loop_end(L, &ob);
 }
 
-/* Loop d of the nest; loop 0 covers [begin, end) of the first dim. */
+/* Loop d of the nest over [begin, end) of its dim (NULL: all of it); loop
+ * 0 covers a parallel chunk. */
 static void emit_level(nest *N, int d, LLVMValueRef begin, LLVMValueRef end,
                        LLVMValueRef out_off, LLVMValueRef *offs)
 {
@@ -469,13 +497,14 @@ static void emit_level(nest *N, int d, LLVMValueRef begin, LLVMValueRef end,
         emit_body(N, out_off, offs);
         return;
     }
-    if (d == 0 && N->prefetch) {
-        emit_blocks(N, begin, end);
+    if (d == N->rank - 1 && N->prefetch) {
+        emit_blocks(N, d, begin ? begin : cg_i64(L, 0), begin ? end : N->dims[d], out_off,
+                    offs);
         return;
     }
     cg_loop lp;
-    cg_loop_begin(L, &lp, d == 0 ? LLVMBuildNSWSub(L->b, end, begin, "") : N->dims[d]);
-    LLVMValueRef iv = d == 0 ? add(L, begin, lp.iv) : lp.iv;
+    cg_loop_begin(L, &lp, begin ? LLVMBuildNSWSub(L->b, end, begin, "") : N->dims[d]);
+    LLVMValueRef iv = begin ? add(L, begin, lp.iv) : lp.iv;
     LLVMValueRef o = d == 0 ? iv : add(L, mul(L, out_off, N->dims[d]), iv);
     LLVMValueRef *offs2 = rt_xcalloc((size_t)N->n_leaves + 1, sizeof *offs2);
     for (int i = 0; i < N->n_leaves; i++) {
@@ -597,7 +626,7 @@ static bool wants_lookup(const nest *N, const outline *o)
             return false;
         stored++;
     }
-    return tensors == 1 && stored == 1 && !c->fallible && o->x_slot >= 0 &&
+    return N->rank == 1 && tensors == 1 && stored == 1 && !c->fallible && o->x_slot >= 0 &&
            o->out_slot >= 0 && wants_prefetch(N) && has_costly_op(c);
 }
 

@@ -973,6 +973,43 @@ static void test_hot_loops_prefetch_and_stay_exact(void **state)
     ir_function_free(fn);
 }
 
+/* A nest (a bias broadcast along rows of 1031, a short last block in every
+ * row) prefetches in its innermost loop and gives the reference's bits. */
+static void test_broadcast_hot_loops_prefetch_and_stay_exact(void **state)
+{
+    (void)state;
+    enum { ROWS = 300, COLS = 1031 };
+    ir_function *fn = parse_ir(
+        "func @dense(%0: f32[300,1031], %1: f32[1031], %2: bf16[300,1031]) -> (f32[300,1031], "
+        "bf16[300,1031]) {\n"
+        "  %3 = add(%0, %1) : f32[300,1031]\n"
+        "  %4 = tanh(%3) : f32[300,1031]\n"
+        "  %5 = cast(%1) {dtype = bf16} : bf16[1031]\n"
+        "  %6 = mul(%2, %5) : bf16[300,1031]\n"
+        "  %7 = exp(%6) : bf16[300,1031]\n"
+        "  return %4, %7\n}\n", __LINE__);
+    float *x = malloc(ROWS * COLS * sizeof *x);
+    float b[COLS];
+    for (int i = 0; i < ROWS * COLS; i++)
+        x[i] = (float)(i % 3989 - 1994) * 0.0021f;
+    for (int j = 0; j < COLS; j++)
+        b[j] = (float)(j % 17 - 8) * 0.125f;
+    rt_value *args[3] = {val(ag_from_data(AG_F32, AG_SHAPE(ROWS, COLS), x)),
+                         val(ag_from_data(AG_F32, AG_SHAPE(COLS), b)),
+                         val(ag_cast(ag_from_data(AG_F32, AG_SHAPE(ROWS, COLS), x), AG_BF16))};
+    free(x);
+    outcome o = both(fn, args, 3, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    cg_code *c = compile_ok(fn, __LINE__);
+    char *text = cg_module_text(c);
+    if (!strstr(text, "call void @llvm.prefetch"))
+        fail_msg("the broadcast loops do not prefetch:\n%s", text);
+    free(text);
+    tu_code_free(c);
+    ir_function_free(fn);
+}
+
 /* ============================================= bf16 loops by table lookup */
 
 /* A loop body for cg_rt_parallel_lookup: slot 0 the operand, slot 1 the
@@ -2305,6 +2342,7 @@ int main(void)
         TU_TEST(test_fused_chain_is_native_and_exact),
         TU_TEST(test_large_loops_run_in_parallel),
         TU_TEST(test_hot_loops_prefetch_and_stay_exact),
+        TU_TEST(test_broadcast_hot_loops_prefetch_and_stay_exact),
         TU_TEST(test_lookup_kernels_match_the_loop),
         TU_TEST(test_bf16_loops_look_up_and_stay_exact),
         TU_TEST(test_matmul),

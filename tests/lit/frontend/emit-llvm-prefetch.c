@@ -29,6 +29,21 @@ ag_tensor affine_bf16(ag_tensor x, ag_tensor y)
     return ag_add(ag_mul(x, 3.0f), y);
 }
 
+/* A nest: the bias broadcasts along the rows. The innermost loop, over
+   rows of 4096, prefetches x (16 lines per block of 256) but not b, which
+   stays in the cache; rows of 16 are too short to prefetch ahead in. */
+AG_FUNCTION AG_SIGNATURE("f32[4096,4096], f32[4096]")
+ag_tensor dense_act(ag_tensor x, ag_tensor b)
+{
+    return ag_tanh(ag_add(x, b));
+}
+
+AG_FUNCTION AG_SIGNATURE("f32[65536,16], f32[16]")
+ag_tensor narrow_act(ag_tensor x, ag_tensor b)
+{
+    return ag_tanh(ag_add(x, b));
+}
+
 // CHECK-LABEL: define internal void @loop(
 // CHECK-SAME: #[[HOT:[0-9]+]]
 // CHECK-COUNT-16: call void @llvm.prefetch.p0(ptr %ahead{{[0-9]*}}, i32 0, i32 3, i32 1)
@@ -47,6 +62,17 @@ ag_tensor affine_bf16(ag_tensor x, ag_tensor y)
 // CHECK-LABEL: define internal void @loop.{{[0-9]+}}(
 // CHECK-SAME: #[[HOT2:[0-9]+]]
 // CHECK-COUNT-16: call void @llvm.prefetch.p0(ptr %ahead{{[0-9]*}}, i32 0, i32 3, i32 1)
+// CHECK-NOT: llvm.prefetch
+// CHECK: ret void
+
+// CHECK-LABEL: define internal void @loop.{{[0-9]+}}(
+// CHECK-COUNT-16: call void @llvm.prefetch.p0(ptr %ahead{{[0-9]*}}, i32 0, i32 3, i32 1)
+// CHECK-NOT: llvm.prefetch
+// CHECK: vector.body:
+// CHECK-NOT: call <8 x float> @agc_tanh_f32_v8
+// CHECK: fdiv <8 x float>
+
+// CHECK-LABEL: define internal void @loop.{{[0-9]+}}(
 // CHECK-NOT: llvm.prefetch
 // CHECK: ret void
 
