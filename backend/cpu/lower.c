@@ -271,7 +271,8 @@ static LLVMValueRef operand_box(cg_lower *L, const ir_node *m, int i, bool heap,
         cg_call(L, &L->h.box_init, args, 5, "");
         return box;
     }
-    /* a frame buffer (error paths only: consumers of boxes never get one) */
+    /* a literal read in place, lent to a call that does not keep it (or a
+     * frame buffer, on error paths) */
     LLVMValueRef idx[2] = {cg_i64(L, 0), cg_i64(L, i)};
     LLVMValueRef box = LLVMBuildGEP2(L->b, LLVMGetAllocatedType(L->box_pool), L->box_pool,
                                      idx, 2, "");
@@ -281,8 +282,7 @@ static LLVMValueRef operand_box(cg_lower *L, const ir_node *m, int i, bool heap,
     return box;
 }
 
-/* Whether op keeps (aliases) its operand i beyond the call. */
-static bool keeps_operand(const ir_node *n, int i)
+bool cg_keeps_operand(const ir_node *n, int i)
 {
     if (n->opcode == RT_OP_TA_WRITE)
         return i == 2;
@@ -293,7 +293,7 @@ static bool keeps_operand(const ir_node *n, int i)
 static void box_operands(cg_lower *L, const ir_node *n, bool for_fail, LLVMValueRef *tmps)
 {
     for (int i = 0; i < n->n_in; i++) {
-        LLVMValueRef box = operand_box(L, n->in[i], i, !for_fail && keeps_operand(n, i),
+        LLVMValueRef box = operand_box(L, n->in[i], i, !for_fail && cg_keeps_operand(n, i),
                                        &tmps[i]);
         LLVMBuildStore(L->b, box, gep_ptr(L, L->in_array, i));
     }

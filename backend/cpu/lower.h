@@ -175,6 +175,8 @@ static inline bool cg_native_dtype(ag_dtype dt) { return pass_caps_native(&tgt_c
 
 /* lower_plan.c */
 bool cg_plan(cg_lower *L);
+/* Whether op n keeps (aliases) its operand i beyond the call. */
+bool cg_keeps_operand(const ir_node *n, int i);
 void cg_plan_free(cg_lower *L);
 /* A known shape with every dim 1 (rank 0 included): one element. */
 bool cg_shape_unit(const cg_shape *s);

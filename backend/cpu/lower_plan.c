@@ -240,8 +240,12 @@ static void classify_graph(cg_lower *L, const ir_graph *g)
 
 /* ------------------------------------------------------------ consumers */
 
-/* What a consumer wants of a value. */
-typedef enum use_kind { USE_BOX, USE_NAT, USE_DATA, USE_SCALAR, USE_NONE } use_kind;
+/* What a consumer wants of a value. USE_LEND: an rt_value for the length
+ * of a runtime call that does not keep it, which a literal lends in place
+ * (a box of the frame borrowing its data) instead of being copied into a
+ * tensor of its own at every call: the weights of a layer whose product
+ * runs in the runtime's kernel (an unknown batch dim), 256 KB each. */
+typedef enum use_kind { USE_BOX, USE_LEND, USE_NAT, USE_DATA, USE_SCALAR, USE_NONE } use_kind;
 
 /* A value read as one element broadcast over a loop (rank 0 or unit). */
 static use_kind scalar_use(const cg_info *mi)
@@ -268,6 +272,8 @@ static use_kind operand_use(cg_lower *L, const ir_node *user, int i)
         if (user->opcode == IR_COND)
             return mi->repr == CG_NAT ? USE_NAT : USE_BOX;
         return ui->res_repr[i] == CG_NAT ? USE_NAT : USE_BOX;
+    case CG_K_FALLBACK:
+        return cg_keeps_operand(user, i) ? USE_BOX : USE_LEND;
     default:
         return USE_BOX;
     }
@@ -287,6 +293,12 @@ static use_kind result_use(const ir_graph *g, int i, const cg_info *parent)
 static void note_use(cg_info *mi, use_kind u)
 {
     switch (u) {
+    case USE_LEND: /* other values are boxes of their own */
+        if (mi->kind == CG_K_CONST && mi->repr == CG_BUF)
+            mi->need_data = true;
+        else
+            note_use(mi, USE_BOX);
+        break;
     case USE_BOX:
         if (mi->repr == CG_BUF) {
             mi->repr = CG_BOX; /* a consumer needs an rt_value */

@@ -1118,6 +1118,36 @@ static void test_bf16_loops_look_up_and_stay_exact(void **state)
     ir_function_free(fn);
 }
 
+/* Literals read by runtime calls that do not keep them (products with an
+ * unknown batch dim, the runtime's kernel) are lent in place, no copy per
+ * call, and the results match the reference's (tests/lit/frontend/
+ * emit-llvm-const-lend.c: a returned literal is still a copy). */
+static void test_literals_lent_to_calls(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir(
+        "func @f(%0: f32[?,3]) -> (f32[?,2]) {\n"
+        "  %1 = const() {value = [1,2,3,4,5,6]} : f32[3,2]\n"
+        "  %2 = matmul(%0, %1) : f32[?,2]\n"
+        "  %3 = const() {value = [0.5,-1,2,0.25]} : f32[2,2]\n"
+        "  %4 = matmul(%2, %3) : f32[?,2]\n"
+        "  return %4\n}\n", __LINE__);
+    rt_value *args[1] = {val(F32(AG_SHAPE(2, 3), 1, -2, 0.5f, 3, 4, -1))};
+    outcome o = both(fn, args, 1, 0, __LINE__);
+    assert_true(o.ok);
+    outcome_free(&o);
+    cg_code *c = compile_ok(fn, __LINE__);
+    char *text = cg_module_text(c);
+    int lent = 0;
+    for (const char *p = text; (p = strstr(p, "call void @cg_rt_box_init")) != NULL; p++)
+        lent++;
+    if (lent != 2 || strstr(text, "%const"))
+        fail_msg("%d literals are lent to the products, not 2:\n%s", lent, text);
+    free(text);
+    tu_code_free(c);
+    ir_function_free(fn);
+}
+
 /* ====================================================== matrix products */
 
 static void test_matmul(void **state)
@@ -2345,6 +2375,7 @@ int main(void)
         TU_TEST(test_broadcast_hot_loops_prefetch_and_stay_exact),
         TU_TEST(test_lookup_kernels_match_the_loop),
         TU_TEST(test_bf16_loops_look_up_and_stay_exact),
+        TU_TEST(test_literals_lent_to_calls),
         TU_TEST(test_matmul),
         TU_TEST(test_mlp_layers),
         TU_TEST(test_conv_bias_relu),
