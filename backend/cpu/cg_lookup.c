@@ -10,15 +10,19 @@
  * bit for bit those of the loop itself, because the table is that same
  * loop's output, NaN payloads included.
  *
- * The table is built per call (the scalars may change between calls) in
- * parallel like any loop: for tanh(x*a + b)*c + x about 60 us on 2
- * threads (the subnormal inputs are slow), against 2 ms or more for the
- * lookups of 16M elements. Below LOOKUP_MIN elements, where the table
- * would be more than 1/16 of the work, the loop runs as it is.
+ * The table is built in parallel like any loop: for tanh(x*a + b)*c + x
+ * about 60 us on 2 threads (its subnormal inputs are slow), against 2 ms
+ * or more for the lookups of 16M elements. When the scalars are run-time
+ * values it is built at every call, and below LOOKUP_MIN elements, where
+ * it would be more than 1/16 of the work, the loop runs as it is. When
+ * they are constants of the code (an activation's coefficients), the code
+ * gives a cache of its own: the first call of at least LOOKUP_MIN_CACHED
+ * elements builds the table there, and every call after it only looks up.
  */
 #include "cg_runtime.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,9 +33,16 @@
 enum {
     BF16_VALUES = 1 << 16,
     LOOKUP_MIN = 16 * BF16_VALUES,
+    LOOKUP_MIN_CACHED = BF16_VALUES,
     LOOKUP_GRAIN = 1 << 14,
-    TABLE_PAD = 64 /* the gathers read 4 bytes at every 2-byte entry */
+    TABLE_PAD = 64, /* the gathers read 4 bytes at every 2-byte entry */
+    CACHE_HEADER = 64
 };
+
+/* A cache's state, in its first bytes. */
+enum { CACHE_EMPTY, CACHE_BUILDING, CACHE_READY };
+_Static_assert(CG_RT_LOOKUP_CACHE_BYTES(4) == CACHE_HEADER + BF16_VALUES * 4 + TABLE_PAD,
+               "the code's cache holds the header, the table and its padding");
 
 /* Every bf16 bit pattern in order: the operand the table is built from. */
 static uint16_t all_bf16[BF16_VALUES];
@@ -186,6 +197,8 @@ bool cg_lookup_use_kernel(const char *name)
 
 int64_t cg_lookup_min(void) { return LOOKUP_MIN; }
 
+int64_t cg_lookup_min_cached(void) { return LOOKUP_MIN_CACHED; }
+
 static void lookup2_body(void *ctx, int64_t begin, int64_t end)
 {
     kernel(ctx, begin, end, 2);
@@ -211,22 +224,57 @@ static void build_table(cg_rt_body body, void **slots, int32_t x_slot, int32_t o
     slots[out_slot] = out;
 }
 
-void cg_rt_parallel_lookup(cg_rt_body body, void *ctx, int64_t n, int64_t grain,
-                           int32_t x_slot, int32_t out_slot, int32_t out_size)
+static void look_up(void **slots, int32_t x_slot, int32_t out_slot, int32_t out_size,
+                    const void *table, int64_t n, int64_t grain)
 {
-    void *table = NULL;
-    if (n >= LOOKUP_MIN && (out_size == 2 || out_size == 4))
-        table = aligned_alloc(64, (size_t)BF16_VALUES * (size_t)out_size + TABLE_PAD);
-    if (!table) { /* short, or no memory for the table: the loop as it is */
+    lookup k = {.x = slots[x_slot], .table = table, .out = slots[out_slot]};
+    cg_rt_parallel_for(out_size == 2 ? lookup2_body : lookup4_body, &k, n, grain);
+}
+
+/* The table in the code's cache: ready, or built now by the first caller
+ * that gets to it (others meanwhile make their own); NULL when not. */
+static const void *cached_table(cg_rt_body body, void **slots, int32_t x_slot,
+                                int32_t out_slot, int32_t out_size, void *cache, int64_t n)
+{
+    _Atomic int32_t *state = cache;
+    char *table = (char *)cache + CACHE_HEADER;
+    if (atomic_load_explicit(state, memory_order_acquire) == CACHE_READY)
+        return table;
+    int32_t empty = CACHE_EMPTY;
+    if (n < LOOKUP_MIN_CACHED ||
+        !atomic_compare_exchange_strong(state, &empty, CACHE_BUILDING))
+        return NULL;
+    build_table(body, slots, x_slot, out_slot, table);
+    memset(table + (size_t)BF16_VALUES * (size_t)out_size, 0, TABLE_PAD);
+    atomic_store_explicit(state, CACHE_READY, memory_order_release);
+    return table;
+}
+
+void cg_rt_parallel_lookup(cg_rt_body body, void *ctx, int64_t n, int64_t grain,
+                           int32_t x_slot, int32_t out_slot, int32_t out_size, void *cache)
+{
+    void **slots = ctx;
+    if (out_size != 2 && out_size != 4) {
         cg_rt_parallel_for(body, ctx, n, grain);
         return;
     }
     pthread_once(&all_bf16_once, fill_all_bf16);
     pthread_once(&kernel_once, init_kernel);
-    void **slots = ctx;
+    const void *shared = cache ? cached_table(body, slots, x_slot, out_slot, out_size, cache, n)
+                               : NULL;
+    if (shared) {
+        look_up(slots, x_slot, out_slot, out_size, shared, n, grain);
+        return;
+    }
+    void *table = NULL;
+    if (n >= LOOKUP_MIN)
+        table = aligned_alloc(64, (size_t)BF16_VALUES * (size_t)out_size + TABLE_PAD);
+    if (!table) { /* short, or no memory for the table: the loop as it is */
+        cg_rt_parallel_for(body, ctx, n, grain);
+        return;
+    }
     build_table(body, slots, x_slot, out_slot, table);
     memset((char *)table + (size_t)BF16_VALUES * (size_t)out_size, 0, TABLE_PAD);
-    lookup k = {.x = slots[x_slot], .table = table, .out = slots[out_slot]};
-    cg_rt_parallel_for(out_size == 2 ? lookup2_body : lookup4_body, &k, n, grain);
+    look_up(slots, x_slot, out_slot, out_size, table, n, grain);
     free(table);
 }

@@ -73,15 +73,21 @@ enum { CG_RT_CHUNK_ALIGN = 64 };
  * bf16 value into a table and each element is then looked up, with the
  * loop's own bits (cg_lookup.c). Slots x_slot and out_slot of ctx hold
  * the operand's and the result's data; out_size is the result's element
- * size (2 or 4 bytes; otherwise the loop runs as it is). */
+ * size (2 or 4 bytes; otherwise the loop runs as it is). cache, when the
+ * scalars are constants of the code, is CG_RT_LOOKUP_CACHE_BYTES(out_size)
+ * zeroed bytes of the code's own (64-byte aligned) where the first call
+ * that can leaves the table for the calls after it; else NULL. */
 void cg_rt_parallel_lookup(cg_rt_body body, void *ctx, int64_t n, int64_t grain,
-                           int32_t x_slot, int32_t out_slot, int32_t out_size);
+                           int32_t x_slot, int32_t out_slot, int32_t out_size, void *cache);
+#define CG_RT_LOOKUP_CACHE_BYTES(out_size) (64 + 65536 * (out_size) + 64)
 /* For tests: cg_rt_parallel_lookup uses its kernel `name` from now on
  * ("avx512", "avx2" or "portable"; NULL: the best this CPU runs, the
  * default); false when this CPU cannot run it. */
 bool cg_lookup_use_kernel(const char *name);
-/* For tests: the least n that cg_rt_parallel_lookup looks up. */
+/* For tests: the least n that cg_rt_parallel_lookup looks up without a
+ * cache, and with one. */
 int64_t cg_lookup_min(void);
+int64_t cg_lookup_min_cached(void);
 /* The threads a parallel loop uses (the caller included). */
 int cg_rt_num_threads(void);
 

@@ -192,7 +192,7 @@ static void declare_helpers(cg_lower *L)
     declare(L, &h->ipow, "cg_rt_ipow", i64, (LLVMTypeRef[]){i64, i64}, 2);
     declare(L, &h->parallel_for, "cg_rt_parallel_for", v, (LLVMTypeRef[]){p, p, i64, i64}, 4);
     declare(L, &h->parallel_lookup, "cg_rt_parallel_lookup", v,
-            (LLVMTypeRef[]){p, p, i64, i64, i32, i32, i32}, 7);
+            (LLVMTypeRef[]){p, p, i64, i64, i32, i32, i32, p}, 8);
     declare(L, &h->int_check, "cg_rt_int_check", i32, (LLVMTypeRef[]){p, i32, i64, i32}, 4);
     declare(L, &h->matmul_bf16_amx, "cg_rt_matmul_bf16_amx", i32,
             (LLVMTypeRef[]){p, p, p, p, i64, i64, i64, i64}, 8);

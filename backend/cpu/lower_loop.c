@@ -16,6 +16,7 @@
  * unknown dims), then a zero divisor or negative integer exponent. On
  * failure the runtime reruns the op to report the exact error.
  */
+#include "cg_runtime.h"
 #include "cg_target.h"
 #include "lower.h"
 
@@ -630,6 +631,29 @@ static bool wants_lookup(const nest *N, const outline *o)
            o->out_slot >= 0 && wants_prefetch(N) && has_costly_op(c);
 }
 
+/* Whether every scalar the loop reads is a constant of the code: then its
+ * table is the same at every call. */
+static bool scalars_constant(const nest *N)
+{
+    for (int i = 0; i < N->n_leaves; i++)
+        if (N->leaves[i].scalar && N->leaves[i].node->opcode != RT_OP_CONST)
+            return false;
+    return true;
+}
+
+/* Zeroed memory of the code's own where the runtime keeps a lookup loop's
+ * table from its first call on (cg_rt_parallel_lookup): it lives and dies
+ * with the code. */
+static LLVMValueRef lookup_cache(cg_lower *L, int out_size)
+{
+    LLVMTypeRef t = LLVMArrayType2(L->t_i8, (uint64_t)CG_RT_LOOKUP_CACHE_BYTES(out_size));
+    LLVMValueRef g = LLVMAddGlobal(L->mod, t, "lookup_cache");
+    LLVMSetInitializer(g, LLVMConstNull(t));
+    LLVMSetLinkage(g, LLVMInternalLinkage);
+    LLVMSetAlignment(g, 64);
+    return g;
+}
+
 static LLVMValueRef loop_function(cg_lower *L)
 {
     LLVMTypeRef params[3] = {L->t_ptr, L->t_i64, L->t_i64};
@@ -709,10 +733,12 @@ static void emit_outlined(nest *N)
         for (int i = 0; i < c->n_members && !out; i++)
             if (cg_info_of(L, c->members[i])->materialize)
                 out = c->members[i];
-        LLVMValueRef args[7] = {f, o.ctx, N->dims[0], grain_of(N), cg_i32(L, o.x_slot),
-                                cg_i32(L, o.out_slot),
-                                cg_i32(L, (int)rt_dtype_size(out->type.dtype))};
-        cg_call(L, &L->h.parallel_lookup, args, 7, "");
+        int size = (int)rt_dtype_size(out->type.dtype);
+        LLVMValueRef args[8] = {f, o.ctx, N->dims[0], grain_of(N), cg_i32(L, o.x_slot),
+                                cg_i32(L, o.out_slot), cg_i32(L, size),
+                                scalars_constant(N) ? lookup_cache(L, size)
+                                                    : LLVMConstNull(L->t_ptr)};
+        cg_call(L, &L->h.parallel_lookup, args, 8, "");
     } else if (want_parallel(N)) {
         LLVMValueRef args[4] = {f, o.ctx, N->dims[0], grain_of(N)};
         cg_call(L, &L->h.parallel_for, args, 4, "");

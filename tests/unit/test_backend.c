@@ -1058,7 +1058,7 @@ static void test_lookup_kernels_match_the_loop(void **state)
                 memset(out, 0, (size_t)n * sizeof *out);
                 int64_t slots[3] = {(intptr_t)x, (intptr_t)out, 12345 + size};
                 cg_rt_parallel_lookup(size == 2 ? body16 : body32, slots, n, 1 << 14, 0, 1,
-                                      size);
+                                      size, NULL);
                 if (slots[0] != (intptr_t)x || slots[1] != (intptr_t)out)
                     fail_msg("%s: the loop's context was not restored", kernels[k]);
                 for (int64_t i = 0; i < n; i++) {
@@ -1077,6 +1077,74 @@ static void test_lookup_kernels_match_the_loop(void **state)
     assert_true(cg_lookup_use_kernel(NULL));
     free(x);
     free(out);
+}
+
+/* With a cache (the code's own memory), the first call long enough builds
+ * the table there and later calls of any length read it; a call too short
+ * to build it runs the loop and leaves the cache empty. */
+static void test_lookup_cache_is_built_once(void **state)
+{
+    (void)state;
+    int64_t n = cg_lookup_min_cached() + 37;
+    uint16_t *x = malloc((size_t)n * sizeof *x);
+    uint16_t *out = malloc((size_t)n * sizeof *out);
+    unsigned char *cache = aligned_alloc(64, CG_RT_LOOKUP_CACHE_BYTES(2));
+    memset(cache, 0, CG_RT_LOOKUP_CACHE_BYTES(2));
+    for (int64_t i = 0; i < n; i++)
+        x[i] = (uint16_t)(i * 40503);
+    int64_t lengths[3] = {cg_lookup_min_cached() - 1, n, 1000};
+    int32_t states[3] = {0, 2, 2}; /* empty, then ready */
+    for (int c = 0; c < 3; c++) {
+        int64_t slots[3] = {(intptr_t)(x + c), (intptr_t)out, 99};
+        memset(out, 0, (size_t)n * sizeof *out);
+        cg_rt_parallel_lookup(body16, slots, lengths[c], 1 << 14, 0, 1, 2, cache);
+        for (int64_t i = 0; i < lengths[c]; i++)
+            if (out[i] != (uint16_t)(mix(x[c + i], 99) >> 9))
+                fail_msg("call %d: element %" PRId64 " is wrong", c, i);
+        int32_t st;
+        memcpy(&st, cache, sizeof st);
+        assert_int_equal(st, states[c]);
+    }
+    /* the table is the body's result for every bf16 value */
+    const uint16_t *table = (const uint16_t *)(cache + 64);
+    for (int v = 0; v < 65536; v++)
+        if (table[v] != (uint16_t)(mix((uint16_t)v, 99) >> 9))
+            fail_msg("table[%d] is wrong", v);
+    free(cache);
+    free(x);
+    free(out);
+}
+
+/* A compiled loop whose scalars are constants keeps its table from its
+ * first call: calls with other inputs still give the reference's bits. */
+static void test_constant_scalar_lookup_reuses_its_table(void **state)
+{
+    (void)state;
+    enum { N2 = (1 << 16) + 7 };
+    ir_function *fn = parse_ir(
+        "func @gelu_ish(%0: bf16[65543]) -> (bf16[65543]) {\n"
+        "  %1 = const() {value = [0.75]} : bf16[]\n"
+        "  %2 = mul(%0, %1) : bf16[65543]\n"
+        "  %3 = tanh(%2) : bf16[65543]\n"
+        "  %4 = add(%3, %0) : bf16[65543]\n"
+        "  return %4\n}\n", __LINE__);
+    cg_code *c = compile_ok(fn, __LINE__);
+    char *text = cg_module_text(c);
+    if (!strstr(text, "ptr nonnull @lookup_cache)"))
+        fail_msg("the loop does not keep its table:\n%s", text);
+    free(text);
+    uint16_t *x = malloc(N2 * sizeof *x);
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < N2; i++)
+            x[i] = (uint16_t)(i * 40503 + round * 7919);
+        rt_value *args[1] = {val(ag_from_data(AG_BF16, AG_SHAPE(N2), x))};
+        outcome o = both_with(fn, c, args, 1, 0, __LINE__);
+        assert_true(o.ok);
+        outcome_free(&o);
+    }
+    free(x);
+    tu_code_free(c);
+    ir_function_free(fn);
 }
 
 /* Large bf16 loops whose only tensor operand is bf16 are looked up, with
@@ -2375,6 +2443,8 @@ int main(void)
         TU_TEST(test_broadcast_hot_loops_prefetch_and_stay_exact),
         TU_TEST(test_lookup_kernels_match_the_loop),
         TU_TEST(test_bf16_loops_look_up_and_stay_exact),
+        TU_TEST(test_lookup_cache_is_built_once),
+        TU_TEST(test_constant_scalar_lookup_reuses_its_table),
         TU_TEST(test_literals_lent_to_calls),
         TU_TEST(test_matmul),
         TU_TEST(test_mlp_layers),
