@@ -181,15 +181,27 @@ static rt_value *val(ag_tensor t)
     return v;
 }
 
+/* How many times the text of fn's compiled module holds needle; the text
+ * goes to *text when text is not NULL (the caller frees it). */
+static int module_count(const ir_function *fn, const char *needle, char **text)
+{
+    cg_code *c = compile_ok(fn, __LINE__);
+    char *t = cg_module_text(c);
+    int n = 0;
+    for (const char *p = t; (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    tu_code_free(c);
+    if (text)
+        *text = t;
+    else
+        free(t);
+    return n;
+}
+
 /* Whether the compiled module calls the generic fallback (cg_rt_apply). */
 static bool uses_fallback(const ir_function *fn)
 {
-    cg_code *c = compile_ok(fn, __LINE__);
-    char *text = cg_module_text(c);
-    bool uses = strstr(text, "call ptr @cg_rt_apply") != NULL;
-    free(text);
-    tu_code_free(c);
-    return uses;
+    return module_count(fn, "call ptr @cg_rt_apply", NULL) > 0;
 }
 
 /* ========================================================= test data */
@@ -1001,12 +1013,10 @@ static void test_broadcast_hot_loops_prefetch_and_stay_exact(void **state)
     outcome o = both(fn, args, 3, 0, __LINE__);
     assert_true(o.ok);
     outcome_free(&o);
-    cg_code *c = compile_ok(fn, __LINE__);
-    char *text = cg_module_text(c);
-    if (!strstr(text, "call void @llvm.prefetch"))
+    char *text;
+    if (module_count(fn, "call void @llvm.prefetch", &text) == 0)
         fail_msg("the broadcast loops do not prefetch:\n%s", text);
     free(text);
-    tu_code_free(c);
     ir_function_free(fn);
 }
 
@@ -1128,11 +1138,11 @@ static void test_constant_scalar_lookup_reuses_its_table(void **state)
         "  %3 = tanh(%2) : bf16[65543]\n"
         "  %4 = add(%3, %0) : bf16[65543]\n"
         "  return %4\n}\n", __LINE__);
-    cg_code *c = compile_ok(fn, __LINE__);
-    char *text = cg_module_text(c);
-    if (!strstr(text, "ptr nonnull @lookup_cache)"))
+    char *text;
+    if (module_count(fn, "ptr nonnull @lookup_cache)", &text) != 1)
         fail_msg("the loop does not keep its table:\n%s", text);
     free(text);
+    cg_code *c = compile_ok(fn, __LINE__);
     uint16_t *x = malloc(N2 * sizeof *x);
     for (int round = 0; round < 3; round++) {
         for (int i = 0; i < N2; i++)
@@ -1174,15 +1184,11 @@ static void test_bf16_loops_look_up_and_stay_exact(void **state)
     outcome o = both(fn, args, 3, 0, __LINE__);
     assert_true(o.ok);
     outcome_free(&o);
-    cg_code *c = compile_ok(fn, __LINE__);
-    char *text = cg_module_text(c);
-    int lookups = 0;
-    for (const char *p = text; (p = strstr(p, "call void @cg_rt_parallel_lookup")) != NULL; p++)
-        lookups++;
+    char *text;
+    int lookups = module_count(fn, "call void @cg_rt_parallel_lookup", &text);
     if (lookups != 2)
         fail_msg("%d loops are looked up, not 2:\n%s", lookups, text);
     free(text);
-    tu_code_free(c);
     ir_function_free(fn);
 }
 
@@ -1204,15 +1210,11 @@ static void test_literals_lent_to_calls(void **state)
     outcome o = both(fn, args, 1, 0, __LINE__);
     assert_true(o.ok);
     outcome_free(&o);
-    cg_code *c = compile_ok(fn, __LINE__);
-    char *text = cg_module_text(c);
-    int lent = 0;
-    for (const char *p = text; (p = strstr(p, "call void @cg_rt_box_init")) != NULL; p++)
-        lent++;
+    char *text;
+    int lent = module_count(fn, "call void @cg_rt_box_init", &text);
     if (lent != 2 || strstr(text, "%const"))
         fail_msg("%d literals are lent to the products, not 2:\n%s", lent, text);
     free(text);
-    tu_code_free(c);
     ir_function_free(fn);
 }
 
@@ -1255,14 +1257,7 @@ static void test_matmul(void **state)
  * (cg_rt_apply or cg_rt_apply_typed). */
 static int fallback_calls(const ir_function *fn)
 {
-    cg_code *c = compile_ok(fn, __LINE__);
-    char *text = cg_module_text(c);
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, "call ptr @cg_rt_apply")) != NULL; p++)
-        n++;
-    free(text);
-    tu_code_free(c);
-    return n;
+    return module_count(fn, "call ptr @cg_rt_apply", NULL);
 }
 
 /* n floats in [-scale, scale), from a multiplicative hash. */
