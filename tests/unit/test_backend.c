@@ -1096,11 +1096,11 @@ static void test_lookup_cache_is_built_once(void **state)
 {
     (void)state;
     int64_t n = cg_lookup_min_cached() + 37;
-    uint16_t *x = malloc((size_t)n * sizeof *x);
+    uint16_t *x = malloc((size_t)(n + 2) * sizeof *x); /* call c reads from x + c */
     uint16_t *out = malloc((size_t)n * sizeof *out);
     unsigned char *cache = aligned_alloc(64, CG_RT_LOOKUP_CACHE_BYTES(2));
     memset(cache, 0, CG_RT_LOOKUP_CACHE_BYTES(2));
-    for (int64_t i = 0; i < n; i++)
+    for (int64_t i = 0; i < n + 2; i++)
         x[i] = (uint16_t)(i * 40503);
     int64_t lengths[3] = {cg_lookup_min_cached() - 1, n, 1000};
     int32_t states[3] = {0, 2, 2}; /* empty, then ready */
