@@ -121,13 +121,15 @@ run_tests() { # dir
 # compiles; tiered execution (calls while a compile runs in the
 # background, eviction and ag_shutdown during one); converted models
 # batched in the graph (threads calling a model whose TPU nodes run on
-# batches). TSan's reports fail the run (exit status 66).
+# batches); compiled code (parallel loops, a lookup loop's table built by
+# one of several racing first calls, concurrent compiles). TSan's reports
+# fail the run (exit status 66).
 run_tsan_tests() { # dir
   local dir=$1
   say "building the threading tests with ThreadSanitizer in $dir"
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAG_TSAN=ON -DAG_BUILD_BENCH=OFF \
     -DAG_BUILD_EXAMPLES=OFF >/dev/null
-  cmake --build "$dir" -j "$jobs" --target test_batch test_tiered test_converter
+  cmake --build "$dir" -j "$jobs" --target test_batch test_tiered test_converter test_backend
   say "testing the batching scheduler under ThreadSanitizer"
   local target
   for target in cpu reference tpu-model; do
@@ -138,6 +140,8 @@ run_tsan_tests() { # dir
   TSAN_OPTIONS=halt_on_error=1 "$dir/tests/test_tiered"
   say "testing converted models batched in the graph under ThreadSanitizer"
   TSAN_OPTIONS=halt_on_error=1 "$dir/tests/test_converter"
+  say "testing compiled code (parallel loops, lookup tables built by racing first calls, concurrent compiles) under ThreadSanitizer"
+  TSAN_OPTIONS=halt_on_error=1 "$dir/tests/test_backend"
 }
 
 cmd=${1:-demo}

@@ -1157,6 +1157,63 @@ static void test_constant_scalar_lookup_reuses_its_table(void **state)
     ir_function_free(fn);
 }
 
+/* Threads making the first calls of a constant-scalar lookup loop at once:
+ * one builds the cache, the others compute without waiting for it; every
+ * call gives the reference's bits (ThreadSanitizer runs this too). */
+enum { RACE_THREADS = 4, RACE_N = (1 << 16) + 7 };
+
+typedef struct race_call {
+    const cg_code *code;
+    rt_value *arg;
+    const rt_value *want;
+    bool same;
+} race_call;
+
+static void *race_main(void *p)
+{
+    race_call *rc = p;
+    rt_value *arg = rc->arg, *res = NULL;
+    rc->same = cg_run(rc->code, &arg, 1, &res) &&
+               memcmp(res->data, rc->want->data, rt_value_bytes(res)) == 0;
+    rt_value_free(res);
+    return NULL;
+}
+
+static void test_lookup_cache_first_calls_race(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ir(
+        "func @race(%0: bf16[65543]) -> (bf16[65543]) {\n"
+        "  %1 = const() {value = [-1.5]} : bf16[]\n"
+        "  %2 = mul(%0, %1) : bf16[65543]\n"
+        "  %3 = exp(%2) : bf16[65543]\n"
+        "  return %3\n}\n", __LINE__);
+    cg_code *c = compile_ok(fn, __LINE__);
+    race_call rc[RACE_THREADS];
+    outcome ref[RACE_THREADS];
+    uint16_t *x = malloc(RACE_N * sizeof *x);
+    for (int t = 0; t < RACE_THREADS; t++) {
+        for (int i = 0; i < RACE_N; i++)
+            x[i] = (uint16_t)(i * 40503 + t * 104729);
+        rt_value *arg = val(ag_from_data(AG_BF16, AG_SHAPE(RACE_N), x));
+        run_one(fn, NULL, &arg, 1, &ref[t]);
+        assert_true(ref[t].ok);
+        rc[t] = (race_call){.code = c, .arg = arg, .want = ref[t].res[0]};
+    }
+    free(x);
+    pthread_t th[RACE_THREADS];
+    for (int t = 0; t < RACE_THREADS; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, race_main, &rc[t]), 0);
+    for (int t = 0; t < RACE_THREADS; t++) {
+        pthread_join(th[t], NULL);
+        if (!rc[t].same)
+            fail_msg("thread %d's first call differs from the reference", t);
+        outcome_free(&ref[t]);
+    }
+    tu_code_free(c);
+    ir_function_free(fn);
+}
+
 /* Large bf16 loops whose only tensor operand is bf16 are looked up, with
  * the bits of the loop itself: every bf16 pattern (NaNs, infinities,
  * subnormals, -0) in the input, results rounded per op to bf16 and widened
@@ -2440,6 +2497,7 @@ int main(void)
         TU_TEST(test_bf16_loops_look_up_and_stay_exact),
         TU_TEST(test_lookup_cache_is_built_once),
         TU_TEST(test_constant_scalar_lookup_reuses_its_table),
+        TU_TEST(test_lookup_cache_first_calls_race),
         TU_TEST(test_literals_lent_to_calls),
         TU_TEST(test_matmul),
         TU_TEST(test_mlp_layers),
