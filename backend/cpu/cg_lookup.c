@@ -211,10 +211,11 @@ static void lookup4_body(void *ctx, int64_t begin, int64_t end)
 
 /* ------------------------------------------------------------- the loop */
 
-/* Runs body over every bf16 value into table: the loop's context with its
- * operand and result slots pointed at all_bf16 and table for the time. */
+/* Runs body over every bf16 value into table (with the padding the
+ * gathers read past its end zeroed): the loop's context with its operand
+ * and result slots pointed at all_bf16 and table for the time. */
 static void build_table(cg_rt_body body, void **slots, int32_t x_slot, int32_t out_slot,
-                        void *table)
+                        int32_t out_size, void *table)
 {
     void *x = slots[x_slot], *out = slots[out_slot];
     slots[x_slot] = all_bf16;
@@ -222,6 +223,7 @@ static void build_table(cg_rt_body body, void **slots, int32_t x_slot, int32_t o
     cg_rt_parallel_for(body, slots, BF16_VALUES, LOOKUP_GRAIN);
     slots[x_slot] = x;
     slots[out_slot] = out;
+    memset((char *)table + (size_t)BF16_VALUES * (size_t)out_size, 0, TABLE_PAD);
 }
 
 static void look_up(void **slots, int32_t x_slot, int32_t out_slot, int32_t out_size,
@@ -232,7 +234,8 @@ static void look_up(void **slots, int32_t x_slot, int32_t out_slot, int32_t out_
 }
 
 /* The table in the code's cache: ready, or built now by the first caller
- * that gets to it (others meanwhile make their own); NULL when not. */
+ * that gets to it; NULL when not (callers meanwhile go on as without a
+ * cache). */
 static const void *cached_table(cg_rt_body body, void **slots, int32_t x_slot,
                                 int32_t out_slot, int32_t out_size, void *cache, int64_t n)
 {
@@ -244,8 +247,7 @@ static const void *cached_table(cg_rt_body body, void **slots, int32_t x_slot,
     if (n < LOOKUP_MIN_CACHED ||
         !atomic_compare_exchange_strong(state, &empty, CACHE_BUILDING))
         return NULL;
-    build_table(body, slots, x_slot, out_slot, table);
-    memset(table + (size_t)BF16_VALUES * (size_t)out_size, 0, TABLE_PAD);
+    build_table(body, slots, x_slot, out_slot, out_size, table);
     atomic_store_explicit(state, CACHE_READY, memory_order_release);
     return table;
 }
@@ -273,8 +275,7 @@ void cg_rt_parallel_lookup(cg_rt_body body, void *ctx, int64_t n, int64_t grain,
         cg_rt_parallel_for(body, ctx, n, grain);
         return;
     }
-    build_table(body, slots, x_slot, out_slot, table);
-    memset((char *)table + (size_t)BF16_VALUES * (size_t)out_size, 0, TABLE_PAD);
+    build_table(body, slots, x_slot, out_slot, out_size, table);
     look_up(slots, x_slot, out_slot, out_size, table, n, grain);
     free(table);
 }
