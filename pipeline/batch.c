@@ -30,10 +30,12 @@
 
 #include "function.h"
 #include "histogram.h"
+#include "lateness.h"
 #include "signature.h"
 #include "trace.h"
 #include "wakeup.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -86,19 +88,23 @@ struct ag_batcher {
     pthread_cond_t work; /* workers: a batch may have become ready, or closing */
     atomic_uint_least64_t news; /* bumped with every signal of `work`: what spinning
                                    workers watch (wait_for_work) */
+    bool watching; /* an idle worker watches the queue (wait_for_work) */
+    bool spinning; /* ... spinning on `news`, needing no signal */
     pthread_cond_t idle; /* ag_batcher_close: the last caller left */
     wakeup_set *answered; /* callers: their batch is answered */
     unsigned batches_made; /* numbers the batches' wake-up words */
     batch *head, *tail;
     int n_waiting;
     bool closing;
-    int callers; /* waiting in ag_batcher_call */
+    atomic_int callers; /* waiting in ag_batcher_call (changed under the lock,
+                           but for leaving callers that are not the last) */
     pthread_t *threads;
     int n_threads;
     ag_batch_stats stats;
     hist latency;  /* of answered requests, in microseconds */
     hist wait;     /* of answered requests: arrival to their last batch's start */
     hist run_time; /* of batches */
+    lateness timer; /* how late the workers' timed waits end (under the lock) */
     struct ag_batcher *next_live;
 };
 
@@ -195,16 +201,13 @@ static int64_t now_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* Waits on cv until the monotonic time deadline_us (-1: no deadline). */
-static void wait_until(pthread_cond_t *cv, pthread_mutex_t *m, int64_t deadline_us)
+/* Waits on cv until the monotonic time deadline_us; true when the time
+ * came (not a signal). */
+static bool wait_until(pthread_cond_t *cv, pthread_mutex_t *m, int64_t deadline_us)
 {
-    if (deadline_us < 0) {
-        pthread_cond_wait(cv, m);
-        return;
-    }
     struct timespec ts = {.tv_sec = deadline_us / 1000000,
                           .tv_nsec = (long)(deadline_us % 1000000) * 1000};
-    pthread_cond_timedwait(cv, m, &ts);
+    return pthread_cond_timedwait(cv, m, &ts) == ETIMEDOUT;
 }
 
 /* ---------------------------------------------------------------- queue */
@@ -422,12 +425,32 @@ static void copy_outputs(const ag_batcher *b, const batch *bt, rt_value **out)
     }
 }
 
+/* Counts r, answered at `now` by a batch started at `started` on a
+ * thread whose batch before it ran `prev_run` us: late when it took
+ * longer than its batch's timeout and those two batches' run
+ * (ag_batch_stats.late). */
+static void count_answered(ag_batcher *b, const request *r, int64_t now, int64_t started,
+                           int64_t prev_run)
+{
+    int64_t latency = now - r->arrived_us;
+    hist_add(&b->latency, latency);
+    hist_add(&b->wait, started - r->arrived_us);
+    b->stats.late += latency > b->o.batch_timeout_micros + prev_run + (now - started);
+}
+
+/* Counts a batch that kept its thread `run` us (under the lock). */
+static void count_run(ag_batcher *b, int64_t run)
+{
+    b->stats.run_micros += run;
+    hist_add(&b->run_time, run);
+}
+
 /* Hands a batch's results (out, or the error err) back to its requests
  * and wakes those that are complete: the callers waiting on the batch's
  * word, and any whose last rows came back before these (several workers)
- * on theirs. */
-static void deliver(ag_batcher *b, batch *bt, int64_t padded, rt_value **out, const char *err,
-                    int64_t started_us)
+ * on theirs. prev_run is how long the thread's batch before this one ran. */
+static void deliver(ag_batcher *b, batch *bt, int64_t padded, rt_value **out,
+                    const char *err, int64_t started_us, int64_t prev_run)
 {
     unsigned *others = NULL;
     int n_others = 0;
@@ -451,13 +474,10 @@ static void deliver(ag_batcher *b, batch *bt, int64_t padded, rt_value **out, co
     b->stats.padding_rows += padded - bt->rows;
     b->stats.failed_batches += err != NULL;
     int64_t now = now_us();
-    b->stats.run_micros += now - started_us;
-    hist_add(&b->run_time, now - started_us);
     for (int p = 0; p < bt->n_parts; p++) {
         request *r = bt->parts[p].req;
         if (r->parts_left == 1) {
-            hist_add(&b->latency, now - r->arrived_us);
-            hist_add(&b->wait, started_us - r->arrived_us);
+            count_answered(b, r, now, started_us, prev_run);
             if (r->slot != bt->slot) {
                 if (!others)
                     others = rt_xmalloc((size_t)bt->n_parts * sizeof *others);
@@ -474,15 +494,17 @@ static void deliver(ag_batcher *b, batch *bt, int64_t padded, rt_value **out, co
     free(others);
 }
 
-static void run_batch(ag_batcher *b, batch *bt)
+/* Runs bt, taken off the queue at `started`, and answers its callers:
+ * joins the rows, runs the function, hands rows back, wakes the callers
+ * and frees the batch. */
+static void run_batch(ag_batcher *b, batch *bt, int64_t started, int64_t prev_run)
 {
     int64_t padded = bt_padded_size(&b->o, bt->rows);
     rt_value *out[BT_MAX_TENSORS];
     char err[1024];
     ag_scope_push();
-    int64_t started = now_us();
     bool ok = run_function(b, bt, padded, out, err, sizeof err);
-    deliver(b, bt, padded, out, ok ? NULL : err, started);
+    deliver(b, bt, padded, out, ok ? NULL : err, started, prev_run);
     ag_scope_pop();
     free(bt->parts);
     free(bt);
@@ -495,8 +517,16 @@ static void wake_workers(ag_batcher *b, bool all)
     atomic_fetch_add_explicit(&b->news, 1, memory_order_release);
     if (all)
         pthread_cond_broadcast(&b->work);
-    else
+    else if (!b->spinning) /* a spinning worker sees the news by itself */
         pthread_cond_signal(&b->work);
+}
+
+/* wake_workers(b, false) in two steps, for a caller that signals after
+ * releasing the lock: the news (under the lock), then whether to signal. */
+static bool announce(ag_batcher *b)
+{
+    atomic_fetch_add_explicit(&b->news, 1, memory_order_release);
+    return !b->spinning;
 }
 
 static void cpu_relax(void)
@@ -508,33 +538,57 @@ static void cpu_relax(void)
 
 /*
  * A worker's wait (the caller holds the lock) for news or for the open
- * batch's deadline (-1: none). A sleeping thread wakes tens of
- * microseconds after it is signalled or its time comes (more on a
- * virtual machine), as long as a small batch takes to run, so the last
- * stretch before a deadline, and a short while after a batch when the
- * queue is empty, are spent spinning on `news` with the lock released:
- * a batch then starts on time, and a request arriving at an idle batcher
- * starts at once. Spinning is bounded (SPIN_BEFORE_DEADLINE_US,
- * IDLE_SPIN_US); then the worker sleeps as before.
+ * batch's deadline (-1: none). A sleeping thread wakes after its time
+ * comes, by 40 - 160 us on a virtual machine, as long as a small batch
+ * takes to run, so the last stretch before a deadline is spent spinning
+ * on `news` with the lock released; how long is learned from how late
+ * the timed waits end (lateness.h), so a batch starts on time wherever
+ * it runs. A short while after a batch, when the queue is empty, is
+ * spent spinning too, so that a request arriving at an idle batcher
+ * starts at once (IDLE_SPIN_US); then the worker sleeps.
  */
-enum { SPIN_BEFORE_DEADLINE_US = 100, IDLE_SPIN_US = 100 };
+enum { IDLE_SPIN_US = 100 };
 
-static void wait_for_work(ag_batcher *b, int64_t deadline)
+/* The watcher's wait: sleeps until the margin before the deadline, or
+ * spins until the deadline or IDLE_SPIN_US. True when it should then
+ * sleep until signalled: nothing came and there is no deadline. */
+static bool watch(ag_batcher *b, int64_t deadline)
 {
     int64_t now = now_us();
-    if (deadline >= 0 && now < deadline - SPIN_BEFORE_DEADLINE_US) {
-        wait_until(&b->work, &b->lock, deadline - SPIN_BEFORE_DEADLINE_US);
-        return;
+    int64_t wake = deadline - late_margin(&b->timer);
+    if (deadline >= 0 && now < wake) {
+        if (wait_until(&b->work, &b->lock, wake))
+            late_add(&b->timer, now_us() - wake);
+        return false;
     }
     uint64_t seen = atomic_load_explicit(&b->news, memory_order_acquire);
     int64_t until = deadline >= 0 ? deadline : now + IDLE_SPIN_US;
+    b->spinning = true;
     pthread_mutex_unlock(&b->lock);
     while (atomic_load_explicit(&b->news, memory_order_acquire) == seen && now_us() < until)
         cpu_relax();
     pthread_mutex_lock(&b->lock);
+    b->spinning = false;
     /* news comes under the lock, so none is lost between this check and
-     * the wait */
-    if (deadline < 0 && atomic_load_explicit(&b->news, memory_order_acquire) == seen)
+     * the caller's wait */
+    return deadline < 0 && atomic_load_explicit(&b->news, memory_order_acquire) == seen;
+}
+
+/* One idle worker at a time watches the queue (spinning, or sleeping
+ * until a deadline); the others sleep until signalled. On a machine with
+ * as many batch threads as CPUs, two spinning workers would leave the
+ * callers no CPU, and a signal sent to a worker that spins anyway is a
+ * system call and a context switch for nothing (wake_workers skips it). */
+static void wait_for_work(ag_batcher *b, int64_t deadline)
+{
+    if (b->watching) {
+        pthread_cond_wait(&b->work, &b->lock);
+        return;
+    }
+    b->watching = true;
+    bool sleep = watch(b, deadline);
+    b->watching = false;
+    if (sleep)
         pthread_cond_wait(&b->work, &b->lock);
 }
 
@@ -553,17 +607,23 @@ static void *worker_main(void *arg)
     ag_batcher *b = arg;
     rt_set_thread_error_mode(AG_ERRORS_RETURN);
     tighten_timers();
+    /* A batch's run is the time it keeps its thread from the next one:
+     * from its taking off the queue to the lock taken again after it. */
+    int64_t last_run = 0;
     pthread_mutex_lock(&b->lock);
     for (;;) {
         int64_t deadline;
         batch *bt = take_batch(b, &deadline);
         if (bt) {
+            int64_t taken = now_us();
             /* What is left may be ready, or need a watcher for its timeout. */
             if (b->head)
                 wake_workers(b, false);
             pthread_mutex_unlock(&b->lock);
-            run_batch(b, bt);
+            run_batch(b, bt, taken, last_run);
             pthread_mutex_lock(&b->lock);
+            last_run = now_us() - taken;
+            count_run(b, last_run);
             continue;
         }
         if (b->closing && !b->head)
@@ -669,9 +729,9 @@ static bool resolve_inputs(ag_loc loc, const ag_batcher *b, const ag_tensor *inp
     return true;
 }
 
-/* Queues r and waits for its rows (under the lock). False with the
- * message in r->error. */
-static bool queue_and_wait(ag_batcher *b, request *r)
+/* Queues r (under the lock); false with the message in r->error. *signal
+ * says whether to signal a worker once the lock is released. */
+static bool queue(ag_batcher *b, request *r, bool *signal)
 {
     if (b->closing || !check_across(b, r, r->error, sizeof r->error)) {
         if (b->closing)
@@ -687,23 +747,30 @@ static bool queue_and_wait(ag_batcher *b, request *r)
     b->stats.requests++;
     /* A batch opened (a worker takes it, or watches its timeout) or closed
      * (a worker takes it); rows joining an open batch change neither. */
-    if (changed)
-        wake_workers(b, false);
-    b->callers++;
-    pthread_mutex_unlock(&b->lock);
-    for (;;) {
-        uint32_t seen = wakeup_read(b->answered, r->slot);
-        if (atomic_load(&r->parts_left) == 0)
-            break;
-        wakeup_wait(b->answered, r->slot, seen);
-    }
-    pthread_mutex_lock(&b->lock);
-    if (--b->callers == 0 && b->closing)
-        pthread_cond_broadcast(&b->idle);
-    return !r->failed;
+    *signal = changed && announce(b);
+    atomic_fetch_add(&b->callers, 1);
+    return true;
 }
 
-/* Checks r on its own and runs it; false with the message in r->error. */
+/* A caller with its answer leaves. Only the last one takes the lock, so
+ * that ag_batcher_close, which waits under it for none to be left, cannot
+ * free b while it still touches b; the others leave without it, not
+ * queueing for the lock the batch threads need just when a batch's
+ * callers all wake. */
+static void leave(ag_batcher *b)
+{
+    int n = atomic_load(&b->callers);
+    while (n > 1)
+        if (atomic_compare_exchange_weak(&b->callers, &n, n - 1))
+            return;
+    pthread_mutex_lock(&b->lock);
+    if (atomic_fetch_sub(&b->callers, 1) == 1 && b->closing)
+        pthread_cond_broadcast(&b->idle);
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* Checks r, queues it and waits for its rows; false with the message in
+ * r->error. */
 static bool call(ag_batcher *b, request *r)
 {
     if (!check_inputs(b, r, r->error, sizeof r->error)) {
@@ -712,10 +779,22 @@ static bool call(ag_batcher *b, request *r)
         pthread_mutex_unlock(&b->lock);
         return false;
     }
+    bool signal = false;
     pthread_mutex_lock(&b->lock);
-    bool ok = queue_and_wait(b, r);
+    bool queued = queue(b, r, &signal);
     pthread_mutex_unlock(&b->lock);
-    return ok;
+    if (!queued)
+        return false;
+    if (signal) /* outside the lock, which the woken worker takes first */
+        pthread_cond_signal(&b->work);
+    for (;;) {
+        uint32_t seen = wakeup_read(b->answered, r->slot);
+        if (atomic_load(&r->parts_left) == 0)
+            break;
+        wakeup_wait(b->answered, r->slot, seen);
+    }
+    leave(b);
+    return !r->failed;
 }
 
 bool ag_batcher_call_at(ag_loc loc, ag_batcher *b, const ag_tensor *inputs, ag_tensor *outputs)
@@ -814,8 +893,15 @@ static void init_sync(ag_batcher *b)
     pthread_cond_init(&b->work, &ca);
     pthread_condattr_destroy(&ca);
     pthread_cond_init(&b->idle, NULL);
-    pthread_mutex_init(&b->lock, NULL);
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+#if defined(__GLIBC__) && defined(PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP)
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+    pthread_mutex_init(&b->lock, &ma);
+    pthread_mutexattr_destroy(&ma);
     b->answered = wakeup_new();
+    late_init(&b->timer);
 }
 
 ag_batcher *bt_new(ag_loc loc, const bt_runner *r, const ag_batch_options *o)
@@ -866,7 +952,7 @@ void ag_batcher_close(ag_batcher *b)
     pthread_mutex_lock(&b->lock);
     b->closing = true;
     wake_workers(b, true); /* the open batch need not wait any more */
-    while (b->callers > 0)
+    while (atomic_load(&b->callers) > 0)
         pthread_cond_wait(&b->idle, &b->lock);
     pthread_mutex_unlock(&b->lock);
 }

@@ -813,8 +813,9 @@ typedef struct ag_batch_stats {
     int64_t rows;         /* rows of requests in them */
     int64_t padding_rows; /* rows added to reach an allowed batch size */
     int64_t failed_batches;
-    int64_t run_micros;   /* time the batches took to run (joining rows, the
-                             function, handing rows back), summed */
+    int64_t run_micros;   /* time the batches kept their threads (joining rows,
+                             the function, handing rows back, waking the
+                             callers, freeing the batch), summed */
     int waiting_batches;  /* now in the queue, not yet taken by a batch thread */
     /* A request's latency inside the batcher, from its arrival to its last
      * rows handed back (queueing, its batch's timeout and run), at the
@@ -825,9 +826,17 @@ typedef struct ag_batch_stats {
     /* Where that latency goes, at the same quantiles: a request's wait,
      * from its arrival to the start of the batch that answered it (the
      * batches ahead of it, and its batch's timeout), and a batch's run
-     * (joining rows, the function, handing rows back). */
+     * (the time it kept its thread, as in run_micros). */
     int64_t wait_p50_micros, wait_p99_micros;
     int64_t run_p50_micros, run_p99_micros;
+    /* Answered requests whose latency was more than batch_timeout_micros
+     * plus two batches' run: their own batch's and the one its thread ran
+     * before it (what a request that arrives while a batch runs waits
+     * for). A scheduler that keeps up makes this a small part of
+     * `requests`; requests split across batches, and load the threads
+     * cannot keep up with (requests queued several batches deep) are
+     * late by nature. */
+    int64_t late;
 } ag_batch_stats;
 ag_batch_stats ag_batcher_stats(ag_batcher *b);
 

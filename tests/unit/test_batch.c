@@ -12,6 +12,7 @@
 
 #include "batch.h"
 #include "histogram.h"
+#include "lateness.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -415,6 +416,62 @@ static void test_split_requests_and_open_batches(void **state)
     ag_batcher_free(b);
 }
 
+/* A request queued behind two batches is late (ag_batch_stats.late): it
+ * waited for more than the batch before its own. Batch 1 is held at the
+ * gate for 20 ms after batch 3's request arrived; batch 2 then runs at
+ * once, so batch 3's request waited 20 ms more than batches 2 and 3 ran. */
+static void test_late_counts_requests_two_batches_back(void **state)
+{
+    (void)state;
+    gate g = GATE_INIT;
+    ag_batch_options o = {.num_batch_threads = 1, .max_batch_size = 4,
+                          .max_enqueued_batches = 4, .disable_large_batch_splitting = true};
+    ag_batcher *b = ag_batcher_new_fn(doubled, &g, 1, 1, &o);
+    client c[3];
+    client_start(&c[0], b, 4, 0); /* batch 1: full, taken, held */
+    gate_wait_entered(&g, 1);
+    client_start(&c[1], b, 4, 100); /* batch 2 */
+    wait_for_stats(b, 2, 0);
+    client_start(&c[2], b, 4, 200); /* batch 3, two batches back */
+    wait_for_stats(b, 3, 0);
+    usleep(20 * 1000);
+    gate_open(&g);
+    for (int i = 0; i < 3; i++)
+        client_join_right(&c[i]);
+    ag_batch_stats s = ag_batcher_stats(b);
+    assert_int_equal(s.batches, 3);
+    /* batch 3's caller at least; batch 2's waited only for batch 1 (the
+     * batch before its own), batch 1's only perhaps for its thread to wake */
+    assert_true(s.late >= 1 && s.late <= 2);
+    ag_batcher_free(b);
+}
+
+/* The margin a batch thread stops sleeping at before a deadline: the
+ * third largest lateness of the last LATE_WINDOW timed waits plus the
+ * slack, within its bounds; two outliers are ignored, three are not, and
+ * they age out. */
+static void test_timer_lateness_margin(void **state)
+{
+    (void)state;
+    lateness l;
+    late_init(&l);
+    assert_int_equal(late_margin(&l), LATE_START_US);
+    late_add(&l, 30);
+    assert_int_equal(late_margin(&l), 30 + LATE_SLACK_US); /* fewer than three: the smallest */
+    for (int i = 1; i < LATE_WINDOW - 2; i++)
+        late_add(&l, 40);
+    late_add(&l, 5000);
+    late_add(&l, 3000); /* two host hiccups */
+    assert_int_equal(late_margin(&l), 40 + LATE_SLACK_US);
+    late_add(&l, 400); /* a third: the margin follows, the 30 left the window */
+    assert_int_equal(late_margin(&l), 400 + LATE_SLACK_US);
+    late_add(&l, 2000);
+    assert_int_equal(late_margin(&l), LATE_MAX_US); /* bounded */
+    for (int i = 0; i < LATE_WINDOW; i++)
+        late_add(&l, -3); /* early: counted as on time */
+    assert_int_equal(late_margin(&l), LATE_MIN_US);
+}
+
 /* -------------------------------------------------- when batches close */
 
 static void test_timeout_gathers_a_batch(void **state)
@@ -812,8 +869,10 @@ int main(void)
         TU_TEST(test_many_clients_with_padding_and_timeout),
         TU_TEST(test_full_queue_fails_fast),
         TU_TEST(test_split_requests_and_open_batches),
+        TU_TEST(test_late_counts_requests_two_batches_back),
         TU_TEST(test_timeout_gathers_a_batch),
         TU_TEST(test_latency_histogram),
+        TU_TEST(test_timer_lateness_margin),
         TU_TEST(test_full_batch_runs_before_its_timeout),
         TU_TEST(test_padding_to_allowed_sizes),
         TU_TEST(test_shape_rules_at_the_call),
