@@ -3,11 +3,15 @@
  * throughput and latency of many clients calling an MLP-like AG_FUNCTION
  * one row at a time, unbatched (each client calls the function itself)
  * and through a batcher, for a sweep of max_batch_size and
- * batch_timeout_micros.
+ * batch_timeout_micros, on two sizes of MLP:
  *
  *   mlp(x) = softmax(relu(relu(x W1 + b1) W2 + b2) W3 + b3)
- *            x: [?, 256] f32, 256 -> 256 -> 256 -> 10; weights are
- *            constants of the graph (globals captured at trace time)
+ *            x: [?, 256] f32; weights are constants of the graph (globals
+ *            captured at trace time)
+ *   "mlp":      256 -> 256 -> 256 -> 10 (weights 0.5 MB, in L2: a row
+ *               takes 10 us, batching has little to share)
+ *   "mlp_wide": 256 -> 1024 -> 1024 -> 10 (5 MB: a row reads them all
+ *               from L3 or memory, which a batch reads once for all rows)
  *
  * Clients run closed loops: each sends its next request (one row) as soon
  * as the last came back, for a fixed time per configuration. A request's
@@ -41,11 +45,11 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { IN = 256, HIDDEN = 256, OUT = 10, MAX_CLIENTS = 256 };
+enum { IN = 256, OUT = 10, MAX_CLIENTS = 256 };
 
 /* ------------------------------------------------------------ the function */
 
-static ag_tensor w1, b1, w2, b2, w3, b3;
+static ag_tensor w1, b1, w2, b2, w3, b3; /* the model being traced */
 
 /*   AG_FUNCTION AG_SIGNATURE("f32[?,256]") ag_tensor mlp(ag_tensor x)
  * written out as agc generates it. */
@@ -59,19 +63,34 @@ static const char *const mlp_names[] = {"x"};
 static const ag_arg_kind mlp_kinds[] = {AG_ARG_TENSOR};
 static const ag_function_desc mlp_desc = {"mlp", __FILE__, __LINE__, 1, mlp_names, mlp_kinds,
                                           "f32[?,256]", NULL, 1, mlp_trace, 0};
+static const ag_function_desc mlp_wide_desc = {"mlp_wide", __FILE__, __LINE__, 1, mlp_names,
+                                               mlp_kinds, "f32[?,256]", NULL, 1, mlp_trace, 0};
+
+/* A model of the sweep: its function, its width, and the load its paced
+ * clients offer (about a quarter of what it serves batched). */
+typedef struct model {
+    const ag_function_desc *desc;
+    int hidden;
+    int paced_rate; /* requests per second, all clients together */
+} model;
+
+static const model models[] = {{&mlp_desc, 256, 20000}, {&mlp_wide_desc, 1024, 4000}};
+static const model *cur; /* the model the clients call */
 
 static ag_tensor param(ag_shape s, float scale, uint64_t seed)
 {
     return ag_random_uniform(s, -scale, scale, AG_F32, seed);
 }
 
-static void make_weights(void)
+/* Makes m's weights the ones the next trace captures. */
+static void make_weights(const model *m)
 {
-    w1 = param(AG_SHAPE(IN, HIDDEN), 0.0625f, 1);
-    b1 = param(AG_SHAPE(HIDDEN), 0.1f, 2);
-    w2 = param(AG_SHAPE(HIDDEN, HIDDEN), 0.0625f, 3);
-    b2 = param(AG_SHAPE(HIDDEN), 0.1f, 4);
-    w3 = param(AG_SHAPE(HIDDEN, OUT), 0.0625f, 5);
+    int h = m->hidden;
+    w1 = param(AG_SHAPE(IN, h), 0.0625f, 1);
+    b1 = param(AG_SHAPE(h), 0.1f, 2);
+    w2 = param(AG_SHAPE(h, h), 0.0625f / (float)(h / 256), 3);
+    b2 = param(AG_SHAPE(h), 0.1f, 4);
+    w3 = param(AG_SHAPE(h, OUT), 0.0625f, 5);
     b3 = param(AG_SHAPE(OUT), 0.1f, 6);
 }
 
@@ -79,7 +98,7 @@ static ag_tensor call_mlp(ag_tensor x)
 {
     ag_arg a = {.kind = AG_ARG_TENSOR, .tensor = x};
     ag_tensor y;
-    ag_function_call_at(AG_HERE, &mlp_desc, &a, &y);
+    ag_function_call_at(AG_HERE, cur->desc, &a, &y);
     return y;
 }
 
@@ -177,21 +196,39 @@ static result run_clients(ag_batcher *b, int n_clients, double seconds, double p
 /* ------------------------------------------------------------------ rows */
 
 /* Issue 16's latency goal: p99 <= batch_timeout_micros + two batches'
- * run time (the mean, measured by the batcher): a request waits at most
- * for the batch running when it arrived, its own batch's timeout, and its
- * own batch's run. It is a property of the scheduler, so it is checked on
- * the latency the batcher measures (ag_batch_stats.latency_p99_micros:
- * arrival to rows handed back); the callers' own p99 adds the time a woken
- * client thread waits for a CPU, which with 32 threads on 2 CPUs is most
- * of it, and is printed beside it. The rule holds while the batcher keeps
- * up: when the clients outnumber what the batch threads take in one round
- * (max_batch_size x num_batch_threads), requests queue several batches
- * deep whatever the scheduler does (Little's law), and max_enqueued_batches
- * is what bounds them. The goal is checked on the rows that keep up; the
- * others show their bound as context. */
-static int p99_checked, p99_met, paced_checked, paced_met;
+ * run time: a request waits at most for the batch running when it
+ * arrived, its own batch's timeout, and its own batch's run. It is a
+ * property of the scheduler, so it is checked on the latency the batcher
+ * measures (arrival to rows handed back); the callers' own p99 adds the
+ * time a woken client thread waits for a CPU, which with 32 threads on 2
+ * CPUs is most of it, and is printed beside it.
+ *
+ * Checked per request, against the two batches it waited for: the
+ * batcher counts a request late (ag_batch_stats.late) when its latency
+ * exceeds its batch's timeout plus its own batch's run plus the run of
+ * the batch its thread ran before (a batch's run being the time it kept
+ * its thread). The goal is met when at most 1% of the requests are late:
+ * then the p99 latency is within the timeout and the two batches each
+ * request waited for. The same rule with the mean run time of all batches
+ * (timeout + 2 x mean, bound_us) is printed as context: it also asks a
+ * batch's run to be as steady as its mean, which it is not when batch
+ * sizes vary or the batch thread shares the CPUs with 32 clients.
+ *
+ * The rule holds while the batcher keeps up: when the clients outnumber
+ * what the batch threads take in one round (max_batch_size x
+ * num_batch_threads), requests queue several batches deep whatever the
+ * scheduler does (Little's law), and max_enqueued_batches is what bounds
+ * them. Those rows show "(queues)" and are not checked. */
+enum { LATE_PERCENT_MAX = 1 };
 
-static double p99_bound(long timeout, const ag_batch_stats *s)
+static int rows_checked, rows_met, mean_met;
+
+static double late_percent(const ag_batch_stats *s)
+{
+    return s->requests ? 100.0 * (double)s->late / (double)s->requests : 0.0;
+}
+
+static double mean_bound(long timeout, const ag_batch_stats *s)
 {
     return (double)timeout + 2.0 * (double)s->run_micros / (double)s->batches;
 }
@@ -201,20 +238,27 @@ static bool saturated(int n_clients, int max_batch, int threads)
     return n_clients > max_batch * threads;
 }
 
-static void check_p99(long timeout, const ag_batch_stats *s, bool over, bool paced)
+static void check_p99(long timeout, const ag_batch_stats *s, bool over)
 {
     if (!s->batches || over)
         return;
-    bool met = (double)s->latency_p99_micros <= p99_bound(timeout, s);
-    *(paced ? &paced_checked : &p99_checked) += 1;
-    *(paced ? &paced_met : &p99_met) += met;
+    rows_checked++;
+    rows_met += late_percent(s) <= LATE_PERCENT_MAX;
+    mean_met += (double)s->latency_p99_micros <= mean_bound(timeout, s);
+}
+
+static void print_header(void)
+{
+    printf("%-10s %9s %10s %7s %10s %9s %9s %9s %8s %9s %10s %6s %7s  %s\n", "mode",
+           "max_batch", "timeout_us", "threads", "req/s", "p50_us", "p99_us", "p99_in_us",
+           "wait_p99", "run_p50/99", "rows/batch", "failed", "late", "bound_us");
 }
 
 static void print_row(const char *mode, int max_batch, long timeout, int threads, result r,
                       const ag_batch_stats *s, bool over)
 {
     char mb[16] = "-", to[16] = "-", th[16] = "-", avg[16] = "1.0", in[16] = "-",
-         wait[16] = "-", run[16] = "-", bound[32] = "-";
+         wait[16] = "-", run[16] = "-", late[16] = "-", bound[32] = "-";
     if (s) {
         snprintf(mb, sizeof mb, "%d", max_batch);
         snprintf(to, sizeof to, "%ld", timeout);
@@ -224,14 +268,15 @@ static void print_row(const char *mode, int max_batch, long timeout, int threads
         snprintf(wait, sizeof wait, "%lld", (long long)s->wait_p99_micros);
         snprintf(run, sizeof run, "%lld/%lld", (long long)s->run_p50_micros,
                  (long long)s->run_p99_micros);
+        snprintf(late, sizeof late, "%.2f%%", late_percent(s));
         if (s->batches)
-            snprintf(bound, sizeof bound, "%.0f %s", p99_bound(timeout, s),
-                     over ? "(queues)"
-                     : (double)s->latency_p99_micros <= p99_bound(timeout, s) ? "ok" : "MISS");
+            snprintf(bound, sizeof bound, "%.0f%s", mean_bound(timeout, s),
+                     over ? " (queues)"
+                     : late_percent(s) > LATE_PERCENT_MAX ? " LATE" : "");
     }
-    printf("%-10s %9s %10s %7s %10.0f %9.0f %9.0f %9s %8s %9s %10s %6d  %s\n", mode, mb, to, th,
-           r.per_s, r.p50_us, r.p99_us, in, wait, run, avg,
-           r.failed + (s ? (int)s->rejected : 0), bound);
+    printf("%-10s %9s %10s %7s %10.0f %9.0f %9.0f %9s %8s %9s %10s %6d %7s  %s\n", mode, mb, to,
+           th, r.per_s, r.p50_us, r.p99_us, in, wait, run, avg,
+           r.failed + (s ? (int)s->rejected : 0), late, bound);
 }
 
 static void run_batched(int max_batch, long timeout, int threads, int n_clients,
@@ -239,7 +284,7 @@ static void run_batched(int max_batch, long timeout, int threads, int n_clients,
 {
     ag_batch_options o = {.num_batch_threads = threads, .max_batch_size = max_batch,
                           .batch_timeout_micros = timeout, .max_enqueued_batches = 100000};
-    ag_batcher *b = ag_batcher_new("mlp", NULL, &o);
+    ag_batcher *b = ag_batcher_new(cur->desc->name, NULL, &o);
     if (!b) {
         printf("batched: %s\n", ag_last_error());
         return;
@@ -252,22 +297,34 @@ static void run_batched(int max_batch, long timeout, int threads, int n_clients,
      * while the offered load is below what it runs */
     bool over = !paced && saturated(n_clients, max_batch, threads);
     print_row(paced ? "paced" : "batched", max_batch, timeout, threads, r, &s, over);
-    check_p99(timeout, &s, over, paced);
+    check_p99(timeout, &s, over);
+}
+
+/* The closed loop: every client's request outstanding all the time. */
+static void run_closed(int n_clients, double seconds)
+{
+    print_header();
+    print_row("unbatched", 0, 0, 0, run_clients(NULL, n_clients, seconds, 0), NULL, false);
+    static const int sizes[] = {8, 32, 64};
+    static const long timeouts[] = {0, 100, 1000, 5000};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        for (size_t j = 0; j < sizeof timeouts / sizeof *timeouts; j++)
+            run_batched(sizes[i], timeouts[j], 1, n_clients, seconds, 0);
+    run_batched(32, 0, 2, n_clients, seconds, 0);
+    run_batched(32, 1000, 2, n_clients, seconds, 0);
 }
 
 /* The same rule at a load the machine sustains: a closed loop keeps every
  * client's request outstanding, so its latency is clients / throughput
  * (Little's law) whatever the scheduler does. Here each client sends on a
- * schedule instead, PACED_RATE requests per second in all, about a
- * quarter of the closed loop's throughput: latency is then the batcher's
- * own (its timeout, the batch before, its batch). */
-enum { PACED_RATE = 20000 };
-
+ * schedule instead, the model's paced_rate requests per second in all,
+ * about a quarter of its batched throughput: latency is then the
+ * batcher's own (its timeout, the batch before, its batch). */
 static void run_paced(int n_clients, double seconds)
 {
-    double per_client = (double)PACED_RATE / n_clients;
-    printf("\npaced: %d clients, %d requests/s offered in all (%.0f each)\n", n_clients,
-           PACED_RATE, per_client);
+    double per_client = (double)cur->paced_rate / n_clients;
+    printf("paced: %d clients, %d requests/s offered in all (%.0f each)\n", n_clients,
+           cur->paced_rate, per_client);
     print_row("unbatched", 0, 0, 0, run_clients(NULL, n_clients, seconds, per_client), NULL,
               false);
     static const int sizes[] = {8, 32};
@@ -275,10 +332,35 @@ static void run_paced(int n_clients, double seconds)
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
         for (size_t j = 0; j < sizeof timeouts / sizeof *timeouts; j++)
             run_batched(sizes[i], timeouts[j], 1, n_clients, seconds, per_client);
-    printf("p99 inside the batcher <= batch_timeout_micros + two batches' mean run time, "
-           "paced: %d of %d rows\n", paced_met, paced_checked);
-    printf("  goal: %-50s %s\n", "p99 within the timeout + two batches (paced load)",
-           paced_checked && paced_met == paced_checked ? "PASS" : "MISS");
+}
+
+/* The batched result of one row equals the unbatched one (a sanity check
+ * that the bench measures the function it claims to). */
+static double check_same(void)
+{
+    ag_batch_options o = {.max_batch_size = 8};
+    ag_batcher *b = ag_batcher_new(cur->desc->name, NULL, &o);
+    ag_tensor x = ag_random_uniform(AG_SHAPE(3, IN), -1, 1, AG_F32, 9), y;
+    ag_batcher_call(b, &x, &y);
+    ag_tensor d = ag_reduce_max(ag_abs(ag_sub(y, call_mlp(x))), AG_ALL_AXES, false);
+    double diff = ag_item_f64(d);
+    ag_batcher_free(b);
+    return diff;
+}
+
+/* The whole sweep on model m. */
+static void run_model(const model *m, int n_clients, double seconds)
+{
+    cur = m;
+    make_weights(m);
+    ag_function_register(m->desc);
+    ag_tensor warm = call_mlp(ag_zeros(AG_F32, AG_SHAPE(1, IN))); /* trace and compile */
+    ag_free(warm);
+    printf("\n%s: %d-%d-%d-%d f32, 1 row per request, %d client threads, %.1f s per row\n",
+           m->desc->name, IN, m->hidden, m->hidden, OUT, n_clients, seconds);
+    printf("sanity: batched and unbatched results differ by at most %g\n", check_same());
+    run_closed(n_clients, seconds);
+    run_paced(n_clients, seconds);
 }
 
 /* ------------------------------------------------------------ TPU-model */
@@ -353,20 +435,6 @@ static void run_tpu_model(double seconds)
            batched >= 5 * unbatched ? "PASS" : "MISS");
 }
 
-/* The batched result of one row equals the unbatched one (a sanity check
- * that the bench measures the function it claims to). */
-static double check_same(void)
-{
-    ag_batch_options o = {.max_batch_size = 8};
-    ag_batcher *b = ag_batcher_new("mlp", NULL, &o);
-    ag_tensor x = ag_random_uniform(AG_SHAPE(3, IN), -1, 1, AG_F32, 9), y;
-    ag_batcher_call(b, &x, &y);
-    ag_tensor d = ag_reduce_max(ag_abs(ag_sub(y, call_mlp(x))), AG_ALL_AXES, false);
-    double diff = ag_item_f64(d);
-    ag_batcher_free(b);
-    return diff;
-}
-
 int main(int argc, char **argv)
 {
     int n_clients = argc > 1 ? atoi(argv[1]) : 32;
@@ -377,33 +445,20 @@ int main(int argc, char **argv)
         return 2;
     }
     openblas_set_num_threads(1);
-    make_weights();
-    ag_function_register(&mlp_desc);
-    ag_tensor warm = call_mlp(ag_zeros(AG_F32, AG_SHAPE(1, IN))); /* trace and compile */
-    ag_free(warm);
-    printf("bench_batch: mlp %d-%d-%d-%d f32, 1 row per request, %d client threads, "
-           "%.1f s per row, %ld CPUs, target %s\n", IN, HIDDEN, HIDDEN, OUT, n_clients,
-           seconds, sysconf(_SC_NPROCESSORS_ONLN), ag_target());
-    printf("sanity: batched and unbatched results differ by at most %g\n", check_same());
-    printf("%-10s %9s %10s %7s %10s %9s %9s %9s %8s %9s %10s %6s  %s\n", "mode", "max_batch",
-           "timeout_us", "threads", "req/s", "p50_us", "p99_us", "p99_in_us", "wait_p99",
-           "run_p50/99", "rows/batch", "failed", "bound_us");
-    print_row("unbatched", 0, 0, 0, run_clients(NULL, n_clients, seconds, 0), NULL, false);
-    static const int sizes[] = {8, 32, 64};
-    static const long timeouts[] = {0, 100, 1000, 5000};
-    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
-        for (size_t j = 0; j < sizeof timeouts / sizeof *timeouts; j++)
-            run_batched(sizes[i], timeouts[j], 1, n_clients, seconds, 0);
-    run_batched(32, 0, 2, n_clients, seconds, 0);
-    run_batched(32, 1000, 2, n_clients, seconds, 0);
-    printf("p99 inside the batcher (p99_in_us) <= batch_timeout_micros + two batches' mean run "
-           "time (bound_us): %d of %d batched rows that keep up (%d clients <= max_batch_size x "
-           "threads)\n",
-           p99_met, p99_checked, n_clients);
-    printf("  goal: %-50s %s\n", "p99 within the timeout + two batches (rows that keep up)",
-           p99_checked && p99_met == p99_checked ? "PASS" : "MISS");
-    run_paced(n_clients, seconds);
-    run_tpu_model(seconds);
+    char cpu[256];
+    printf("bench_batch: %d client threads, %.1f s per row, %ld CPUs (%s, %s), target %s\n",
+           n_clients, seconds, sysconf(_SC_NPROCESSORS_ONLN), bench_cpu_model(cpu, sizeof cpu),
+           bench_vector_isa(), ag_target());
+    run_model(&models[0], n_clients, seconds);
+    run_tpu_model(seconds); /* the first model's weights */
+    run_model(&models[1], n_clients, seconds);
+    printf("\np99 latency within batch_timeout_micros + two batches' run time (at most %d%% "
+           "of requests late): %d of %d batched rows that keep up (clients <= max_batch_size x "
+           "threads, or paced)\n", LATE_PERCENT_MAX, rows_met, rows_checked);
+    printf("  with the mean run time of all batches instead (p99_in_us <= bound_us): %d of %d\n",
+           mean_met, rows_checked);
+    printf("  goal: %-50s %s\n", "p99 within the timeout + two batches",
+           rows_checked && rows_met == rows_checked ? "PASS" : "MISS");
     ag_shutdown();
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static inline double bench_now_s(void)
@@ -42,6 +43,28 @@ static inline const char *bench_vector_isa(void)
            : __builtin_cpu_supports("avx2")  ? "AVX2"
            : __builtin_cpu_supports("avx")   ? "AVX"
                                              : "SSE";
+}
+
+/* The CPU's model name ("Intel(R) Xeon(R) ..."), from /proc/cpuinfo where
+ * there is one, into buf; "unknown CPU" elsewhere. */
+static inline const char *bench_cpu_model(char *buf, size_t n)
+{
+    snprintf(buf, n, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return buf;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) != 0 || !colon)
+            continue;
+        colon += 1 + (colon[1] == ' ');
+        colon[strcspn(colon, "\n")] = 0;
+        snprintf(buf, n, "%s", colon);
+        break;
+    }
+    fclose(f);
+    return buf;
 }
 
 /* Medians of `runs` (at most 64) calls each of a(arg_a) and b(arg_b),
