@@ -454,7 +454,14 @@ static void deliver(ag_batcher *b, batch *bt, int64_t padded, rt_value **out,
 {
     unsigned *others = NULL;
     int n_others = 0;
-    pthread_mutex_lock(&b->lock);
+    /* A request all of whose rows are in this batch is touched by no other
+     * thread until it is answered: only split requests need the lock here
+     * (the batch threads take it again just below, and the callers). */
+    bool split = false;
+    for (int p = 0; p < bt->n_parts; p++)
+        split |= bt->parts[p].rows != bt->parts[p].req->rows;
+    if (split)
+        pthread_mutex_lock(&b->lock);
     for (int p = 0; p < bt->n_parts; p++) {
         part *pt = &bt->parts[p];
         if (err)
@@ -463,7 +470,8 @@ static void deliver(ag_batcher *b, batch *bt, int64_t padded, rt_value **out,
             prepare_outputs(b, pt->req, out);
         pt->copy = !pt->req->failed;
     }
-    pthread_mutex_unlock(&b->lock);
+    if (split)
+        pthread_mutex_unlock(&b->lock);
     /* Parts write disjoint rows of outputs made above, which live until
      * their callers wake; the lock taken next publishes the rows. */
     if (!err)
