@@ -438,6 +438,47 @@ static void affine_trace(const ag_arg *a, ag_tensor *o)
 }
 DESC(affine, 4, N_XABC, K_TTTT, 1, affine_trace);
 
+/* Short rows (context for (c)): tanh(x + b), x [SHORT_ROWS, 16] and b a
+ * row of 16, against the same with a scalar b, which is a flat loop. */
+enum { SHORT_COLS = 16, SHORT_ROWS = (1 << 24) / SHORT_COLS };
+static void rows_bias_trace(const ag_arg *a, ag_tensor *o)
+{
+    o[0] = ag_tanh(ag_add(a[0].tensor, a[1].tensor));
+}
+static const ag_arg_kind K_TT2[] = {AG_ARG_TENSOR, AG_ARG_TENSOR};
+static const char *const N_XB[] = {"x", "b"};
+DESC(rows_bias, 2, N_XB, K_TT2, 1, rows_bias_trace);
+DESC(rows_scalar, 2, N_XB, K_TT2, 1, rows_bias_trace);
+static ag_tensor rows_x, rows_b, rows_s;
+
+static void run_rows(const ag_function_desc *d, ag_tensor b)
+{
+    ag_arg a[2] = {targ(rows_x), targ(b)};
+    ag_tensor o[1];
+    ag_function_call_at(AG_HERE, d, a, o);
+    ag_free(o[0]);
+}
+static void run_rows_bias(void *arg) { (void)arg, run_rows(&rows_bias_desc, rows_b); }
+static void run_rows_scalar(void *arg) { (void)arg, run_rows(&rows_scalar_desc, rows_s); }
+
+/* Both alternately; a nest of short rows runs in groups of rows as one
+ * flat loop (lower_loop.c), about as fast as the flat loop. */
+static void bench_short_rows(void)
+{
+    rows_x = ag_random_uniform(AG_SHAPE(SHORT_ROWS, SHORT_COLS), -2, 2, AG_F32, 7);
+    rows_b = ag_random_uniform(AG_SHAPE(SHORT_COLS), -1, 1, AG_F32, 8);
+    rows_s = ag_scalar_f32(0.25f);
+    ag_keep(rows_x), ag_keep(rows_b), ag_keep(rows_s);
+    double tb, ts;
+    bench_time_pair(run_rows_bias, NULL, run_rows_scalar, NULL, 11, &tb, &ts);
+    printf("  tanh(x + b), x [%d, %d], b [%d] (context: rows of %d run in groups)\n",
+           SHORT_ROWS, SHORT_COLS, SHORT_COLS, SHORT_COLS);
+    bench_print_time("compiled, b a row", tb);
+    bench_print_time("compiled, b a scalar (a flat loop)", ts);
+    printf("  row / scalar: %.2fx\n", tb / ts);
+    ag_free(rows_x), ag_free(rows_b), ag_free(rows_s);
+}
+
 /* The tanh chain again, compiled for AVX2_CPU (on AVX-512 hosts). */
 DESC(chain_avx2, 4, N_XABC, K_TTTT, 1, chain_trace);
 
@@ -614,6 +655,7 @@ static void bench_chain(void)
     }
     if (avx512_host())
         bench_chain_avx2(chain_te, triad_bw);
+    bench_short_rows();
     printf("  STREAM triad (a = b + s*c, hand C -O3): 1 thread %.2f ms (%.2f GB/s), "
            "%d threads %.2f ms (%.2f GB/s); the better is the baseline\n",
            tt1 * 1e3, 3.0 * CHAIN_N * sizeof(float) / tt1 / 1e9, triad_threads, ttn * 1e3,

@@ -88,6 +88,8 @@ typedef struct nest {
     leaf *leaves;
     LLVMValueRef *vals; /* per member: its value in the loop body */
     bool prefetch;      /* the innermost loop runs in blocks that prefetch (below) */
+    int64_t group;      /* rows run as one flat loop (short rows, below); 0: no */
+    LLVMValueRef *tiles; /* per leaf: its row repeated `group` times, or NULL */
 } nest;
 
 static bool is_member(const cg_cluster *c, const ir_node *x, int *index)
@@ -428,17 +430,18 @@ static bool wants_prefetch(const nest *N)
     for (int i = 0; i < N->n_leaves; i++)
         reads_rows |= N->leaves[i].full;
     const cg_shape *s = &N->c->shape;
-    bool long_rows = N->rank == 1 || !s->known || s->dims[s->rank - 1] >= PREFETCH_BLOCK;
+    bool long_rows = N->rank == 1 || !s->known || s->dims[s->rank - 1] >= PREFETCH_BLOCK ||
+                     N->group;
     if (!reads_rows || !long_rows || !want_parallel(N))
         return false; /* small loops read from the cache */
     return has_costly_op(N->c) || touches_bf16(N);
 }
 
-/* Prefetches the lines that elements [at[i], at[i] + PREFETCH_BLOCK) of
- * every operand of the loop's shape (at[i]: leaf i's element offset) will
- * have PREFETCH_AHEAD bytes later. Prefetches never fault, so addresses
- * past the end are harmless (the GEP is not inbounds). */
-static void prefetch_ahead(nest *N, LLVMValueRef *at)
+/* Prefetches the lines that elements [at[i], at[i] + count) of every
+ * operand of the loop's shape (at[i]: leaf i's element offset) will have
+ * PREFETCH_AHEAD bytes later. Prefetches never fault, so addresses past
+ * the end are harmless (the GEP is not inbounds). */
+static void prefetch_ahead(nest *N, LLVMValueRef *at, int64_t count)
 {
     cg_lower *L = N->L;
     LLVMValueRef args[4] = {NULL, cg_i32(L, 0), cg_i32(L, 3), cg_i32(L, 1)};
@@ -448,7 +451,7 @@ static void prefetch_ahead(nest *N, LLVMValueRef *at)
             continue;
         int64_t size = (int64_t)rt_dtype_size(l->dt);
         LLVMValueRef byte = add(L, mul(L, at[i], cg_i64(L, size)), cg_i64(L, PREFETCH_AHEAD));
-        for (int64_t k = 0; k < PREFETCH_BLOCK * size; k += CACHE_LINE) {
+        for (int64_t k = 0; k < count * size; k += CACHE_LINE) {
             LLVMValueRef off = add(L, byte, cg_i64(L, k));
             args[0] = LLVMBuildGEP2(L->b, L->t_i8, l->data, &off, 1, "ahead");
             cg_call_intrinsic(L, "llvm.prefetch", &L->t_ptr, 1, args, 4);
@@ -458,6 +461,116 @@ static void prefetch_ahead(nest *N, LLVMValueRef *at)
 
 static void emit_level(nest *N, int d, LLVMValueRef begin, LLVMValueRef end,
                        LLVMValueRef out_off, LLVMValueRef *offs);
+
+/*
+ * Short rows. In a nest [R, C] whose rows are short (a bias of 16 added
+ * to each of 1M rows), the inner loop has C trips: LLVM unrolls it
+ * whole and vectorizes across rows instead, with strided accesses, and
+ * tanh(x + b) ran 2x slower than the same loop with a scalar b. So when
+ * every operand is either of the loop's shape or one row ([C] or [1, C])
+ * the rows run in groups of `group` (GROUP_ELEMS elements or a little
+ * more) as one flat loop, over a copy of each row operand repeated
+ * `group` times (a tile in the loop function's frame, made once per
+ * call of it): every access is then contiguous.
+ */
+enum { GROUP_ELEMS = 256 };
+
+/* Whether leaf l is one row of the [rows, c] loop. */
+static bool is_row(nest *N, const leaf *l, int64_t c)
+{
+    const cg_shape *ls = &cg_info_of(N->L, l->node)->shape;
+    return ls->known && ((ls->rank == 1 && ls->dims[0] == c) ||
+                         (ls->rank == 2 && ls->dims[0] == 1 && ls->dims[1] == c));
+}
+
+/* The rows per group of a nest that runs its rows in groups; 0 if not. */
+static int64_t group_rows(nest *N)
+{
+    const cg_shape *s = &N->c->shape;
+    if (N->rank != 2 || !s->known || s->dims[1] < 2 || s->dims[1] >= GROUP_ELEMS)
+        return 0;
+    int64_t c = s->dims[1];
+    for (int i = 0; i < N->n_leaves; i++) {
+        const leaf *l = &N->leaves[i];
+        if (!l->scalar && !l->full && !is_row(N, l, c))
+            return 0;
+    }
+    return (GROUP_ELEMS + c - 1) / c;
+}
+
+/* The tiles of the row operands, in the current function's entry block
+ * (the builder is there), filled there. */
+static void make_tiles(nest *N)
+{
+    cg_lower *L = N->L;
+    int64_t c = N->c->shape.dims[1], n = N->group * c;
+    N->tiles = rt_xcalloc((size_t)N->n_leaves + 1, sizeof *N->tiles);
+    for (int i = 0; i < N->n_leaves; i++) {
+        leaf *l = &N->leaves[i];
+        if (l->scalar || l->full)
+            continue;
+        LLVMTypeRef t = cg_mem_type(L, l->dt);
+        N->tiles[i] = LLVMBuildAlloca(L->b, LLVMArrayType2(t, (uint64_t)n), "tile");
+        LLVMSetAlignment(N->tiles[i], 64);
+    }
+    for (int i = 0; i < N->n_leaves; i++) {
+        if (!N->tiles[i])
+            continue;
+        leaf *l = &N->leaves[i];
+        cg_loop r, k;
+        cg_loop_begin(L, &r, cg_i64(L, N->group));
+        cg_loop_begin(L, &k, cg_i64(L, c));
+        LLVMValueRef v = cg_load_elem(L, l->dt, elem_ptr(L, l->dt, l->data, k.iv));
+        LLVMValueRef at = add(L, mul(L, r.iv, cg_i64(L, c)), k.iv);
+        cg_store_elem(L, l->dt, v, elem_ptr(L, l->dt, N->tiles[i], at));
+        cg_loop_end(L, &k);
+        cg_loop_end(L, &r);
+    }
+}
+
+/* Rows [begin, end) of the nest in groups, each one flat loop. */
+static void emit_groups(nest *N, LLVMValueRef begin, LLVMValueRef end)
+{
+    cg_lower *L = N->L;
+    LLVMValueRef c = cg_i64(L, N->c->shape.dims[1]), k = cg_i64(L, N->group);
+    LLVMValueRef rows = LLVMBuildNSWSub(L->b, end, begin, "");
+    LLVMValueRef groups = LLVMBuildSDiv(L->b, add(L, rows, cg_i64(L, N->group - 1)), k, "");
+    cg_loop g;
+    cg_loop_begin(L, &g, groups);
+    LLVMValueRef first = add(L, begin, mul(L, g.iv, k));
+    LLVMValueRef left = LLVMBuildNSWSub(L->b, end, first, "");
+    LLVMValueRef whole = LLVMBuildICmp(L->b, LLVMIntSGT, left, k, "");
+    LLVMValueRef count = LLVMBuildSelect(L->b, whole, k, left, "");
+    LLVMValueRef base = mul(L, first, c);
+    if (N->prefetch) {
+        LLVMValueRef *at = rt_xcalloc((size_t)N->n_leaves + 1, sizeof *at);
+        for (int i = 0; i < N->n_leaves; i++)
+            at[i] = base;
+        prefetch_ahead(N, at, N->group * N->c->shape.dims[1]);
+        free(at);
+    }
+    cg_loop e;
+    cg_loop_begin(L, &e, mul(L, count, c));
+    LLVMValueRef at = add(L, base, e.iv);
+    LLVMValueRef *offs = rt_xcalloc((size_t)N->n_leaves + 1, sizeof *offs);
+    LLVMValueRef *data = rt_xcalloc((size_t)N->n_leaves + 1, sizeof *data);
+    for (int i = 0; i < N->n_leaves; i++) {
+        leaf *l = &N->leaves[i];
+        data[i] = l->data;
+        if (N->tiles[i])
+            l->data = N->tiles[i];
+        offs[i] = N->tiles[i] ? e.iv : at;
+    }
+    emit_body(N, at, offs);
+    for (int i = 0; i < N->n_leaves; i++)
+        N->leaves[i].data = data[i];
+    free(offs);
+    free(data);
+    cg_loop_end(L, &e);
+    if (calls_tanh(N->c))
+        cg_loop_interleave(L, e.latch, TANH_INTERLEAVE);
+    cg_loop_end(L, &g);
+}
 
 /* The innermost loop d over [begin, end) in blocks that prefetch. */
 static void emit_blocks(nest *N, int d, LLVMValueRef begin, LLVMValueRef end,
@@ -480,7 +593,7 @@ static void emit_blocks(nest *N, int d, LLVMValueRef begin, LLVMValueRef end,
         LLVMValueRef step = mul(L, from, N->leaves[i].strides[d]);
         at[i] = offs ? add(L, offs[i], step) : step;
     }
-    prefetch_ahead(N, at);
+    prefetch_ahead(N, at, PREFETCH_BLOCK);
     free(at);
     N->prefetch = false; /* the block's own loop is a plain loop d */
     emit_level(N, d, from, to, out_off, offs);
@@ -496,6 +609,10 @@ static void emit_level(nest *N, int d, LLVMValueRef begin, LLVMValueRef end,
     cg_lower *L = N->L;
     if (d == N->rank) {
         emit_body(N, out_off, offs);
+        return;
+    }
+    if (d == 0 && N->group) {
+        emit_groups(N, begin ? begin : cg_i64(L, 0), begin ? end : N->dims[0]);
         return;
     }
     if (d == N->rank - 1 && N->prefetch) {
@@ -710,12 +827,17 @@ static void emit_outlined(nest *N)
     }
     for (int d = 1; d < N->rank; d++)
         N->dims[d] = pass(&o, N->dims[d]);
+    if ((N->group = group_rows(N)))
+        make_tiles(N);
     N->prefetch = wants_prefetch(N);
     bool lookup = wants_lookup(N, &o);
     if (N->prefetch) /* and inline its vector tanh (lower_math.c) */
         cg_mark(f, CG_HOT_LOOP);
     emit_level(N, 0, LLVMGetParam(f, 1), LLVMGetParam(f, 2), NULL, NULL);
     N->prefetch = false;
+    N->group = 0;
+    free(N->tiles);
+    N->tiles = NULL;
     LLVMBuildRetVoid(L->b);
 
     memcpy(N->leaves, outer, (size_t)N->n_leaves * sizeof *outer);

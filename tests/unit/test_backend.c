@@ -1020,6 +1020,52 @@ static void test_broadcast_hot_loops_prefetch_and_stay_exact(void **state)
     ir_function_free(fn);
 }
 
+/* Short rows ([R, C] with C below 256, operands of the loop's shape or one
+ * row) run in groups of rows as one flat loop over tiles of the row
+ * operands: every result bit for bit the reference's, on row counts that
+ * are not a multiple of the group (nor the parallel chunks of one), with
+ * the row as [C] and as [1, C], f32 and bf16. */
+static void test_short_rows_run_in_groups_and_stay_exact(void **state)
+{
+    (void)state;
+    static const int cols[] = {3, 16, 100, 255};
+    for (size_t t = 0; t < sizeof cols / sizeof *cols; t++) {
+        int c = cols[t], r = (1 << 17) / c + 7;
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "func @rows(%%0: f32[%d,%d], %%1: f32[%d], %%2: f32[1,%d], %%3: bf16[%d,%d]) -> "
+                 "(f32[%d,%d], bf16[%d,%d]) {\n"
+                 "  %%4 = add(%%0, %%1) : f32[%d,%d]\n"
+                 "  %%5 = tanh(%%4) : f32[%d,%d]\n"
+                 "  %%6 = mul(%%5, %%2) : f32[%d,%d]\n"
+                 "  %%7 = cast(%%1) {dtype = bf16} : bf16[%d]\n"
+                 "  %%8 = sub(%%3, %%7) : bf16[%d,%d]\n"
+                 "  %%9 = exp(%%8) : bf16[%d,%d]\n"
+                 "  return %%6, %%9\n}\n",
+                 r, c, c, c, r, c, r, c, r, c, r, c, r, c, r, c, c, r, c, r, c);
+        ir_function *fn = parse_ir(text, __LINE__);
+        float *x = malloc((size_t)r * c * sizeof *x), b[256];
+        for (int i = 0; i < r * c; i++)
+            x[i] = (float)(i % 3989 - 1994) * 0.0021f;
+        for (int j = 0; j < c; j++)
+            b[j] = (float)(j % 17 - 8) * 0.125f;
+        ag_tensor xt = ag_from_data(AG_F32, AG_SHAPE(r, c), x);
+        rt_value *args[4] = {val(xt), val(ag_from_data(AG_F32, AG_SHAPE(c), b)),
+                             val(ag_from_data(AG_F32, AG_SHAPE(1, c), b)),
+                             val(ag_cast(xt, AG_BF16))};
+        free(x);
+        outcome o = both(fn, args, 4, 0, __LINE__);
+        if (!o.ok)
+            fail_msg("rows of %d", c);
+        outcome_free(&o);
+        char *ir;
+        if (module_count(fn, "%tile", &ir) < 3) /* a tile per row operand */
+            fail_msg("rows of %d are not run in groups:\n%s", c, ir);
+        free(ir);
+        ir_function_free(fn);
+    }
+}
+
 /* ============================================= bf16 loops by table lookup */
 
 /* A loop body for cg_rt_parallel_lookup: slot 0 the operand, slot 1 the
@@ -2493,6 +2539,7 @@ int main(void)
         TU_TEST(test_large_loops_run_in_parallel),
         TU_TEST(test_hot_loops_prefetch_and_stay_exact),
         TU_TEST(test_broadcast_hot_loops_prefetch_and_stay_exact),
+        TU_TEST(test_short_rows_run_in_groups_and_stay_exact),
         TU_TEST(test_lookup_kernels_match_the_loop),
         TU_TEST(test_bf16_loops_look_up_and_stay_exact),
         TU_TEST(test_lookup_cache_is_built_once),

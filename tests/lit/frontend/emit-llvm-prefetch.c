@@ -31,7 +31,9 @@ ag_tensor affine_bf16(ag_tensor x, ag_tensor y)
 
 /* A nest: the bias broadcasts along the rows. The innermost loop, over
    rows of 4096, prefetches x (16 lines per block of 256) but not b, which
-   stays in the cache; rows of 16 are too short to prefetch ahead in. */
+   stays in the cache. Rows of 16 run in groups of 16 rows, one flat loop
+   of 256 elements over a tile of b repeated 16 times (filled once per
+   call of the loop function), and each group prefetches like a block. */
 AG_FUNCTION AG_SIGNATURE("f32[4096,4096], f32[4096]")
 ag_tensor dense_act(ag_tensor x, ag_tensor b)
 {
@@ -73,7 +75,13 @@ ag_tensor narrow_act(ag_tensor x, ag_tensor b)
 // CHECK: fdiv <8 x float>
 
 // CHECK-LABEL: define internal void @loop.{{[0-9]+}}(
+// CHECK: %tile = alloca [256 x float], align 64
+// CHECK-COUNT-16: call void @llvm.prefetch.p0(ptr %ahead{{[0-9]*}}, i32 0, i32 3, i32 1)
 // CHECK-NOT: llvm.prefetch
+// CHECK: vector.body:
+// CHECK: getelementptr inbounds float, ptr %tile, i64 %index
+// CHECK-NOT: call <8 x float> @agc_tanh_f32_v8
+// CHECK: fdiv <8 x float>
 // CHECK: ret void
 
 // CHECK: attributes #[[HOT]] = { {{.*}}"agc-hot-loop" }
