@@ -1063,6 +1063,28 @@ static void test_short_rows_run_in_groups_and_stay_exact(void **state)
             fail_msg("rows of %d are not run in groups:\n%s", c, ir);
         free(ir);
         ir_function_free(fn);
+
+        /* integers, and a bool result */
+        snprintf(text, sizeof text,
+                 "func @irows(%%0: i32[%d,%d], %%1: i32[%d]) -> (i32[%d,%d], bool[%d,%d]) {\n"
+                 "  %%2 = add(%%0, %%1) : i32[%d,%d]\n"
+                 "  %%3 = greater(%%0, %%1) : bool[%d,%d]\n"
+                 "  return %%2, %%3\n}\n",
+                 r, c, c, r, c, r, c, r, c, r, c);
+        fn = parse_ir(text, __LINE__);
+        int32_t *k = malloc((size_t)r * c * sizeof *k), kb[256];
+        for (int i = 0; i < r * c; i++)
+            k[i] = i % 1013 - 506;
+        for (int j = 0; j < c; j++)
+            kb[j] = j * 7 - 300;
+        rt_value *iargs[2] = {val(ag_from_data(AG_I32, AG_SHAPE(r, c), k)),
+                              val(ag_from_data(AG_I32, AG_SHAPE(c), kb))};
+        free(k);
+        o = both(fn, iargs, 2, 0, __LINE__);
+        if (!o.ok)
+            fail_msg("i32 rows of %d", c);
+        outcome_free(&o);
+        ir_function_free(fn);
     }
 }
 
