@@ -1028,7 +1028,7 @@ static void test_broadcast_hot_loops_prefetch_and_stay_exact(void **state)
 static void test_short_rows_run_in_groups_and_stay_exact(void **state)
 {
     (void)state;
-    static const int cols[] = {3, 16, 100, 255};
+    static const int cols[] = {3, 16, 100, 255, 64};
     for (size_t t = 0; t < sizeof cols / sizeof *cols; t++) {
         int c = cols[t], r = (1 << 17) / c + 7;
         char text[1024];
@@ -1061,6 +1061,32 @@ static void test_short_rows_run_in_groups_and_stay_exact(void **state)
         char *ir;
         if (module_count(fn, "%tile", &ir) < 3) /* a tile per row operand */
             fail_msg("rows of %d are not run in groups:\n%s", c, ir);
+        free(ir);
+        ir_function_free(fn);
+
+        /* a column ([R, 1], a scale per row), in groups when a row of the
+         * tile is whole vectors (lower_loop.c) */
+        snprintf(text, sizeof text,
+                 "func @cols(%%0: f32[%d,%d], %%1: f32[%d,1], %%2: f32[%d]) -> (f32[%d,%d]) {\n"
+                 "  %%3 = mul(%%0, %%1) : f32[%d,%d]\n"
+                 "  %%4 = add(%%3, %%2) : f32[%d,%d]\n"
+                 "  %%5 = tanh(%%4) : f32[%d,%d]\n"
+                 "  return %%5\n}\n",
+                 r, c, r, c, r, c, r, c, r, c, r, c);
+        fn = parse_ir(text, __LINE__);
+        float *sc = malloc((size_t)r * sizeof *sc);
+        for (int i = 0; i < r; i++)
+            sc[i] = (float)(i % 29 - 14) * 0.0625f;
+        rt_value *cargs[3] = {args[0], val(ag_from_data(AG_F32, AG_SHAPE(r, 1), sc)),
+                              args[1]};
+        free(sc);
+        o = both(fn, cargs, 3, 0, __LINE__);
+        if (!o.ok)
+            fail_msg("a column with rows of %d", c);
+        outcome_free(&o);
+        int tiles = module_count(fn, "%tile", &ir);
+        if ((tiles > 0) != (c % 16 == 0))
+            fail_msg("rows of %d with a column: %d tiles\n%s", c, tiles, ir);
         free(ir);
         ir_function_free(fn);
 
