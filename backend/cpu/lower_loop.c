@@ -515,12 +515,36 @@ static int64_t group_rows(nest *N)
     return (GROUP_ELEMS + c - 1) / c;
 }
 
-/* The tiles of the row operands, in the current function's entry block
- * (the builder is there), filled there. */
+/* Fills rows [0, rows) of leaf i's tile, C elements each: its row, or
+ * for a column the value of row first + r in row r. */
+static void fill_tile(nest *N, int i, LLVMValueRef first, LLVMValueRef rows)
+{
+    cg_lower *L = N->L;
+    leaf *l = &N->leaves[i];
+    LLVMValueRef c = cg_i64(L, N->c->shape.dims[1]), v = NULL;
+    cg_loop r, k;
+    cg_loop_begin(L, &r, rows);
+    if (N->columns[i])
+        v = cg_load_elem(L, l->dt, elem_ptr(L, l->dt, l->data, add(L, first, r.iv)));
+    cg_loop_begin(L, &k, c);
+    if (!N->columns[i])
+        v = cg_load_elem(L, l->dt, elem_ptr(L, l->dt, l->data, k.iv));
+    LLVMValueRef at = add(L, mul(L, r.iv, c), k.iv);
+    cg_store_elem(L, l->dt, v, elem_ptr(L, l->dt, N->tiles[i], at));
+    cg_loop_end(L, &k);
+    cg_loop_end(L, &r);
+    /* a column's fill vectorized across rows would scatter; row by row it
+     * stores a broadcast vector */
+    if (N->columns[i])
+        cg_loop_hints(L, r.latch, false);
+}
+
+/* The tiles of the row and column operands, in the current function's
+ * entry block (the builder is there); the rows' filled there. */
 static void make_tiles(nest *N)
 {
     cg_lower *L = N->L;
-    int64_t c = N->c->shape.dims[1], n = N->group * c;
+    int64_t n = N->group * N->c->shape.dims[1];
     N->tiles = rt_xcalloc((size_t)N->n_leaves + 1, sizeof *N->tiles);
     N->columns = rt_xcalloc((size_t)N->n_leaves + 1, sizeof *N->columns);
     for (int i = 0; i < N->n_leaves; i++) {
@@ -532,43 +556,17 @@ static void make_tiles(nest *N)
         LLVMSetAlignment(N->tiles[i], 64);
         N->columns[i] = is_column(N, l);
     }
-    for (int i = 0; i < N->n_leaves; i++) {
-        if (!N->tiles[i] || N->columns[i])
-            continue;
-        leaf *l = &N->leaves[i];
-        cg_loop r, k;
-        cg_loop_begin(L, &r, cg_i64(L, N->group));
-        cg_loop_begin(L, &k, cg_i64(L, c));
-        LLVMValueRef v = cg_load_elem(L, l->dt, elem_ptr(L, l->dt, l->data, k.iv));
-        LLVMValueRef at = add(L, mul(L, r.iv, cg_i64(L, c)), k.iv);
-        cg_store_elem(L, l->dt, v, elem_ptr(L, l->dt, N->tiles[i], at));
-        cg_loop_end(L, &k);
-        cg_loop_end(L, &r);
-    }
+    for (int i = 0; i < N->n_leaves; i++)
+        if (N->tiles[i] && !N->columns[i])
+            fill_tile(N, i, NULL, cg_i64(L, N->group));
 }
 
-/* The column operands' tiles for rows [first, first + count): each row's
- * value repeated C times. */
+/* The column operands' tiles for rows [first, first + count). */
 static void fill_columns(nest *N, LLVMValueRef first, LLVMValueRef count)
 {
-    cg_lower *L = N->L;
-    LLVMValueRef c = cg_i64(L, N->c->shape.dims[1]);
-    for (int i = 0; i < N->n_leaves; i++) {
-        if (!N->columns[i])
-            continue;
-        leaf *l = &N->leaves[i];
-        cg_loop r, k;
-        cg_loop_begin(L, &r, count);
-        LLVMValueRef v = cg_load_elem(L, l->dt, elem_ptr(L, l->dt, l->data, add(L, first, r.iv)));
-        cg_loop_begin(L, &k, c);
-        LLVMValueRef at = add(L, mul(L, r.iv, c), k.iv);
-        cg_store_elem(L, l->dt, v, elem_ptr(L, l->dt, N->tiles[i], at));
-        cg_loop_end(L, &k);
-        cg_loop_end(L, &r);
-        /* vectorized across rows, the fill would scatter; row by row it
-         * stores a broadcast vector */
-        cg_loop_hints(L, r.latch, false);
-    }
+    for (int i = 0; i < N->n_leaves; i++)
+        if (N->columns[i])
+            fill_tile(N, i, first, count);
 }
 
 /* Rows [begin, end) of the nest in groups, each one flat loop. */
