@@ -518,23 +518,24 @@ static void run_batch(ag_batcher *b, batch *bt, int64_t started, int64_t prev_ru
     free(bt);
 }
 
-/* Tells workers that a batch opened or closed, or the batcher is closing
- * (the caller holds the lock). */
-static void wake_workers(ag_batcher *b, bool all)
-{
-    atomic_fetch_add_explicit(&b->news, 1, memory_order_release);
-    if (all)
-        pthread_cond_broadcast(&b->work);
-    else if (!b->spinning) /* a spinning worker sees the news by itself */
-        pthread_cond_signal(&b->work);
-}
-
-/* wake_workers(b, false) in two steps, for a caller that signals after
- * releasing the lock: the news (under the lock), then whether to signal. */
+/* News for the workers (the caller holds the lock): a batch opened or
+ * closed, or the batcher is closing. True when a worker must be signalled
+ * to see it: none spins on `news` (wait_for_work). A caller may signal
+ * after releasing the lock. */
 static bool announce(ag_batcher *b)
 {
     atomic_fetch_add_explicit(&b->news, 1, memory_order_release);
     return !b->spinning;
+}
+
+/* announce, and signal one worker (or all) under the lock. */
+static void wake_workers(ag_batcher *b, bool all)
+{
+    bool signal = announce(b);
+    if (all)
+        pthread_cond_broadcast(&b->work);
+    else if (signal)
+        pthread_cond_signal(&b->work);
 }
 
 static void cpu_relax(void)
