@@ -479,10 +479,10 @@ static void emit_level(nest *N, int d, LLVMValueRef begin, LLVMValueRef end,
  * the loop reads the tile right after it was written, and a vector load
  * over several smaller stores cannot take their data from the store
  * buffer (rows of 8, 12, 100 or 200 ran 1.2 - 1.7x slower than without
- * groups). tanh(x + s), x [1M, 16] and s [1M, 1]: 10.3 ms before, 3.8 ms
+ * groups). The tiles together stay within TILES_MAX_BYTES (16 f32 rows). tanh(x + s), x [1M, 16] and s [1M, 1]: 10.3 ms before, 3.8 ms
  * after (3.5 ms with a scalar s); rows of 64: 5.5 -> 3.8 ms.
  */
-enum { GROUP_ELEMS = 256, COLUMN_ALIGN = 16 };
+enum { GROUP_ELEMS = 256, COLUMN_ALIGN = 16, TILES_MAX_BYTES = 16 * 1024 };
 
 /* Whether leaf l is one row of the [rows, c] loop. */
 static bool is_row(nest *N, const leaf *l, int64_t c)
@@ -506,13 +506,17 @@ static int64_t group_rows(nest *N)
     const cg_shape *s = &N->c->shape;
     if (N->rank != 2 || !s->known || s->dims[1] < 2 || s->dims[1] >= GROUP_ELEMS)
         return 0;
-    int64_t c = s->dims[1];
+    int64_t c = s->dims[1], group = (GROUP_ELEMS + c - 1) / c, bytes = 0;
     for (int i = 0; i < N->n_leaves; i++) {
         const leaf *l = &N->leaves[i];
-        if (!l->scalar && !l->full && !is_row(N, l, c) && !is_column(N, l))
+        if (l->scalar || l->full)
+            continue;
+        if (!is_row(N, l, c) && !is_column(N, l))
             return 0;
+        bytes += group * c * (int64_t)rt_dtype_size(l->dt);
     }
-    return (GROUP_ELEMS + c - 1) / c;
+    /* the tiles live on the stack of whatever thread runs the loop */
+    return bytes <= TILES_MAX_BYTES ? group : 0;
 }
 
 /* Fills rows [0, rows) of leaf i's tile, C elements each: its row, or
