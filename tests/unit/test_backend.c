@@ -1020,97 +1020,116 @@ static void test_broadcast_hot_loops_prefetch_and_stay_exact(void **state)
     ir_function_free(fn);
 }
 
-/* Short rows ([R, C] with C below 256, operands of the loop's shape or one
- * row) run in groups of rows as one flat loop over tiles of the row
- * operands: every result bit for bit the reference's, on row counts that
- * are not a multiple of the group (nor the parallel chunks of one), with
- * the row as [C] and as [1, C], f32 and bf16. */
+/* fn on args, compiled and by the reference, gives the same bits. */
+static void expect_exact(ir_function *fn, rt_value *const *args, int n, const char *what, int c)
+{
+    outcome o = both(fn, args, n, 0, __LINE__);
+    if (!o.ok)
+        fail_msg("%s of %d", what, c);
+    outcome_free(&o);
+}
+
+/* Row operands ([C] and [1, C]) of f32 and bf16 nests [r, c], each given
+ * a tile; x [r, c] and b [c] are left in *x and *b for the next check. */
+static void check_row_operands(int r, int c, rt_value **x, rt_value **b)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "func @rows(%%0: f32[%d,%d], %%1: f32[%d], %%2: f32[1,%d], %%3: bf16[%d,%d]) -> "
+             "(f32[%d,%d], bf16[%d,%d]) {\n"
+             "  %%4 = add(%%0, %%1) : f32[%d,%d]\n"
+             "  %%5 = tanh(%%4) : f32[%d,%d]\n"
+             "  %%6 = mul(%%5, %%2) : f32[%d,%d]\n"
+             "  %%7 = cast(%%1) {dtype = bf16} : bf16[%d]\n"
+             "  %%8 = sub(%%3, %%7) : bf16[%d,%d]\n"
+             "  %%9 = exp(%%8) : bf16[%d,%d]\n"
+             "  return %%6, %%9\n}\n",
+             r, c, c, c, r, c, r, c, r, c, r, c, r, c, r, c, c, r, c, r, c);
+    ir_function *fn = parse_ir(text, __LINE__);
+    float *xs = malloc((size_t)r * c * sizeof *xs), bs[256];
+    for (int i = 0; i < r * c; i++)
+        xs[i] = (float)(i % 3989 - 1994) * 0.0021f;
+    for (int j = 0; j < c; j++)
+        bs[j] = (float)(j % 17 - 8) * 0.125f;
+    ag_tensor xt = ag_from_data(AG_F32, AG_SHAPE(r, c), xs);
+    rt_value *args[4] = {val(xt), val(ag_from_data(AG_F32, AG_SHAPE(c), bs)),
+                         val(ag_from_data(AG_F32, AG_SHAPE(1, c), bs)),
+                         val(ag_cast(xt, AG_BF16))};
+    free(xs);
+    expect_exact(fn, args, 4, "rows", c);
+    char *ir;
+    if (module_count(fn, "%tile", &ir) < 3) /* a tile per row operand */
+        fail_msg("rows of %d are not run in groups:\n%s", c, ir);
+    free(ir);
+    ir_function_free(fn);
+    *x = args[0];
+    *b = args[1];
+}
+
+/* A column ([r, 1], a scale per row): in groups when a row of the tile
+ * is whole vectors (lower_loop.c). */
+static void check_column_operand(int r, int c, rt_value *x, rt_value *b)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "func @cols(%%0: f32[%d,%d], %%1: f32[%d,1], %%2: f32[%d]) -> (f32[%d,%d]) {\n"
+             "  %%3 = mul(%%0, %%1) : f32[%d,%d]\n"
+             "  %%4 = add(%%3, %%2) : f32[%d,%d]\n"
+             "  %%5 = tanh(%%4) : f32[%d,%d]\n"
+             "  return %%5\n}\n",
+             r, c, r, c, r, c, r, c, r, c, r, c);
+    ir_function *fn = parse_ir(text, __LINE__);
+    float *sc = malloc((size_t)r * sizeof *sc);
+    for (int i = 0; i < r; i++)
+        sc[i] = (float)(i % 29 - 14) * 0.0625f;
+    rt_value *args[3] = {x, val(ag_from_data(AG_F32, AG_SHAPE(r, 1), sc)), b};
+    free(sc);
+    expect_exact(fn, args, 3, "a column with rows", c);
+    char *ir;
+    int tiles = module_count(fn, "%tile", &ir);
+    if ((tiles > 0) != (c % 16 == 0))
+        fail_msg("rows of %d with a column: %d tiles\n%s", c, tiles, ir);
+    free(ir);
+    ir_function_free(fn);
+}
+
+/* Integers, and a bool result. */
+static void check_integer_rows(int r, int c)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "func @irows(%%0: i32[%d,%d], %%1: i32[%d]) -> (i32[%d,%d], bool[%d,%d]) {\n"
+             "  %%2 = add(%%0, %%1) : i32[%d,%d]\n"
+             "  %%3 = greater(%%0, %%1) : bool[%d,%d]\n"
+             "  return %%2, %%3\n}\n",
+             r, c, c, r, c, r, c, r, c, r, c);
+    ir_function *fn = parse_ir(text, __LINE__);
+    int32_t *k = malloc((size_t)r * c * sizeof *k), kb[256];
+    for (int i = 0; i < r * c; i++)
+        k[i] = i % 1013 - 506;
+    for (int j = 0; j < c; j++)
+        kb[j] = j * 7 - 300;
+    rt_value *args[2] = {val(ag_from_data(AG_I32, AG_SHAPE(r, c), k)),
+                         val(ag_from_data(AG_I32, AG_SHAPE(c), kb))};
+    free(k);
+    expect_exact(fn, args, 2, "i32 rows", c);
+    ir_function_free(fn);
+}
+
+/* Short rows ([R, C] with C below 256, operands of the loop's shape, one
+ * row or one column) run in groups of rows as one flat loop over tiles:
+ * every result bit for bit the reference's, on row counts that are not a
+ * multiple of the group (nor the parallel chunks of one). */
 static void test_short_rows_run_in_groups_and_stay_exact(void **state)
 {
     (void)state;
     static const int cols[] = {3, 16, 100, 255, 64};
     for (size_t t = 0; t < sizeof cols / sizeof *cols; t++) {
         int c = cols[t], r = (1 << 17) / c + 7;
-        char text[1024];
-        snprintf(text, sizeof text,
-                 "func @rows(%%0: f32[%d,%d], %%1: f32[%d], %%2: f32[1,%d], %%3: bf16[%d,%d]) -> "
-                 "(f32[%d,%d], bf16[%d,%d]) {\n"
-                 "  %%4 = add(%%0, %%1) : f32[%d,%d]\n"
-                 "  %%5 = tanh(%%4) : f32[%d,%d]\n"
-                 "  %%6 = mul(%%5, %%2) : f32[%d,%d]\n"
-                 "  %%7 = cast(%%1) {dtype = bf16} : bf16[%d]\n"
-                 "  %%8 = sub(%%3, %%7) : bf16[%d,%d]\n"
-                 "  %%9 = exp(%%8) : bf16[%d,%d]\n"
-                 "  return %%6, %%9\n}\n",
-                 r, c, c, c, r, c, r, c, r, c, r, c, r, c, r, c, c, r, c, r, c);
-        ir_function *fn = parse_ir(text, __LINE__);
-        float *x = malloc((size_t)r * c * sizeof *x), b[256];
-        for (int i = 0; i < r * c; i++)
-            x[i] = (float)(i % 3989 - 1994) * 0.0021f;
-        for (int j = 0; j < c; j++)
-            b[j] = (float)(j % 17 - 8) * 0.125f;
-        ag_tensor xt = ag_from_data(AG_F32, AG_SHAPE(r, c), x);
-        rt_value *args[4] = {val(xt), val(ag_from_data(AG_F32, AG_SHAPE(c), b)),
-                             val(ag_from_data(AG_F32, AG_SHAPE(1, c), b)),
-                             val(ag_cast(xt, AG_BF16))};
-        free(x);
-        outcome o = both(fn, args, 4, 0, __LINE__);
-        if (!o.ok)
-            fail_msg("rows of %d", c);
-        outcome_free(&o);
-        char *ir;
-        if (module_count(fn, "%tile", &ir) < 3) /* a tile per row operand */
-            fail_msg("rows of %d are not run in groups:\n%s", c, ir);
-        free(ir);
-        ir_function_free(fn);
-
-        /* a column ([R, 1], a scale per row), in groups when a row of the
-         * tile is whole vectors (lower_loop.c) */
-        snprintf(text, sizeof text,
-                 "func @cols(%%0: f32[%d,%d], %%1: f32[%d,1], %%2: f32[%d]) -> (f32[%d,%d]) {\n"
-                 "  %%3 = mul(%%0, %%1) : f32[%d,%d]\n"
-                 "  %%4 = add(%%3, %%2) : f32[%d,%d]\n"
-                 "  %%5 = tanh(%%4) : f32[%d,%d]\n"
-                 "  return %%5\n}\n",
-                 r, c, r, c, r, c, r, c, r, c, r, c);
-        fn = parse_ir(text, __LINE__);
-        float *sc = malloc((size_t)r * sizeof *sc);
-        for (int i = 0; i < r; i++)
-            sc[i] = (float)(i % 29 - 14) * 0.0625f;
-        rt_value *cargs[3] = {args[0], val(ag_from_data(AG_F32, AG_SHAPE(r, 1), sc)),
-                              args[1]};
-        free(sc);
-        o = both(fn, cargs, 3, 0, __LINE__);
-        if (!o.ok)
-            fail_msg("a column with rows of %d", c);
-        outcome_free(&o);
-        int tiles = module_count(fn, "%tile", &ir);
-        if ((tiles > 0) != (c % 16 == 0))
-            fail_msg("rows of %d with a column: %d tiles\n%s", c, tiles, ir);
-        free(ir);
-        ir_function_free(fn);
-
-        /* integers, and a bool result */
-        snprintf(text, sizeof text,
-                 "func @irows(%%0: i32[%d,%d], %%1: i32[%d]) -> (i32[%d,%d], bool[%d,%d]) {\n"
-                 "  %%2 = add(%%0, %%1) : i32[%d,%d]\n"
-                 "  %%3 = greater(%%0, %%1) : bool[%d,%d]\n"
-                 "  return %%2, %%3\n}\n",
-                 r, c, c, r, c, r, c, r, c, r, c);
-        fn = parse_ir(text, __LINE__);
-        int32_t *k = malloc((size_t)r * c * sizeof *k), kb[256];
-        for (int i = 0; i < r * c; i++)
-            k[i] = i % 1013 - 506;
-        for (int j = 0; j < c; j++)
-            kb[j] = j * 7 - 300;
-        rt_value *iargs[2] = {val(ag_from_data(AG_I32, AG_SHAPE(r, c), k)),
-                              val(ag_from_data(AG_I32, AG_SHAPE(c), kb))};
-        free(k);
-        o = both(fn, iargs, 2, 0, __LINE__);
-        if (!o.ok)
-            fail_msg("i32 rows of %d", c);
-        outcome_free(&o);
-        ir_function_free(fn);
+        rt_value *x, *b;
+        check_row_operands(r, c, &x, &b);
+        check_column_operand(r, c, x, b);
+        check_integer_rows(r, c);
     }
 }
 
