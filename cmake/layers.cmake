@@ -1,5 +1,6 @@
 # The layers of agc and who sees whose headers, bottom first:
 #
+#   support   utilities that know nothing of tensors (protobuf text format)
 #   runtime   tensors, the op table, eager kernels, the public ag.h
 #   ir        the graph IR, the tracer, signatures, the reference executor
 #   passes    optimization passes, analyses and their manager
@@ -8,15 +9,19 @@
 #   pipeline  the one compile pipeline and the function cache
 #   model     saved models: the directory format, save, load, call
 #   converter the inference converter: its options, placement, report
-#   tools     agc (frontend/), agc-opt, agc-model, agc-convert, tests and
-#             benchmarks
+#   tools     agc (frontend/), agc-opt, agc-model and agc-convert (tools/),
+#             tests and benchmarks
 #
 # Each layer is an INTERFACE library, ag_layer_<name>, that carries its
 # include directory and the layer below it. Code in a layer links its own
 # layer's library PRIVATE, so it can include its own headers and those
 # below, and nothing above: an include of a higher layer fails to compile.
 
+add_library(ag_layer_support INTERFACE)
+target_include_directories(ag_layer_support INTERFACE ${PROJECT_SOURCE_DIR}/support)
+
 add_library(ag_layer_runtime INTERFACE)
+target_link_libraries(ag_layer_runtime INTERFACE ag_layer_support)
 target_include_directories(ag_layer_runtime INTERFACE
   ${PROJECT_SOURCE_DIR}/runtime/include
   ${PROJECT_SOURCE_DIR}/runtime/core

@@ -9,7 +9,7 @@
 #             the CPU target's run-time half (the helpers generated code
 #             calls, the loader of objects). No LLVM, no libclang.
 set(AG_LIB_OBJECTS
-  $<TARGET_OBJECTS:ag_objects> $<TARGET_OBJECTS:ag_ir_core> $<TARGET_OBJECTS:ag_ir>
+  $<TARGET_OBJECTS:ag_support> $<TARGET_OBJECTS:ag_objects> $<TARGET_OBJECTS:ag_ir_core> $<TARGET_OBJECTS:ag_ir>
   $<TARGET_OBJECTS:ag_passes> $<TARGET_OBJECTS:ag_targets>
   $<TARGET_OBJECTS:ag_target_reference> $<TARGET_OBJECTS:ag_target_cpu>
   $<TARGET_OBJECTS:ag_target_tpu>

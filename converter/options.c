@@ -1,6 +1,6 @@
 /*
  * options.c - the schema of the converter's options (converter.md §2) for
- * the text-format reader (backend/textproto.h), their defaults, and
+ * the text-format reader (support/textproto.h), their defaults, and
  * reading them from a string or a file. The checks that need more than
  * one field are in options_check.c, the printer in options_print.c.
  */

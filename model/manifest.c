@@ -1,6 +1,6 @@
 /*
  * manifest.c - the saved model's table of contents: its schema for the
- * protobuf text format reader (backend/textproto.h), its printer, and
+ * protobuf text format reader (support/textproto.h), its printer, and
  * lookups. (Its files' checksums are rt_crc32, runtime/core/checksum.c.)
  */
 #include "manifest.h"

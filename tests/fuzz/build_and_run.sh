@@ -12,7 +12,7 @@
 #                            form read back), seeded with the .ir files of
 #                            tests/lit;
 #   fuzz_converter_options   the converter's options (converter/options.c
-#                            over backend/textproto.c, printed and read
+#                            over support/textproto.c, printed and read
 #                            back), seeded with converter_options_seed.txtpb
 #                            and the TPU device spec (the same text format);
 #   fuzz_manifest            a saved model's manifest (model/manifest.c,
@@ -112,7 +112,7 @@ compiled_all
 # libag_rt holds of them), the text-format reader and the options.
 build_start=$(date +%s)
 layers="-I$root/runtime/include -I$root/runtime/core -I$root/runtime/kernels -I$root/ir
-  -I$root/backend -I$root/converter"
+  -I$root/backend -I$root/converter -I$root/support"
 core_objs=""
 for src in "$root"/runtime/core/*.c "$root"/runtime/kernels/*.c "$root"/runtime/api/*.c \
     "$root"/ir/ir.c "$root"/ir/print.c "$root"/ir/parse.c "$root"/ir/verify.c \
@@ -125,7 +125,7 @@ for src in "$root"/runtime/core/*.c "$root"/runtime/kernels/*.c "$root"/runtime/
     compile "$src" "$obj" $layers -Wno-unused-function
 done
 options_objs=""
-for src in "$root"/backend/textproto.c "$root"/converter/options*.c; do
+for src in "$root"/support/textproto.c "$root"/converter/options*.c; do
     obj="$work/obj/options-$(basename "$src" .c).o"
     options_objs="$options_objs $obj"
     # shellcheck disable=SC2086
@@ -162,7 +162,7 @@ for src in "$root"/ir/trace.c "$root"/ir/staged.c "$root"/ir/liveness.c "$root"/
     "$root"/backend/cpu/*.c "$root"/backend/tpu/*.c "$root"/pipeline/*.c "$root"/model/*.c \
     "$root"/converter/select.c "$root"/converter/report.c "$root"/converter/convert.c; do
     name=$(basename "$src" .c)
-    case $name in agc_opt | agc_model | npy | manifest) continue ;; esac
+    case $name in manifest) continue ;; esac
     obj="$work/obj/lib-$(basename "$(dirname "$src")")-$name.o"
     lib_objs="$lib_objs $obj"
     # shellcheck disable=SC2086

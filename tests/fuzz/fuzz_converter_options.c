@@ -1,6 +1,6 @@
 /*
  * fuzz_converter_options.c - libFuzzer target on the converter's options
- * (converter/options.c over backend/textproto.c): cv_options_parse on any
+ * (converter/options.c over support/textproto.c): cv_options_parse on any
  * bytes must give options or a located error, never a crash, a hang or a
  * leak.
  *

@@ -1,6 +1,6 @@
 /*
  * fuzz_manifest.c - libFuzzer target on a saved model's table of contents
- * (model/manifest.c over backend/textproto.c): sm_manifest_parse on any
+ * (model/manifest.c over support/textproto.c): sm_manifest_parse on any
  * bytes must give a manifest or a located error, never a crash, a hang or
  * a leak.
  *
