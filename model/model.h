@@ -64,6 +64,28 @@ typedef struct sm_extra_file {
 bool sm_write(ag_loc loc, const char *dir, sm_manifest *man, char *const *texts,
               const rt_value *const *vars, const sm_extra_file *extra, int n_extra);
 
+/* The files besides the graphs and variables that agc writes into a
+ * model directory (the converter's). */
+#define SM_REPORT_FILE "conversion_report.txt"
+#define SM_CONVERTER_OPTIONS_FILE "converter_options.pbtxt"
+
+/* replace.c: putting a written model in place. Whether what is at dir
+ * may be replaced (nothing, an empty directory, a model agc wrote with
+ * nothing else in it; *exists says whether something is there); false
+ * after reporting at loc. */
+bool sm_may_replace(ag_loc loc, const char *dir, bool *exists);
+/* Swaps the complete model at tmp into dir in one step (dir is the old
+ * model or the new one at every instant) and removes the old one; false
+ * after reporting at loc, dir then as it was. */
+bool sm_put_in_place(ag_loc loc, const char *tmp, const char *dir, bool exists);
+/* Removes the leftovers of saves to dir whose process is gone
+ * ("<dir>.tmp-<pid>", "<dir>.old-<pid>"), and this process's own. */
+void sm_remove_leftovers(const char *dir);
+void sm_remove_tree(const char *path);
+/* Tests only: called at each step of putting a model in place ("before
+ * the swap", "after the swap", ...), where a test kills its process. */
+extern void (*sm_write_crash_point)(const char *where);
+
 /* A fresh copy of function i's graph, its variables bound to the model's;
  * NULL with a message in err. */
 ir_function *sm_function_graph(const ag_saved_model *m, int i, char *err, size_t errlen);

@@ -3,32 +3,18 @@
  *
  * Everything goes into "<dir>.tmp-<pid>" first: the functions' text IR,
  * variables.bin, extra files, and last the manifest, whose final line
- * says the model is complete. Only then is the new directory renamed to
- * dir. An older model at dir is moved aside first and removed after, so
- * at every moment dir is either the old model or the new one (or, for an
- * instant between two renames, absent - never half written).
+ * says the model is complete. Only then does the new directory take
+ * dir's place, in one step (replace.c: what may be replaced, the swap,
+ * the leftovers of saves that died).
  */
 #include "model.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-/* Removes a directory tree this code made (best effort). */
-static void remove_tree(const char *path)
-{
-    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 static bool write_bytes(ag_loc loc, const char *path, const void *data, size_t n)
 {
@@ -113,47 +99,6 @@ static bool write_manifest(ag_loc loc, const char *tmp, const sm_manifest *man)
     return ok;
 }
 
-/* What is at dir: nothing, an empty directory or a saved model may be
- * replaced; anything else is the user's and stays. */
-static bool may_replace(ag_loc loc, const char *dir, bool *exists)
-{
-    struct stat st;
-    *exists = lstat(dir, &st) == 0;
-    if (!*exists)
-        return true;
-    char *manifest = join(dir, SM_MANIFEST_FILE);
-    bool model = S_ISDIR(st.st_mode) && access(manifest, F_OK) == 0;
-    free(manifest);
-    if (model)
-        return true;
-    if (S_ISDIR(st.st_mode) && rmdir(dir) == 0) {
-        *exists = false; /* it was empty */
-        return true;
-    }
-    rt_report(loc, "'%s' exists and is not a saved model: it is left alone; save to a new "
-                   "directory, or remove it first", dir);
-    return false;
-}
-
-static bool put_in_place(ag_loc loc, const char *tmp, const char *dir, bool exists)
-{
-    char old[4096];
-    snprintf(old, sizeof old, "%s.old-%ld", dir, (long)getpid());
-    if (exists && rename(dir, old) != 0) {
-        rt_report(loc, "cannot replace the model at '%s': %s", dir, strerror(errno));
-        return false;
-    }
-    if (rename(tmp, dir) != 0) {
-        rt_report(loc, "cannot rename '%s' to '%s': %s", tmp, dir, strerror(errno));
-        if (exists)
-            rename(old, dir); /* put the old model back */
-        return false;
-    }
-    if (exists)
-        remove_tree(old);
-    return true;
-}
-
 bool sm_write(ag_loc loc, const char *dir, sm_manifest *man, char *const *texts,
               const rt_value *const *vars, const sm_extra_file *extra, int n_extra)
 {
@@ -162,11 +107,11 @@ bool sm_write(ag_loc loc, const char *dir, sm_manifest *man, char *const *texts,
         rt_report(loc, "no directory given to save the model in");
         return false;
     }
-    if (!may_replace(loc, dir, &exists))
+    if (!sm_may_replace(loc, dir, &exists))
         return false;
+    sm_remove_leftovers(dir); /* of saves that died, ours with this pid among them */
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp-%ld", dir, (long)getpid());
-    remove_tree(tmp); /* a crashed earlier run of a process with our pid */
     if (mkdir(tmp, 0777) != 0) {
         rt_report(loc, "cannot create '%s': %s", tmp, strerror(errno));
         return false;
@@ -179,8 +124,8 @@ bool sm_write(ag_loc loc, const char *dir, sm_manifest *man, char *const *texts,
         ok = write_bytes(loc, path, extra[i].text, strlen(extra[i].text));
         free(path);
     }
-    ok = ok && write_manifest(loc, tmp, man) && put_in_place(loc, tmp, dir, exists);
+    ok = ok && write_manifest(loc, tmp, man) && sm_put_in_place(loc, tmp, dir, exists);
     if (!ok)
-        remove_tree(tmp);
+        sm_remove_tree(tmp);
     return ok;
 }
