@@ -12,8 +12,11 @@
 #include "signature.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 enum { MAX_MANIFEST = 64 << 20, MAX_FUNCTION_TEXT = 1 << 30 };
 
@@ -21,39 +24,73 @@ static pthread_mutex_t models_lock = PTHREAD_MUTEX_INITIALIZER;
 static ag_saved_model *models; /* loaded, not yet freed */
 static bool hooked;
 
-char *sm_read_file(const char *path, size_t max, size_t *len, char *err, size_t errlen)
+/* Opens path for reading only if it is a regular file, without blocking
+ * (open() of a FIFO waits for a writer): a descriptor, its size in *size;
+ * -1 with a message naming the file. */
+static int open_regular(const char *path, int64_t *size, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
+        return -1;
     }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = rt_xmalloc(cap + 1);
-    for (;;) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n > max) {
-            snprintf(err, errlen, "%s: larger than %zu bytes: not part of a saved model", path,
-                     max);
-            fclose(f);
-            free(buf);
-            return NULL;
-        }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file: not part of a saved model", path);
+        close(fd);
+        return -1;
+    }
+    *size = (int64_t)st.st_size;
+    return fd;
+}
+
+bool sm_file_size(const char *path, int64_t *size, char *err, size_t errlen)
+{
+    int fd = open_regular(path, size, err, errlen);
+    if (fd >= 0)
+        close(fd);
+    return fd >= 0;
+}
+
+/* Reads up to n bytes (a file that grew since it was measured is cut
+ * there; one that shrank, shorter): the count read, -1 on an error. */
+static ssize_t read_all(int fd, char *buf, size_t n)
+{
+    size_t at = 0;
+    while (at < n) {
+        ssize_t got = read(fd, buf + at, n - at);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return -1;
         if (got == 0)
             break;
-        if (n == cap)
-            buf = rt_xrealloc(buf, (cap *= 2) + 1);
+        at += (size_t)got;
     }
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        snprintf(err, errlen, "%s: read error", path);
+    return (ssize_t)at;
+}
+
+char *sm_read_file(const char *path, size_t max, size_t *len, char *err, size_t errlen)
+{
+    int64_t size;
+    int fd = open_regular(path, &size, err, errlen);
+    if (fd < 0)
+        return NULL;
+    if ((uint64_t)size > max) {
+        snprintf(err, errlen, "%s: larger than %zu bytes: not part of a saved model", path, max);
+        close(fd);
+        return NULL;
+    }
+    char *buf = rt_xmalloc((size_t)size + 1);
+    ssize_t n = read_all(fd, buf, (size_t)size);
+    close(fd);
+    if (n < 0) {
+        snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
         free(buf);
         return NULL;
     }
     buf[n] = '\0';
-    *len = n;
+    *len = (size_t)n;
     return buf;
 }
 
@@ -95,19 +132,40 @@ static bool parse_type(const char *text, ir_type *t)
 
 /* ------------------------------------------------------------- variables */
 
+static void size_not_the_manifests(const char *path, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s: its size is not the manifest's (the file is truncated or not "
+                          "the one saved); save the model again", path);
+}
+
+/* variables.bin, measured first: a file of another size is never read
+ * (/dev/zero, a sparse file of gigabytes). */
+static char *read_variables_file(const char *path, int64_t expected, size_t *n, char *err,
+                                 size_t errlen)
+{
+    int64_t size;
+    if (!sm_file_size(path, &size, err, errlen))
+        return NULL;
+    if (size != expected) {
+        size_not_the_manifests(path, err, errlen);
+        return NULL;
+    }
+    return sm_read_file(path, (size_t)size, n, err, errlen);
+}
+
 static bool load_variables(ag_loc loc, ag_saved_model *m, char *err, size_t errlen)
 {
     sm_manifest *man = m->man;
     char *path = path_in(m, SM_VARIABLES_FILE);
     size_t n = 0;
-    char *data = sm_read_file(path, (size_t)INT64_MAX, &n, err, errlen);
+    char *data = read_variables_file(path, man->variables_bytes, &n, err, errlen);
     bool ok = data != NULL;
     if (ok && ((int64_t)n != man->variables_bytes || n < 8 ||
                memcmp(data, SM_VARIABLES_MAGIC, 8) != 0)) {
-        snprintf(err, errlen, "%s: %s; save the model again", path,
-                 (int64_t)n != man->variables_bytes ? "its size is not the manifest's (the "
-                                                      "file is truncated or not the one saved)"
-                                                    : "not a variables file of agc");
+        if ((int64_t)n != man->variables_bytes)
+            size_not_the_manifests(path, err, errlen);
+        else
+            snprintf(err, errlen, "%s: not a variables file of agc; save the model again", path);
         ok = false;
     }
     m->vars = rt_xcalloc((size_t)man->n_variables + 1, sizeof *m->vars);
@@ -227,8 +285,13 @@ static bool load_function(ag_saved_model *m, int i, char *err, size_t errlen)
     }
     char *path = path_in(m, f->file);
     size_t n = 0;
-    lf->text = sm_read_file(path, MAX_FUNCTION_TEXT, &n, err, errlen);
-    bool ok = lf->text && check_bytes(path, lf->text, n, f->bytes, f->checksum, err, errlen);
+    int64_t size = 0;
+    bool ok = sm_file_size(path, &size, err, errlen);
+    if (ok && size != f->bytes) /* never read: a sparse file of gigabytes, say */
+        ok = check_bytes(path, "", (size_t)size, f->bytes, f->checksum, err, errlen);
+    else if (ok)
+        lf->text = sm_read_file(path, MAX_FUNCTION_TEXT, &n, err, errlen);
+    ok = ok && lf->text && check_bytes(path, lf->text, n, f->bytes, f->checksum, err, errlen);
     free(path);
     ir_function *g = ok ? sm_function_graph(m, i, err, errlen) : NULL;
     if (g)
@@ -354,14 +417,29 @@ void ag_saved_model_free(ag_saved_model *m)
         free_model(m);
 }
 
+/* Whether the manifest's last line is "complete: true", as agc writes it:
+ * a manifest cut anywhere lacks it. */
+static bool ends_complete(const char *text, size_t n)
+{
+    static const char last[] = "complete: true";
+    while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == ' ' || text[n - 1] == '\r'))
+        n--;
+    size_t k = sizeof last - 1;
+    return n >= k && !memcmp(text + n - k, last, k) && (n == k || text[n - k - 1] == '\n');
+}
+
 static bool read_manifest(ag_saved_model *m, char *err, size_t errlen)
 {
     char *path = path_in(m, SM_MANIFEST_FILE);
     size_t n = 0;
     char *text = sm_read_file(path, MAX_MANIFEST, &n, err, errlen);
-    bool ok = text && sm_manifest_parse(text, path, m->man, err, errlen);
-    if (text && !ok && strlen(text) != n)
+    bool ok = false;
+    if (text && strlen(text) != n)
         snprintf(err, errlen, "%s: holds a NUL byte: not a manifest", path);
+    else if (text && !ends_complete(text, n))
+        sm_manifest_truncated(path, err, errlen); /* not the parser's error in the cut */
+    else if (text)
+        ok = sm_manifest_parse(text, path, m->man, err, errlen);
     free(text);
     free(path);
     return ok;

@@ -122,6 +122,12 @@ static const tp_field manifest_fields[] = {
 static const tp_message manifest_message = {"SavedModel", manifest_fields,
                                             COUNT(manifest_fields)};
 
+void sm_manifest_truncated(const char *source, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s: the file is truncated (it does not end with 'complete: true'); "
+                          "save the model again", source);
+}
+
 bool sm_manifest_parse(const char *text, const char *source, sm_manifest *m, char *err,
                        size_t errlen)
 {
@@ -138,8 +144,7 @@ bool sm_manifest_parse(const char *text, const char *source, sm_manifest *m, cha
         return false;
     }
     if (!m->complete) {
-        snprintf(err, errlen, "%s: the file is truncated (it does not end with "
-                              "'complete: true'); save the model again", source);
+        sm_manifest_truncated(source, err, errlen);
         return false;
     }
     return true;

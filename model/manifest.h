@@ -160,6 +160,8 @@ typedef struct sm_manifest {
  * format version. False with "source:line:col: message" in err. */
 bool sm_manifest_parse(const char *text, const char *source, sm_manifest *m, char *err,
                        size_t errlen);
+/* The message for a manifest cut short (it lacks its last line). */
+void sm_manifest_truncated(const char *source, char *err, size_t errlen);
 /* Writes m in the form sm_manifest_parse reads. */
 void sm_manifest_print(const sm_manifest *m, FILE *out);
 
