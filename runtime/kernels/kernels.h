@@ -30,4 +30,9 @@ bool rt_conv2d_geometry(const ag_shape *x, const ag_shape *filter, int stride_h,
 void rt_conv2d_f32(const rt_conv2d_geom *g, const float *x, const float *filter,
                    float *out);
 
+/* Whether OpenBLAS can take the work buffers of a product (blas_memory.c):
+ * false, with the reason in e, where an address-space limit leaves no room
+ * for them (OpenBLAS would retry forever). */
+bool rt_blas_memory_check(rt_err *e);
+
 #endif

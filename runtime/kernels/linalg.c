@@ -243,6 +243,8 @@ RT_KERNEL(rt_k_matmul)
                    (long long)p.k, (long long)p.n, INT_MAX);
         return false;
     }
+    if (rt_is_float(out->dtype) && !rt_blas_memory_check(e))
+        return false;
     switch (out->dtype) {
     case AG_F32: matmul_batched(&p, in[0]->data, in[1]->data, out->data, 4, mm_f32); break;
     case AG_F64: matmul_batched(&p, in[0]->data, in[1]->data, out->data, 8, mm_f64); break;
@@ -549,6 +551,8 @@ RT_KERNEL(rt_k_conv2d)
                    (long long)k, (long long)g.o);
         return false;
     }
+    if (rt_is_float(out->dtype) && !rt_blas_memory_check(e))
+        return false;
     const void *x = in[0]->data, *f = in[1]->data;
     switch (out->dtype) {
     case AG_F32: rt_conv2d_f32(&g, x, f, out->data); break;

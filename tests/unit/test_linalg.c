@@ -4,7 +4,12 @@
 #include "op_decls.h"
 #include "kernels.h"
 
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* A bf16 tensor from float values (each rounded to bf16). */
 static ag_tensor bf16_tensor(ag_shape s, int n, const float *vals)
@@ -570,6 +575,55 @@ static void test_conv2d_rule_unknown_dims(void **state)
     assert_non_null(strstr(e.msg, "4 channels"));
 }
 
+/* ------------------------------------------- under a memory limit */
+
+/* The process's mapped bytes now (the first field of /proc/self/statm). */
+static size_t mapped_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    if (f) {
+        if (fscanf(f, "%lu", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    return pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* In a child under `ulimit -v` with 96 MiB to spare (less than OpenBLAS's
+ * work buffer): the product is an error in AG_ERRORS_RETURN mode, where
+ * OpenBLAS alone retries its allocation forever. Exit status 0: the
+ * expected error; 1: anything else; killed by the alarm: it hung. */
+static void matmul_under_limit(void)
+{
+    alarm(30);
+    struct rlimit r = {.rlim_cur = mapped_bytes() + ((size_t)96 << 20)};
+    r.rlim_max = r.rlim_cur;
+    if (setrlimit(RLIMIT_AS, &r) != 0)
+        _exit(2);
+    ag_tensor a = ag_ones(AG_F32, AG_SHAPE(64, 64));
+    ag_tensor c = ag_matmul(a, a);
+    bool ok = ag_is_error(c) && strstr(ag_last_error(), "OpenBLAS needs") &&
+              strstr(ag_last_error(), "ulimit -v");
+    _exit(ok ? 0 : 1);
+}
+
+static void test_matmul_under_a_memory_limit_is_an_error(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        matmul_under_limit();
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status))
+        fail_msg("the product under a memory limit was killed by signal %d (%s)",
+                 WTERMSIG(status), WTERMSIG(status) == SIGALRM ? "it hung" : "crashed");
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -593,6 +647,7 @@ int main(void)
         TU_TEST(test_conv2d_empty),
         TU_TEST(test_conv2d_errors),
         TU_TEST(test_conv2d_rule_unknown_dims),
+        TU_TEST(test_matmul_under_a_memory_limit_is_an_error),
     };
     TU_RUN(tests);
 }
