@@ -2,8 +2,10 @@
  * target.c - the registry of targets, and the cost counts they share.
  *
  * Adding a target: a folder under backend/ with its CMakeLists.txt and a
- * `const tgt_target tgt_NAME`, and one line in `builtin` below
- * (docs/architecture.md walks through it).
+ * `const tgt_target tgt_NAME`, the folder in backend/CMakeLists.txt's
+ * add_subdirectory, its objects in cmake/libraries.cmake, and here its
+ * `extern` and one line in `builtin` below (docs/architecture.md walks
+ * through it).
  */
 #include "target.h"
 

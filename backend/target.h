@@ -12,9 +12,12 @@
  * The pipeline (pipeline/pipeline.h) and the function cache only ever
  * call these hooks; nothing above this layer names a target's insides.
  * The registry (target.c) lists the built-in targets - `reference` (the
- * interpreter of ir/exec.c) and `cpu` (LLVM) - and takes more at run time
- * (tgt_register), which is how tests add one and how a target in a
- * plug-in would. docs/architecture.md walks through adding a target.
+ * interpreter of ir/exec.c, backend/reference/), `cpu` (LLVM,
+ * backend/cpu/) and `tpu-model` (a simulated TPU, backend/tpu/) - and
+ * takes more at run time (tgt_register), which is how tests add one and
+ * how a target in a plug-in would. Each target is a folder with its own
+ * map (its CMakeLists.txt); docs/architecture.md walks through adding
+ * one.
  */
 #ifndef TGT_TARGET_H
 #define TGT_TARGET_H

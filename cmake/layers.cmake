@@ -1,16 +1,26 @@
 # The layers of agc and who sees whose headers, bottom first:
 #
-#   support   utilities that know nothing of tensors (protobuf text format)
-#   runtime   tensors, the op table, eager kernels, the public ag.h
-#   ir        the graph IR, the tracer, signatures, the reference executor
-#   passes    optimization passes, analyses and their manager
-#   backend   the target interface (backend/target.h) and the targets:
-#             backend/reference, backend/cpu (LLVM)
-#   pipeline  the one compile pipeline and the function cache
-#   model     saved models: the directory format, save, load, call
-#   converter the inference converter: its options, placement, report
+#   support   support/: utilities that know nothing of tensors (the
+#             protobuf text-format reader)
+#   runtime   runtime/: tensors, the op table, eager kernels, the public ag.h
+#   ir        ir/: the graph IR, the tracer, signatures, the reference
+#             executor
+#   passes    passes/: optimization passes, analyses and their manager
+#   backend   backend/: the target interface (target.h), the registry
+#             (target.c) and one folder per target: backend/reference (the
+#             interpreter), backend/cpu (LLVM), backend/tpu (the simulated
+#             TPU, `tpu-model`)
+#   pipeline  pipeline/: the one compile pipeline, tiered execution, the
+#             function cache, batching
+#   model     model/: saved models: the directory format, save, load, call
+#   converter converter/: the inference converter: options, placement,
+#             report
 #   tools     agc (frontend/), agc-opt, agc-model and agc-convert (tools/),
-#             tests and benchmarks
+#             tests and benchmarks: above every layer, not in libag
+#
+# Each folder's map (which file holds what) is its main header's top
+# comment or its CMakeLists.txt's; tests/docs/check_maps.py checks that
+# every source file is named in its folder's map and every folder here.
 #
 # Each layer is an INTERFACE library, ag_layer_<name>, that carries its
 # include directory and the layer below it. Code in a layer links its own

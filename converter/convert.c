@@ -13,21 +13,8 @@
  */
 #include "convert.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-bool cv_error(char *err, size_t errlen, const char *source, tp_loc at, const char *fmt, ...)
-{
-    int n = at.line ? snprintf(err, errlen, "%s:%d:%d: ", source, at.line, at.col) : 0;
-    if (n < 0 || (size_t)n >= errlen)
-        n = 0;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-    va_end(ap);
-    return false;
-}
 
 /* The filterlist as the bf16 pass takes it: names separated by commas. */
 static void join_filterlist(const cv_bf16_options *b, char *out, size_t n)

@@ -1,7 +1,7 @@
 /*
  * analyze.c - what can be staged, and the facts gen.c needs.
  *
- * Requires: the fe_func tree of parse.c. Sets: BREAK/CONTINUE targets and
+ * Requires: the fe_func tree of ast.c. Sets: BREAK/CONTINUE targets and
  * `lowered`, the loops' flag variables (brk, cont), fn->retval/returned,
  * `zero_init` on uninitialized tensors, `rewrite` on every statement that
  * gen.c cannot copy verbatim. Reports (with fe_error) the programs dsl.md

@@ -1,30 +1,44 @@
 /*
  * fe.h - agc's frontend: the AutoGraph conversion of C source files.
  *
- * The pipeline (driver.c runs it, one call a stage):
+ * The conversion (driver.c runs it through convert.c, one call a stage):
  *
- *   parse.c    libclang parses the file; every AG_FUNCTION becomes an fe_func
- *              whose body is a tree of fe_stmt with the conditions
- *              classified (fe_cond: staged when they contain ag_bool) and
- *              every variable reference recorded (fe_ref)
- *   analyze.c  checks what cannot be staged (diagnostics with carets and
- *              fix-its), decides which break/continue/return become flags,
- *              and answers liveness questions for gen.c
- *   gen.c      lowers staged control flow: lifted bodies over state
- *              structs, ag_if_at / ag_while_at calls, flags
- *   emit.c     writes the output file: the user's text verbatim around the
- *              converted functions, each with its trace trampoline,
- *              descriptor, registration and wrapper; #line directives
- *   deps.c     the Make dependency file (-MD)
+ *   parse.c      libclang's parse of the input: the text checks before it
+ *                (precheck.c: '::', which hangs clang), its arguments
+ *                (args.c: -p's flags, the command line's, the ag.h
+ *                directories prefix.c finds), the files it must not read
+ *                (includes.c), its errors (clang_diag.c), the included
+ *                files for -MD
+ *   ast.c        every AG_FUNCTION becomes an fe_func whose body is a
+ *                tree of fe_stmt with the conditions classified (fe_cond:
+ *                staged when they contain ag_bool) and every variable
+ *                reference recorded (fe_ref)
+ *   analyze.c    checks what cannot be staged (diagnostics with carets
+ *                and fix-its), decides which break/continue/return become
+ *                flags, and answers liveness questions for gen.c
+ *   gen.c        lowers staged control flow: lifted bodies over state
+ *                structs, ag_if_at / ag_while_at calls, flags
+ *   emit.c       writes the output file: the user's text verbatim around
+ *                the converted functions, each with its trace trampoline,
+ *                descriptor, registration and wrapper; #line directives
+ *   deps.c       the Make dependency file (-MD)
  *
- * convert.c runs the whole pipeline on one input (a file, or a buffer in
- * memory) and leaves no state behind, so that a process can convert any
- * number of inputs (the driver converts one; tests/fuzz converts many).
- * compdb.c takes the input's flags from a compile_commands.json (-p).
+ * convert.c runs the whole conversion on one input (a file, or a buffer
+ * in memory) and leaves no state behind, so that a process can convert
+ * any number of inputs (the driver converts one; tests/fuzz converts
+ * many). compdb.c takes the input's flags from a compile_commands.json
+ * (-p). libclang.h declares what the files that read libclang's
+ * translation unit share (ast.c, clang_diag.c, includes.c, parse.c).
  *
- * Support: util.c (buffers, the arena), source.c (files and positions),
- * diag.c (clang-style diagnostics), out.c (the output writer that keeps
- * #line directives right), files.c (writing the output files).
+ * Support: util.c (buffers, the arena), source.c (files, positions and
+ * lexical helpers), diag.c (clang-style diagnostics), out.c (the output
+ * writer that keeps #line directives right).
+ *
+ * The command line and what agc makes beyond staged C (linked with libag,
+ * not part of the conversion's object library): driver.c (options, the
+ * run), files.c (writing the outputs all or nothing), build.c and
+ * header.c (build.h: tracing and compiling ahead of time, --emit=obj,
+ * header, ir, ir-opt, llvm, asm, dot).
  */
 #ifndef FE_H
 #define FE_H
@@ -104,6 +118,8 @@ fe_source *fe_source_load(const char *path);
 fe_source *fe_source_add(const char *path, const char *text, size_t len);
 /* Forgets every loaded file (their memory is the arena's). */
 void fe_source_forget_all(void);
+/* Whether c can be part of an identifier. */
+bool fe_is_ident_char(char c);
 /* Whether byte i ends a line (\n, the \n of \r\n, or a lone \r). */
 bool fe_is_line_end(const fe_source *s, unsigned i);
 /* 1-based line and column of a byte offset. */
@@ -374,9 +390,25 @@ typedef struct fe_options {
  * returns NULL after one. *deps gets the included files (fe_vec of char*). */
 fe_unit *fe_parse(const fe_options *opt, fe_vec *deps);
 
+/* precheck.c: reports what libclang would not come back from in the
+ * input's text ('::' where clang 17 to 19 hang); true when there was one. */
+bool fe_colon_colon(const fe_source *s);
+
+/* args.c: libclang's arguments for the input: -p's flags, the command
+ * line's, and what agc adds. NULL after an error. */
+const char **fe_clang_args(const fe_options *opt, int *argc);
+/* args.c: the flags a C compiler needs to compile the input (or its
+ * staged C): the same, without clang's resource directory. */
+const char **fe_cc_flags(const fe_options *opt, int *argc);
+
+/* prefix.c: the directories holding the runtime's ag.h, in search order
+ * (the install prefix's, the source tree's); returns how many. */
+int fe_ag_include_dirs(const char *dirs[2]);
+
 /* includes.c: the files the input includes (through the headers agc can
  * follow) that libclang must not read: not regular files, or too large.
- * fe_parse gives them to libclang as empty unsaved files. */
+ * fe_parse gives them to libclang as empty unsaved files, and
+ * fe_report_blocked (libclang.h) reports the ones it was asked to read. */
 typedef struct fe_blocked_file {
     const char *path;
     const char *why; /* "it is not a regular file" */
@@ -436,10 +468,6 @@ void fe_emit_unit(const fe_unit *u, fe_out *o);
 /* The function's C prototype without agc's annotations, on one line. */
 const char *fe_prototype(const fe_unit *u, const fe_func *fn);
 int fe_num_outputs(const fe_func *fn);
-
-/* parse.c: the flags a C compiler needs to compile the input (or its
- * staged C): -p's, the command line's, and ag.h's directory. */
-const char **fe_cc_flags(const fe_options *opt, int *argc);
 
 /* deps.c: the dependency file's name and its text (heap, the caller's). */
 const char *fe_deps_file(const fe_options *opt);

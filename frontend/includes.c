@@ -11,13 +11,13 @@
  * directories), from the input and its -include files through the headers
  * found there. Each included path that is not a regular file of at most
  * FE_MAX_FILE_SIZE bytes is given to libclang as an empty unsaved file;
- * after parsing, fe_parse reports an error at every #include that libclang
+ * after parsing, fe_report_blocked (below) reports an error at every #include that libclang
  * actually followed to one (an #include in an #if 0 block costs nothing).
  *
  * System headers (found in none of those directories) are not scanned.
  * An #include whose name a macro gives is not seen here.
  */
-#include "fe.h"
+#include "libclang.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -196,4 +196,60 @@ void fe_blocked_includes(const fe_source *main_src, const char *const *args, int
     for (int i = 0; i < forced.n; i++)
         follow(&sc, forced.items[i], true, "", 0);
     scan_text(&sc, main_src->text, main_src->len, dir_of(main_src->path), 0);
+}
+
+/* ------------------------------------- after parsing: the ones it read */
+
+typedef struct blocked_walk {
+    const fe_vec *blocked;
+    fe_source *main_src;
+    CXFile main_file;
+    bool any;
+} blocked_walk;
+
+static const fe_blocked_file *blocked_file(const fe_vec *blocked, CXFile f)
+{
+    const char *name = fe_clang_str(clang_getFileName(f));
+    struct stat a, b;
+    if (stat(name, &a) != 0)
+        return NULL;
+    for (int i = 0; i < blocked->n; i++) {
+        const fe_blocked_file *bf = blocked->items[i];
+        if (strcmp(bf->path, name) == 0 ||
+            (stat(bf->path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+            return bf;
+    }
+    return NULL;
+}
+
+/* An #include that libclang followed to a blocked file: an error at it. */
+static void visit_blocked(CXFile f, CXSourceLocation *stack, unsigned depth, CXClientData d)
+{
+    blocked_walk *w = d;
+    const fe_blocked_file *bf = depth ? blocked_file(w->blocked, f) : NULL;
+    if (!bf)
+        return;
+    CXFile at_file;
+    unsigned line, col, off;
+    clang_getFileLocation(stack[0], &at_file, &line, &col, &off);
+    fe_source *src = NULL;
+    if (at_file && clang_File_isEqual(at_file, w->main_file))
+        src = w->main_src;
+    else if (at_file)
+        src = fe_source_load(fe_clang_str(clang_getFileName(at_file)));
+    if (src && off > src->len)
+        src = NULL;
+    fe_diag_at(FE_ERROR, src, off, NULL, 0, NULL, 0,
+               fe_format("agc does not read '%s': %s", bf->path, bf->why));
+    w->any = true;
+}
+
+bool fe_report_blocked(CXTranslationUnit tu, fe_source *main_src, CXFile main_file,
+                       const fe_vec *blocked)
+{
+    if (!blocked->n)
+        return false;
+    blocked_walk w = {blocked, main_src, main_file, false};
+    clang_getInclusions(tu, visit_blocked, &w);
+    return w.any;
 }

@@ -37,6 +37,11 @@ static char *read_all(const char *path, unsigned *len)
     return text;
 }
 
+bool fe_is_ident_char(char c)
+{
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
 bool fe_is_line_end(const fe_source *s, unsigned i)
 {
     if (i >= s->len)

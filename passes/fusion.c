@@ -57,12 +57,6 @@ bool pass_fusible(const pass_caps *caps, const ir_node *n)
     return rt_domain_has(rt_ops[n->opcode].domain, dt);
 }
 
-bool pass_fails_on_data(const ir_node *n)
-{
-    return n->opcode < RT_OP_COUNT && (rt_ops[n->opcode].flags & RT_F_FAILS_ON_DATA) &&
-           rt_is_int(n->in[1]->type.dtype);
-}
-
 /* ---------------------------------------------------------- shapes */
 
 /* One element (rank 0 included), known statically. */

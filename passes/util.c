@@ -288,6 +288,12 @@ bool pass_touches_list(const ir_node *n)
 
 /* ========================================================== failing ops */
 
+bool pass_fails_on_data(const ir_node *n)
+{
+    return n->opcode < RT_OP_COUNT && (rt_ops[n->opcode].flags & RT_F_FAILS_ON_DATA) &&
+           rt_is_int(n->in[1]->type.dtype);
+}
+
 static bool has_empty_operand(const ir_node *n)
 {
     for (int i = 0; i < n->n_in; i++)

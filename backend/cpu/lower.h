@@ -7,8 +7,14 @@
  *                 products, how each value is held, where it dies
  *   lower_elem.c  the scalar semantics of every elementwise op, per dtype,
  *                 as LLVM instructions (shared by scalars and loop bodies)
- *   lower_loop.c  fused elementwise loops (inline, or out of line and
- *                 parallel when large) and native matrix products
+ *   lower_loop.c  fused elementwise loops: leaves, shapes, checks, the body
+ *                 and the nest's levels; with lower_prefetch.c (the
+ *                 prefetch rule and blocks), lower_tile.c (short rows in
+ *                 groups over tiles) and lower_outline.c (out of line and
+ *                 parallel when large; lookup tables), one unit split for
+ *                 size over lower_nest.h
+ *   lower_matmul.c native matrix products of small static shapes
+ *   lower_counted.c counted loops and LLVM's loop hints on them
  *   lower_math.c  functions agc computes itself (f32 tanh), the same
  *                 operations as the runtime kernels
  *   lower_bf16mm.c bf16 matrix products: AVX512_BF16 dot products, or
@@ -229,7 +235,9 @@ void cg_share_math_helpers(LLVMModuleRef mod);
 
 /* lower_loop.c */
 bool cg_emit_cluster(cg_lower *L, cg_cluster *c);
+/* lower_matmul.c */
 bool cg_emit_matmul(cg_lower *L, const ir_node *n);
+/* lower_counted.c */
 /* A counted loop i = 0 .. n-1 (nothing when n <= 0): begin leaves the
  * builder in the body with *iv set; end closes it from the current block
  * and sets latch, the back edge's branch (where loop metadata goes). */

@@ -19,7 +19,7 @@
  * at every use would cost compile time in proportion to the number of
  * tanh nodes (a function with 32 of them took four times as long to
  * compile); the calls keep it constant.
- * In the hot loops (lower_loop.c marks them CG_HOT_LOOP) the vector
+ * In the hot loops (lower_outline.c marks them CG_HOT_LOOP) the vector
  * versions are inlined after all, once the vectorizer has placed their
  * calls: cg_optimize inlines the CG_VECTOR_BODY functions there after the
  * O2 pipeline, so only code generation sees the extra operations. In the
