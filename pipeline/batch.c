@@ -108,52 +108,6 @@ struct ag_batcher {
     struct ag_batcher *next_live;
 };
 
-/* ------------------------------------------------------------- options */
-
-bool bt_options_check(const ag_batch_options *o, char *err, size_t n)
-{
-    if (o->max_batch_size <= 0)
-        return snprintf(err, n, "max_batch_size must be positive, got %d", o->max_batch_size),
-               false;
-    if (o->num_batch_threads < 0)
-        return snprintf(err, n, "num_batch_threads must not be negative, got %d",
-                        o->num_batch_threads), false;
-    if (o->batch_timeout_micros < 0)
-        return snprintf(err, n, "batch_timeout_micros must not be negative, got %lld",
-                        (long long)o->batch_timeout_micros), false;
-    if (o->max_enqueued_batches < 0)
-        return snprintf(err, n, "max_enqueued_batches must not be negative, got %d",
-                        o->max_enqueued_batches), false;
-    if (o->n_allowed_batch_sizes < 0 || (o->n_allowed_batch_sizes > 0 && !o->allowed_batch_sizes))
-        return snprintf(err, n, "n_allowed_batch_sizes is %d but allowed_batch_sizes is %s",
-                        o->n_allowed_batch_sizes, o->allowed_batch_sizes ? "given" : "NULL"),
-               false;
-    for (int i = 0; i < o->n_allowed_batch_sizes; i++) {
-        int s = o->allowed_batch_sizes[i];
-        if (s <= 0)
-            return snprintf(err, n, "allowed_batch_sizes[%d] is %d; sizes must be positive", i,
-                            s), false;
-        if (i > 0 && s <= o->allowed_batch_sizes[i - 1])
-            return snprintf(err, n, "allowed_batch_sizes must be strictly increasing: "
-                                    "[%d] = %d follows [%d] = %d", i, s, i - 1,
-                            o->allowed_batch_sizes[i - 1]), false;
-    }
-    int k = o->n_allowed_batch_sizes;
-    if (k > 0 && o->allowed_batch_sizes[k - 1] != o->max_batch_size)
-        return snprintf(err, n, "the last of allowed_batch_sizes (%d) must equal "
-                                "max_batch_size (%d)", o->allowed_batch_sizes[k - 1],
-                        o->max_batch_size), false;
-    return true;
-}
-
-int64_t bt_padded_size(const ag_batch_options *o, int64_t rows)
-{
-    for (int i = 0; i < o->n_allowed_batch_sizes; i++)
-        if (o->allowed_batch_sizes[i] >= rows)
-            return o->allowed_batch_sizes[i];
-    return rows;
-}
-
 /* ---------------------------------------------------------- live batchers */
 
 /* The batchers not yet freed: ag_batcher_free checks a pointer against it
@@ -858,10 +812,7 @@ static bool start_threads(ag_batcher *b, char *err, size_t n)
 static void take_options(ag_batcher *b, const ag_batch_options *o)
 {
     b->o = *o;
-    if (b->o.num_batch_threads == 0)
-        b->o.num_batch_threads = 1;
-    if (b->o.max_enqueued_batches == 0)
-        b->o.max_enqueued_batches = BT_DEFAULT_MAX_ENQUEUED_BATCHES;
+    bt_options_fill_defaults(&b->o);
     if (o->n_allowed_batch_sizes > 0) {
         b->allowed = rt_xmalloc((size_t)o->n_allowed_batch_sizes * sizeof *b->allowed);
         memcpy(b->allowed, o->allowed_batch_sizes,

@@ -18,22 +18,12 @@
 #ifndef BT_BATCH_H
 #define BT_BATCH_H
 
+#include "batch_options.h"
 #include "rt.h"
 
 /* The most inputs and outputs a batched function may have (as many as a
  * signature may describe). */
 #define BT_MAX_TENSORS 64
-
-/* What max_enqueued_batches = 0 means, as in TensorFlow's BatchFunction. */
-#define BT_DEFAULT_MAX_ENQUEUED_BATCHES 10
-
-/*
- * Checks options as ag_batcher_new does: positive max_batch_size,
- * non-negative counts and timeout, allowed_batch_sizes positive, strictly
- * increasing and ending with max_batch_size. False with a message for
- * people in err (agc-convert adds the options text's line and column).
- */
-bool bt_options_check(const ag_batch_options *o, char *err, size_t n);
 
 /* The number of rows a batch of `rows` runs with: the first allowed size
  * that holds them, or `rows` when no sizes are given (o must be valid). */
