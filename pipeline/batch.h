@@ -10,10 +10,12 @@
  * and slice every output back to the requests. docs/batching.md is the
  * user's side; converter.md section 3 the contract.
  *
- * The public entry points (ag_batcher_new_at, ag_batcher_new_fn_at,
- * ag_batcher_call_at, ag_batcher_close, ag_batcher_free, ag_batcher_stats)
- * are defined in batch.c; this header gives the pieces agc-convert and the
- * tests use on their own.
+ * The public entry points are defined in batch.c (ag_batcher_close,
+ * ag_batcher_free, ag_batcher_stats), batch_runners.c (ag_batcher_new_at,
+ * ag_batcher_new_fn_at) and batch_call.c (ag_batcher_call_at); the
+ * scheduler's design and insides are in batch_internal.h. This header
+ * gives the pieces the saved model and the tests use on their own; the
+ * options' table is batch_options.def (batch_options.h).
  */
 #ifndef BT_BATCH_H
 #define BT_BATCH_H
