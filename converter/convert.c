@@ -124,6 +124,15 @@ static bool batchable_in_graph(batcher_ctx *B, int i)
     return false;
 }
 
+/* The record's copy of BatchOptions: every row of
+ * pipeline/batch_options.def. */
+static void record_batch_options(const cv_batch_options *bt_src, sm_batch *bt_dst)
+{
+#define BT_OPTION BT_COPY_ROW
+#include "batch_options.def"
+#undef BT_OPTION
+}
+
 /* Batches function i: in the graph when asked, in front of the nodes of
  * the AG_FUNCTION `scope` it inlined (NULL: of its device scopes), when
  * the cut exists; else at its inputs: nodes inside a loop or a branch,
@@ -136,15 +145,8 @@ static bool batch_function(batcher_ctx *B, int i, bool in_graph, const char *sco
     if (f->has_batch)
         return batch_fail(B, "batching: '%s' is batched by two batch_options", f->name);
     /* the record first: the cut reads its scope */
-    f->batch = (sm_batch){.num_batch_threads = b->num_batch_threads,
-                          .max_batch_size = b->max_batch_size,
-                          .batch_timeout_micros = b->batch_timeout_micros,
-                          .max_enqueued_batches = b->max_enqueued_batches,
-                          .n_allowed_batch_sizes = b->n_allowed_batch_sizes,
-                          .disable_large_batch_splitting = b->disable_large_batch_splitting,
-                          .in_graph = in_graph};
-    for (int k = 0; k < b->n_allowed_batch_sizes; k++)
-        f->batch.allowed_batch_sizes[k] = b->allowed_batch_sizes[k];
+    f->batch = (sm_batch){.in_graph = in_graph};
+    record_batch_options(b, &f->batch);
     snprintf(f->batch.scope, sizeof f->batch.scope, "%s", in_graph && scope ? scope : "");
     if (in_graph && !batchable_in_graph(B, i)) {
         f->batch.in_graph = false;

@@ -1,31 +1,35 @@
 /*
  * options.c - the schema of the converter's options (converter.md §2) for
- * the text-format reader (support/textproto.h), their defaults, and
- * reading them from a string or a file. The checks that need more than
- * one field are in options_check.c, the printer in options_print.c.
+ * the text-format reader (support/textproto.h): one table of rows per
+ * message, from which support/options_table.h makes the defaults, the
+ * bounds' checks and the canonical text; and reading them from a string
+ * or a file. The checks that need more than one field are in
+ * options_check.c.
  */
 #include "options.h"
 
+#include "options_table.h"
+
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ----------------------------------------------------------------- schema */
 
-#define MEMBER_SIZE(T, f) sizeof(((T *)0)->f)
+/* Each message is one table of rows: name, type, default, bounds, doc.
+ * The members of the structs are in options.h (BatchOptions': from
+ * pipeline/batch_options.def); a row naming no member does not compile. */
 
-/* A singular scalar field of struct T, recording its place in T.at. */
-#define SCALAR(T, f, type_) \
-    {.name = #f, .type = type_, .offset = offsetof(T, f), .loc_offset = offsetof(T, at.f)}
-#define STRING(T, f, oneof_)                                                           \
-    {.name = #f, .type = TP_STRING, .offset = offsetof(T, f),                          \
-     .capacity = MEMBER_SIZE(T, f), .loc_offset = offsetof(T, at.f), .oneof = oneof_}
-#define ENUM(T, f, names) \
-    {.name = #f, .type = TP_ENUM, .offset = offsetof(T, f), .enums = names, \
-     .loc_offset = offsetof(T, at.f)}
-#define MESSAGE(T, f, msg) \
-    {.name = #f, .type = TP_MESSAGE, .offset = offsetof(T, f), .message = &msg, \
-     .loc_offset = offsetof(T, at.f)}
+#define MEMBER_SIZE(T, f) sizeof(((T *)0)->f)
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* A singular field of struct T, recording its place in T.at; the rest of
+ * the row (default, bounds, doc, ...) as designated initializers. */
+#define SCALAR(T, f, type_, ...)                                                         \
+    {.name = #f, .type = type_, .offset = offsetof(T, f), .loc_offset = offsetof(T, at.f), \
+     __VA_ARGS__}
+#define STRING(T, f, ...) SCALAR(T, f, TP_STRING, .capacity = MEMBER_SIZE(T, f), __VA_ARGS__)
 /* A repeated field: the array f, its count n_f, one place per element. */
 #define REPEATED(T, f, type_, ...)                                                      \
     {.name = #f, .type = type_, .offset = offsetof(T, f), .repeated = true,            \
@@ -40,78 +44,107 @@ static const char *const scopes[] = {"DEFAULT", "TPU", "ALL", NULL};
 #define SELECTOR "selector"
 
 static const tp_field tpu_function_fields[] = {
-    STRING(cv_tpu_function, function_alias, SELECTOR),
-    STRING(cv_tpu_function, concrete_function_name, SELECTOR),
-    STRING(cv_tpu_function, signature_name, SELECTOR),
-    {.name = "jit_compile_functions", .type = TP_BOOL,
-     .offset = offsetof(cv_tpu_function, jit_compile_functions),
-     .loc_offset = offsetof(cv_tpu_function, at.jit_compile_functions), .oneof = SELECTOR},
-    SCALAR(cv_tpu_function, enable_soft_device_placement, TP_BOOL),
+    STRING(cv_tpu_function, function_alias, .oneof = SELECTOR,
+           .doc = "the function exported under this alias (`AG_ALIAS`)"),
+    STRING(cv_tpu_function, concrete_function_name, .oneof = SELECTOR,
+           .doc = "the concrete function of this generated name (`__inference_<name>_<n>`)"),
+    STRING(cv_tpu_function, signature_name, .oneof = SELECTOR,
+           .doc = "the function behind this signature (`serving_default`, ...)"),
+    SCALAR(cv_tpu_function, jit_compile_functions, TP_BOOL, .oneof = SELECTOR,
+           .doc = "`true`: every function marked `AG_JIT_COMPILE`"),
+    SCALAR(cv_tpu_function, enable_soft_device_placement, TP_BOOL,
+           .doc = "ops the TPU cannot run (`ag_print`, ...) run on the CPU instead of being "
+                  "an error"),
 };
-static const tp_message tpu_function_message = {"TpuFunction", tpu_function_fields, 5};
+const tp_message cv_tpu_function_message = {"TpuFunction", tpu_function_fields,
+                                            COUNT(tpu_function_fields)};
 
 static const tp_field batch_target_fields[] = {
-    STRING(cv_batch_target, function_alias, SELECTOR),
-    STRING(cv_batch_target, concrete_function_name, SELECTOR),
-    STRING(cv_batch_target, signature_name, SELECTOR),
+    STRING(cv_batch_target, function_alias, .oneof = SELECTOR,
+           .doc = "this function: its own concrete function at its inputs, and in front of "
+                  "its nodes in every caller that inlined it"),
+    STRING(cv_batch_target, concrete_function_name, .oneof = SELECTOR,
+           .doc = "the concrete function of this name, at its inputs"),
+    STRING(cv_batch_target, signature_name, .oneof = SELECTOR,
+           .doc = "the function behind this signature, its CPU and TPU work together"),
 };
-static const tp_message batch_target_message = {"BatchOptions.Experimental",
-                                                batch_target_fields, 3};
+const tp_message cv_batch_target_message = {"BatchOptions.Experimental", batch_target_fields,
+                                            COUNT(batch_target_fields)};
 
+/* BatchOptions: pipeline/batch_options.def's rows, then what to batch.
+ * Their bounds are checked after reading (options_check.c), so that a
+ * missing max_batch_size is named as such. */
+#define BT_ROW_TYPE cv_batch_options
+#define BT_ROW_FLAGS TP_BOUNDS_LATER
+#define BT_ROW_LOC(f) offsetof(cv_batch_options, at.f)
 static const tp_field batch_fields[] = {
-    SCALAR(cv_batch_options, num_batch_threads, TP_INT),
-    SCALAR(cv_batch_options, max_batch_size, TP_INT),
-    SCALAR(cv_batch_options, batch_timeout_micros, TP_INT),
-    REPEATED(cv_batch_options, allowed_batch_sizes, TP_INT),
-    SCALAR(cv_batch_options, max_enqueued_batches, TP_INT),
-    SCALAR(cv_batch_options, disable_large_batch_splitting, TP_BOOL),
-    MESSAGE(cv_batch_options, experimental, batch_target_message),
+#define BT_OPTION BT_FIELD_ROW
+#include "batch_options.def"
+#undef BT_OPTION
+    SCALAR(cv_batch_options, experimental, TP_MESSAGE, .message = &cv_batch_target_message,
+           .def_doc = "every TPU function", .doc = "what to batch"),
 };
-static const tp_message batch_message = {"BatchOptions", batch_fields, 7};
+#undef BT_ROW_TYPE
+#undef BT_ROW_LOC
+#undef BT_ROW_FLAGS
+const tp_message cv_batch_message = {"BatchOptions", batch_fields, COUNT(batch_fields)};
 
 static const tp_field bf16_fields[] = {
-    ENUM(cv_bf16_options, scope, scopes),
-    SCALAR(cv_bf16_options, skip_safety_checks, TP_BOOL),
-    REPEATED(cv_bf16_options, filterlist, TP_STRING),
+    SCALAR(cv_bf16_options, scope, TP_ENUM, .enums = scopes, .def_doc = "`DEFAULT` (= `TPU`)",
+           .doc = "convert only the TPU functions, or everything"),
+    SCALAR(cv_bf16_options, skip_safety_checks, TP_BOOL,
+           .doc = "convert a model that already has bf16 ops (refused otherwise)"),
+    REPEATED(cv_bf16_options, filterlist, TP_STRING,
+             .doc = "ops kept in f32 (their inputs cast to f32, their outputs back to bf16); "
+                    "op names of the IR (`docs/ir.md`: `exp`, `softmax`, `matmul`, ...)"),
 };
-static const tp_message bf16_message = {"BFloat16OptimizationOptions", bf16_fields, 3};
+const tp_message cv_bf16_message = {"BFloat16OptimizationOptions", bf16_fields,
+                                    COUNT(bf16_fields)};
 
 static const tp_field sharding_fields[] = {
-    SCALAR(cv_sharding_options, num_cores_per_replica, TP_INT),
-    REPEATED(cv_sharding_options, device_assignment, TP_INT),
-    {.name = "topology", .type = TP_STRING, .offset = offsetof(cv_sharding_options, topology),
-     .capacity = MEMBER_SIZE(cv_sharding_options, topology),
-     .loc_offset = offsetof(cv_sharding_options, at.topology)},
+    SCALAR(cv_sharding_options, num_cores_per_replica, TP_INT, .def = 1, .lo = 1,
+           .hi = HUGE_VAL, .flags = TP_BOUNDS_LATER,
+           .doc = "cores one replica is sharded across; above 1 is \"not supported yet\" (an "
+                  "error, never ignored)"),
+    REPEATED(cv_sharding_options, device_assignment, TP_INT,
+             .doc = "the cores of the replica: one per core, distinct, each below the "
+                    "topology's chip count"),
+    STRING(cv_sharding_options, topology,
+           .doc = "the chips' grid, `AxB` or `AxBxC` (`\"2x2\"`, `\"2x2x1\"`)"),
 };
-static const tp_message sharding_message = {"XlaShardingOptions", sharding_fields, 3};
+const tp_message cv_sharding_message = {"XlaShardingOptions", sharding_fields,
+                                        COUNT(sharding_fields)};
 
 static const tp_field options_fields[] = {
-    REPEATED(cv_options, tpu_functions, TP_MESSAGE, .message = &tpu_function_message),
-    REPEATED(cv_options, batch_options, TP_MESSAGE, .message = &batch_message),
-    SCALAR(cv_options, disable_default_optimizations, TP_BOOL),
-    ENUM(cv_options, io_shape_optimization, states),
-    ENUM(cv_options, bfloat16_optimization, states),
-    MESSAGE(cv_options, bfloat16_optimization_options, bf16_message),
-    MESSAGE(cv_options, xla_sharding_options, sharding_message),
+    REPEATED(cv_options, tpu_functions, TP_MESSAGE, .message = &cv_tpu_function_message,
+             .doc = "the functions to place on the TPU"),
+    REPEATED(cv_options, batch_options, TP_MESSAGE, .message = &cv_batch_message,
+             .doc = "in-graph batching to add (`docs/batching.md`)"),
+    SCALAR(cv_options, disable_default_optimizations, TP_BOOL,
+           .doc = "turns off every optimization that is on by default, unless it is "
+                  "explicitly `ENABLED`"),
+    SCALAR(cv_options, io_shape_optimization, TP_ENUM, .enums = states,
+           .def_doc = "`DEFAULT` (on)",
+           .doc = "reshape tensors crossing the host link into tile-friendly shapes "
+                  "(converter.md §5)"),
+    SCALAR(cv_options, bfloat16_optimization, TP_ENUM, .enums = states,
+           .def_doc = "`DEFAULT` (on)",
+           .doc = "convert float32 to bfloat16 with the bf16 pass (`docs/passes.md`)"),
+    SCALAR(cv_options, bfloat16_optimization_options, TP_MESSAGE, .message = &cv_bf16_message,
+           .doc = "how the bf16 conversion runs"),
+    SCALAR(cv_options, xla_sharding_options, TP_MESSAGE, .message = &cv_sharding_message,
+           .doc = "sharding of a replica across cores (parsed and checked; only 1 core runs "
+                  "yet)"),
 };
-static const tp_message options_message = {"ConverterOptions", options_fields, 7};
+const tp_message cv_options_message = {"ConverterOptions", options_fields,
+                                       COUNT(options_fields)};
 
 /* --------------------------------------------------------------- defaults */
-
-static void batch_defaults(cv_batch_options *b)
-{
-    b->num_batch_threads = 1;
-    b->max_enqueued_batches = 10;
-}
 
 void cv_options_init(cv_options *o)
 {
     memset(o, 0, sizeof *o);
-    /* every element a BatchOptions may fill starts with the defaults,
-     * since the reader writes only the fields the text gives */
-    for (int i = 0; i < CV_MAX_BATCH_OPTIONS; i++)
-        batch_defaults(&o->batch_options[i]);
-    o->xla_sharding_options.num_cores_per_replica = 1;
+    ot_defaults(&cv_options_message, o);
 }
 
 /* ---------------------------------------------------------------- reading */
@@ -122,7 +155,7 @@ bool cv_options_parse(const char *text, const char *source, cv_options *out, cha
     if (!source)
         source = "<string>";
     cv_options_init(out);
-    return tp_parse(text, source, &options_message, out, err, errlen) &&
+    return tp_parse(text, source, &cv_options_message, out, err, errlen) &&
            cv_options_check(out, source, err, errlen);
 }
 
@@ -137,6 +170,14 @@ bool cv_options_read_file(const char *path, cv_options *out, char *err, size_t e
     bool ok = cv_options_parse(text, path, out, err, errlen);
     free(text);
     return ok;
+}
+
+/* The canonical text: the table's printer (fields that differ from their
+ * defaults, in the table's order). The converted model records its
+ * options this way, and cv_options_parse reads them back unchanged. */
+void cv_options_print(const cv_options *o, FILE *out)
+{
+    ot_print(&cv_options_message, o, out);
 }
 
 /* ---------------------------------------------------------------- queries */

@@ -17,6 +17,7 @@
 #ifndef CV_OPTIONS_H
 #define CV_OPTIONS_H
 
+#include "batch_options.h"
 #include "textproto.h"
 
 #include <stdbool.h>
@@ -28,7 +29,7 @@
 enum {
     CV_MAX_TPU_FUNCTIONS = 64,
     CV_MAX_BATCH_OPTIONS = 16,
-    CV_MAX_BATCH_SIZES = 32,  /* allowed_batch_sizes */
+    CV_MAX_BATCH_SIZES = BT_MAX_BATCH_SIZES, /* allowed_batch_sizes */
     CV_MAX_FILTERLIST = 64,
     CV_MAX_DEVICES = 256,     /* device_assignment */
     CV_NAME_BYTES = 256,      /* function, alias, signature names; topology */
@@ -73,21 +74,18 @@ typedef struct cv_batch_target {
     } at;
 } cv_batch_target;
 
-/* BatchOptions, with the defaults of ag_batch_options (ag.h). */
+/* BatchOptions: the fields of pipeline/batch_options.def (those of
+ * ag_batch_options, with its bounds and defaults), and what to batch. */
 typedef struct cv_batch_options {
-    int64_t num_batch_threads;    /* default 1 */
-    int64_t max_batch_size;       /* required, > 0 */
-    int64_t batch_timeout_micros; /* default 0: a batch does not wait */
-    int64_t allowed_batch_sizes[CV_MAX_BATCH_SIZES]; /* strictly increasing, last
-                                                        == max_batch_size */
-    int n_allowed_batch_sizes;
-    int64_t max_enqueued_batches; /* default 10 */
-    bool disable_large_batch_splitting;
+#define BT_OPTION BT_MEMBER
+#include "batch_options.def"
+#undef BT_OPTION
     cv_batch_target experimental;
     struct {
-        tp_loc num_batch_threads, max_batch_size, batch_timeout_micros,
-            allowed_batch_sizes[CV_MAX_BATCH_SIZES], max_enqueued_batches,
-            disable_large_batch_splitting, experimental;
+#define BT_OPTION BT_LOC_MEMBER
+#include "batch_options.def"
+#undef BT_OPTION
+        tp_loc experimental;
     } at;
 } cv_batch_options;
 
@@ -130,6 +128,14 @@ typedef struct cv_options {
             bfloat16_optimization_options, xla_sharding_options;
     } at;
 } cv_options;
+
+/* The schemas (support/textproto.h) of ConverterOptions and its
+ * messages: every field's name, type, default, bounds and doc, from which
+ * the defaults, the bounds' checks, the canonical text
+ * (support/options_table.h) and docs/converter-options.md's tables
+ * (checked by tests/unit/test_options_table.c) are made. */
+extern const tp_message cv_options_message, cv_tpu_function_message, cv_batch_message,
+    cv_batch_target_message, cv_bf16_message, cv_sharding_message;
 
 /* The optimizations a State field turns on or off. */
 typedef enum cv_optimization { CV_OPT_IO_SHAPE, CV_OPT_BFLOAT16 } cv_optimization;

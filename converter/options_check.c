@@ -1,12 +1,14 @@
 /*
  * options_check.c - the rules on converter options that the schema alone
- * cannot say (docs/converter-options.md, "Errors"): what a TpuFunction
+ * cannot say (docs/converter-options.md, "Errors"), around the bounds
+ * the tables give (options_table.h's ot_check): what a TpuFunction
  * selects, the batch sizes, the filterlist's ops, the sharding that does
  * not run yet. Each error points at the value in the text (the `at`
  * places the reader recorded); the first error found is reported.
  */
 #include "options.h"
 
+#include "options_table.h"
 #include "rt.h"
 
 #include <limits.h>
@@ -140,19 +142,22 @@ static bool check_allowed_sizes(const checker *C, const cv_batch_options *b)
     return true;
 }
 
+/* The table's checks on one message (options_table.h). */
+static bool table_check(const checker *C, const tp_message *m, const void *v, tp_loc at,
+                        unsigned what)
+{
+    return ot_check(m, v, at, what, C->source, C->err, C->errlen);
+}
+
+/* max_batch_size given, the fields within the table's bounds (one set
+ * with ag_batcher_new's and the saved model's: pipeline/batch_options.def),
+ * then the allowed sizes against max_batch_size, then the names. */
 static bool check_batch(const checker *C, const cv_batch_options *b, tp_loc at)
 {
-    if (!given(b->at.max_batch_size))
-        return fail(C, at, "BatchOptions needs max_batch_size (the most rows in a batch)");
     const cv_batch_target *t = &b->experimental;
-    return in_range(C, b->at.max_batch_size, "max_batch_size", b->max_batch_size, 1, INT_MAX) &&
-           in_range(C, b->at.num_batch_threads, "num_batch_threads", b->num_batch_threads, 1,
-                    1024) &&
-           in_range(C, b->at.batch_timeout_micros, "batch_timeout_micros",
-                    b->batch_timeout_micros, 0, INT64_MAX) &&
-           in_range(C, b->at.max_enqueued_batches, "max_enqueued_batches",
-                    b->max_enqueued_batches, 1, INT_MAX) &&
+    return table_check(C, &cv_batch_message, b, at, OT_CHECK_REQUIRED | OT_CHECK_SINGULAR) &&
            check_allowed_sizes(C, b) &&
+           table_check(C, &cv_batch_message, b, at, OT_CHECK_ELEMENTS) &&
            not_empty(C, t->at.function_alias, "function_alias", t->function_alias) &&
            not_empty(C, t->at.concrete_function_name, "concrete_function_name",
                      t->concrete_function_name) &&
@@ -253,12 +258,10 @@ static bool check_devices(const checker *C, const cv_sharding_options *x, int64_
     return true;
 }
 
-static bool check_sharding(const checker *C, const cv_sharding_options *x)
+static bool check_sharding(const checker *C, const cv_sharding_options *x, tp_loc at)
 {
-    if (x->num_cores_per_replica < 1)
-        return fail(C, x->at.num_cores_per_replica,
-                    "num_cores_per_replica must be at least 1, got %lld",
-                    (long long)x->num_cores_per_replica);
+    if (!table_check(C, &cv_sharding_message, x, at, OT_CHECK_ALL))
+        return false;
     if (x->num_cores_per_replica > 1)
         return fail(C, x->at.num_cores_per_replica,
                     "num_cores_per_replica %lld: sharding a replica across cores is not "
@@ -279,5 +282,5 @@ bool cv_options_check(const cv_options *o, const char *source, char *err, size_t
         err[0] = '\0';
     return check_tpu_functions(&C, o) && check_batches(&C, o) &&
            check_filterlist(&C, &o->bfloat16_optimization_options) &&
-           check_sharding(&C, &o->xla_sharding_options);
+           check_sharding(&C, &o->xla_sharding_options, o->at.xla_sharding_options);
 }

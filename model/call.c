@@ -95,18 +95,9 @@ static bool run_batch(void *state, const ag_tensor *inputs, ag_tensor *outputs)
  * options); the model owns it. */
 static ag_batcher *new_batcher(ag_loc loc, sm_loaded_function *lf)
 {
-    const sm_batch *sb = &lf->rec->batch;
-    int allowed[32];
-    for (int k = 0; k < sb->n_allowed_batch_sizes; k++)
-        allowed[k] = (int)sb->allowed_batch_sizes[k];
-    ag_batch_options o = {
-        .num_batch_threads = (int)sb->num_batch_threads,
-        .max_batch_size = (int)sb->max_batch_size,
-        .batch_timeout_micros = sb->batch_timeout_micros,
-        .allowed_batch_sizes = sb->n_allowed_batch_sizes ? allowed : NULL,
-        .n_allowed_batch_sizes = sb->n_allowed_batch_sizes,
-        .max_enqueued_batches = (int)sb->max_enqueued_batches,
-        .disable_large_batch_splitting = sb->disable_large_batch_splitting};
+    int allowed[BT_MAX_BATCH_SIZES];
+    ag_batch_options o;
+    sm_batch_options(&lf->rec->batch, &o, allowed);
     bt_runner r = {.run = run_batch, .state = lf, .n_inputs = lf->batch_inputs,
                    .n_outputs = lf->batch_outputs, .name = lf->rec->name, .owned = true};
     for (int k = 0; k < lf->batch_inputs && k < BT_MAX_TENSORS; k++) {

@@ -5,6 +5,7 @@
  */
 #include "manifest.h"
 
+#include "options_table.h"
 #include "textproto.h"
 
 #include <stddef.h>
@@ -42,19 +43,21 @@ static const tp_field bf16_fields[] = {
 };
 static const tp_message bf16_message = {"BFloat16", bf16_fields, COUNT(bf16_fields)};
 
+/* pipeline/batch_options.def's rows (bounds checked as the text is
+ * read), then where the batching sits. */
+#define BT_ROW_TYPE sm_batch
+#define BT_ROW_FLAGS 0
+#define BT_ROW_LOC(f) 0
 static const tp_field batch_fields[] = {
-    INT(sm_batch, num_batch_threads, 1, 1024),
-    INT(sm_batch, max_batch_size, 1, 2147483647.0),
-    INT(sm_batch, batch_timeout_micros, 0, 9.2e18),
-    INT(sm_batch, max_enqueued_batches, 0, 2147483647.0),
-    {.name = "allowed_batch_sizes", .type = TP_INT, .offset = offsetof(sm_batch,
-     allowed_batch_sizes), .repeated = true, .capacity = 32,
-     .count_offset = offsetof(sm_batch, n_allowed_batch_sizes), .elem_size = sizeof(int64_t),
-     .lo = 1, .hi = 2147483647.0},
-    BOOL(sm_batch, disable_large_batch_splitting),
+#define BT_OPTION BT_FIELD_ROW
+#include "batch_options.def"
+#undef BT_OPTION
     BOOL(sm_batch, in_graph),
     STR(sm_batch, scope),
 };
+#undef BT_ROW_TYPE
+#undef BT_ROW_LOC
+#undef BT_ROW_FLAGS
 static const tp_message batch_message = {"Batching", batch_fields, COUNT(batch_fields)};
 
 static const tp_field function_fields[] = {
@@ -132,6 +135,7 @@ bool sm_manifest_parse(const char *text, const char *source, sm_manifest *m, cha
                        size_t errlen)
 {
     memset(m, 0, sizeof *m);
+    ot_defaults(&manifest_message, m);
     if (!tp_parse(text, source, &manifest_message, m, err, errlen))
         return false;
     if (m->format_version != SM_FORMAT_VERSION) {
@@ -215,24 +219,8 @@ static void put_function(FILE *out, const sm_function *f)
                 f->bf16.skip_safety_checks ? "true" : "false");
     }
     if (f->has_batch) {
-        const sm_batch *b = &f->batch;
-        fprintf(out, "  batch { num_batch_threads: %lld max_batch_size: %lld "
-                     "batch_timeout_micros: %lld max_enqueued_batches: %lld",
-                (long long)b->num_batch_threads, (long long)b->max_batch_size,
-                (long long)b->batch_timeout_micros, (long long)b->max_enqueued_batches);
-        if (b->n_allowed_batch_sizes) {
-            fputs(" allowed_batch_sizes: [", out);
-            for (int i = 0; i < b->n_allowed_batch_sizes; i++)
-                fprintf(out, "%s%lld", i ? ", " : "", (long long)b->allowed_batch_sizes[i]);
-            fputc(']', out);
-        }
-        fprintf(out, " disable_large_batch_splitting: %s in_graph: %s",
-                b->disable_large_batch_splitting ? "true" : "false",
-                b->in_graph ? "true" : "false");
-        if (b->scope[0]) {
-            fputc(' ', out);
-            put_string(out, "scope", b->scope);
-        }
+        fputs("  batch { ", out);
+        ot_print_inline(&batch_message, &f->batch, out);
         fputs(" }\n", out);
     }
     put_ios(out, "input", f->inputs, f->n_inputs, "  ");
@@ -293,6 +281,14 @@ void sm_manifest_print(const sm_manifest *m, FILE *out)
     for (int i = 0; i < m->n_variables; i++)
         put_variable(out, &m->variables[i]);
     fprintf(out, "variables_bytes: %lld\ncomplete: true\n", (long long)m->variables_bytes);
+}
+
+void sm_batch_options(const sm_batch *bt_src, ag_batch_options *bt_dst, int *bt_allowed)
+{
+    memset(bt_dst, 0, sizeof *bt_dst);
+#define BT_OPTION BT_TO_API_ROW
+#include "batch_options.def"
+#undef BT_OPTION
 }
 
 /* ----------------------------------------------------------------- lookup */

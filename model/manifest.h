@@ -24,6 +24,8 @@
 #ifndef SM_MANIFEST_H
 #define SM_MANIFEST_H
 
+#include "batch_options.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,15 +74,15 @@ typedef struct sm_bf16 {
 } sm_bf16;
 
 /* Batching (the converter's BatchOptions): the fields of
- * ag_batch_options, and where the batching op sits: at the function's
+ * pipeline/batch_options.def (those of ag_batch_options, with their
+ * bounds and defaults), and where the batching op sits: at the function's
  * inputs, or (in_graph) in front of the nodes of the AG_FUNCTION `scope`
  * it inlined (none: of its device scopes), the work around them running
  * on each caller's thread (model/batch_split.c). */
 typedef struct sm_batch {
-    int64_t num_batch_threads, max_batch_size, batch_timeout_micros, max_enqueued_batches;
-    int64_t allowed_batch_sizes[32];
-    int n_allowed_batch_sizes;
-    bool disable_large_batch_splitting;
+#define BT_OPTION BT_MEMBER
+#include "batch_options.def"
+#undef BT_OPTION
     bool in_graph;
     char scope[SM_NAME];
 } sm_batch;
@@ -164,6 +166,10 @@ bool sm_manifest_parse(const char *text, const char *source, sm_manifest *m, cha
 void sm_manifest_truncated(const char *source, char *err, size_t errlen);
 /* Writes m in the form sm_manifest_parse reads. */
 void sm_manifest_print(const sm_manifest *m, FILE *out);
+
+/* The batcher's options of a record, b's allowed sizes copied into
+ * `allowed` (BT_MAX_BATCH_SIZES ints, which must outlive *o). */
+void sm_batch_options(const sm_batch *b, ag_batch_options *o, int *allowed);
 
 /* The function, signature or alias named `name`; NULL if none is. */
 sm_function *sm_find_function(sm_manifest *m, const char *name);

@@ -10,30 +10,22 @@
  * and slice every output back to the requests. docs/batching.md is the
  * user's side; converter.md section 3 the contract.
  *
- * The public entry points (ag_batcher_new_at, ag_batcher_new_fn_at,
- * ag_batcher_call_at, ag_batcher_close, ag_batcher_free, ag_batcher_stats)
- * are defined in batch.c; this header gives the pieces agc-convert and the
- * tests use on their own.
+ * The public entry points are defined in batch.c (ag_batcher_close,
+ * ag_batcher_free, ag_batcher_stats), batch_runners.c (ag_batcher_new_at,
+ * ag_batcher_new_fn_at) and batch_call.c (ag_batcher_call_at); the
+ * scheduler's design and insides are in batch_internal.h. This header
+ * gives the pieces the saved model and the tests use on their own; the
+ * options' table is batch_options.def (batch_options.h).
  */
 #ifndef BT_BATCH_H
 #define BT_BATCH_H
 
+#include "batch_options.h"
 #include "rt.h"
 
 /* The most inputs and outputs a batched function may have (as many as a
  * signature may describe). */
 #define BT_MAX_TENSORS 64
-
-/* What max_enqueued_batches = 0 means, as in TensorFlow's BatchFunction. */
-#define BT_DEFAULT_MAX_ENQUEUED_BATCHES 10
-
-/*
- * Checks options as ag_batcher_new does: positive max_batch_size,
- * non-negative counts and timeout, allowed_batch_sizes positive, strictly
- * increasing and ending with max_batch_size. False with a message for
- * people in err (agc-convert adds the options text's line and column).
- */
-bool bt_options_check(const ag_batch_options *o, char *err, size_t n);
 
 /* The number of rows a batch of `rows` runs with: the first allowed size
  * that holds them, or `rows` when no sizes are given (o must be valid). */

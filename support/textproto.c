@@ -314,7 +314,7 @@ static bool read_message(reader *R, const tp_message *m, void *out, char closing
 /* The value just read is in f's range, if it has one. */
 static bool in_range(reader *R, const tp_field *f, const tp_message *m, double v)
 {
-    if (!(f->lo < f->hi) || (v >= f->lo && v <= f->hi))
+    if ((f->flags & TP_BOUNDS_LATER) || !(f->lo < f->hi) || (v >= f->lo && v <= f->hi))
         return true;
     return fail_at(R, &R->tok, "field '%s' of %s must be in [%g, %g], got %g", f->name, m->name,
                    f->lo, f->hi, v);

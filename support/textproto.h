@@ -58,14 +58,32 @@ typedef struct tp_field {
     const char *const *enums; /* TP_ENUM: the names, NULL-terminated */
     const tp_message *message; /* TP_MESSAGE */
     size_t seen_offset;       /* nonzero: a bool set when the field is given */
-    double lo, hi;            /* TP_INT, TP_DOUBLE: the allowed range, if lo < hi */
+    double lo, hi;            /* TP_INT, TP_DOUBLE: the allowed range, if lo < hi
+                                 (hi HUGE_VAL: no upper bound) */
     /* nonzero: a tp_loc set to the value's first token (for a message, its
      * '{'); repeated: an array of `capacity` tp_loc, one per element */
     size_t loc_offset;
     /* non-NULL: the name of a oneof; of the fields sharing it, at most one
      * may be given */
     const char *oneof;
+    /* What support/options_table.h makes of a row: the default (a number,
+     * a bool as 0 or 1, an enum's index; def_text for a string), whether
+     * the field must be given (TP_REQUIRED), and the one-line doc that
+     * the reference tables show (def_doc, if set, for the default). */
+    double def;
+    const char *def_text;
+    const char *def_doc;
+    const char *doc;
+    unsigned flags;
 } tp_field;
+
+enum {
+    TP_REQUIRED = 1u << 0, /* no default: the text must give it (ot_check) */
+    /* The bounds (lo, hi) are checked by ot_check after the whole text is
+     * read, not by the reader: the caller's rules across fields can then
+     * come first, and the errors name the field alone. */
+    TP_BOUNDS_LATER = 1u << 1,
+};
 
 struct tp_message {
     const char *name; /* for messages: "DeviceSpec" */

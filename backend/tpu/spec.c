@@ -1,10 +1,13 @@
 /*
- * spec.c - the device spec: defaults, the schema of its text format, and
- * the spec in force (AG_DEVICE_SPEC).
+ * spec.c - the device spec: one table of rows per message (name, type,
+ * default, bounds, doc) from which its defaults and canonical text are
+ * made (support/options_table.h), the checks across fields, and the spec
+ * in force (AG_DEVICE_SPEC).
  */
 #include "spec.h"
 
 #include "numerics.h"
+#include "options_table.h"
 #include "textproto.h"
 
 #include <errno.h>
@@ -13,79 +16,84 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tpu_spec_default(tpu_spec *s)
-{
-    memset(s, 0, sizeof *s);
-    snprintf(s->name, sizeof s->name, "v5e");
-    s->mxu = (tpu_mxu_spec){.count = 4, .rows = 128, .cols = 128};
-    /* 197 TFLOP/s bf16 = 4 MXUs x 128 x 128 multiply-adds x 2 flops x clock */
-    s->clock_hz = 197e12 / (4.0 * 128 * 128 * 2);
-    s->chips = 1;
-    s->vpu = (tpu_vpu_spec){.sublanes = 8, .lanes = 128, .transcendental_cycles = 4};
-    s->hbm = (tpu_memory_spec){.capacity_bytes = 16LL << 30, .bandwidth = 819e9,
-                               .latency_ns = 500};
-    s->vmem = (tpu_memory_spec){.capacity_bytes = 128LL << 20, .bandwidth = 8e12,
-                                .latency_ns = 0, .block_bytes = 256 << 10};
-    s->host_link = (tpu_memory_spec){.bandwidth = 32e9, .latency_ns = 2000};
-    s->ici = (tpu_memory_spec){.bandwidth = 400e9, .latency_ns = 1000};
-    s->precision = TPU_PRECISION_DEFAULT;
-}
-
 /* ----------------------------------------------------------------- schema */
 
-#define FIELD(T, f, type_, lo_, hi_) \
-    {.name = #f, .type = type_, .offset = offsetof(T, f), .lo = lo_, .hi = hi_}
+/* One table of rows per message: name, type, default (the public figures
+ * of a Cloud TPU v5e chip), bounds, doc. */
+#define FIELD(T, f, type_, def_, lo_, hi_, doc_) \
+    {.name = #f, .type = type_, .offset = offsetof(T, f), .def = def_, .lo = lo_, .hi = hi_, \
+     .doc = doc_}
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static const tp_field mxu_fields[] = {
-    FIELD(tpu_mxu_spec, count, TP_INT, 1, 64),
-    FIELD(tpu_mxu_spec, rows, TP_INT, 8, 4096),
-    FIELD(tpu_mxu_spec, cols, TP_INT, 8, 4096),
+    FIELD(tpu_mxu_spec, count, TP_INT, 4, 1, 64, "matrix units per core"),
+    FIELD(tpu_mxu_spec, rows, TP_INT, 128, 8, 4096, "systolic array rows (the weight tile's K)"),
+    FIELD(tpu_mxu_spec, cols, TP_INT, 128, 8, 4096, "and columns (the weight tile's N)"),
 };
-static const tp_message mxu_message = {"MxuSpec", mxu_fields, 3};
+static const tp_message mxu_message = {"MxuSpec", mxu_fields, COUNT(mxu_fields)};
 
 static const tp_field vpu_fields[] = {
-    FIELD(tpu_vpu_spec, sublanes, TP_INT, 1, 1024),
-    FIELD(tpu_vpu_spec, lanes, TP_INT, 1, 4096),
-    FIELD(tpu_vpu_spec, transcendental_cycles, TP_INT, 1, 1000),
+    FIELD(tpu_vpu_spec, sublanes, TP_INT, 8, 1, 1024, "a vreg is sublanes x lanes 32-bit values"),
+    FIELD(tpu_vpu_spec, lanes, TP_INT, 128, 1, 4096, "lanes of a vreg"),
+    FIELD(tpu_vpu_spec, transcendental_cycles, TP_INT, 4, 1, 1000,
+          "cycles of exp, log, tanh, sigmoid, division, sqrt per vreg"),
 };
-static const tp_message vpu_message = {"VpuSpec", vpu_fields, 3};
+static const tp_message vpu_message = {"VpuSpec", vpu_fields, COUNT(vpu_fields)};
 
-static const tp_field memory_fields[] = {
-    FIELD(tpu_memory_spec, capacity_bytes, TP_INT, 1, 9.2e18),
-    FIELD(tpu_memory_spec, bandwidth, TP_DOUBLE, 1, 1e18),
-    FIELD(tpu_memory_spec, latency_ns, TP_DOUBLE, 0, 1e12),
-};
-static const tp_message memory_message = {"MemorySpec", memory_fields, 3};
+/* A memory's rows, with the defaults of one memory (hbm, host_link and
+ * ici share the message MemorySpec, each with its own figures). */
+#define MEMORY_FIELDS(cap_, cap_lo_, bw_, lat_)                                          \
+    FIELD(tpu_memory_spec, capacity_bytes, TP_INT, cap_, cap_lo_, 9.2e18, "bytes"),       \
+    FIELD(tpu_memory_spec, bandwidth, TP_DOUBLE, bw_, 1, 1e18, "bytes per second"),       \
+    FIELD(tpu_memory_spec, latency_ns, TP_DOUBLE, lat_, 0, 1e12, "per transfer")
+
+static const tp_field hbm_fields[] = {MEMORY_FIELDS(16LL << 30, 1, 819e9, 500)};
+static const tp_message hbm_message = {"MemorySpec", hbm_fields, COUNT(hbm_fields)};
 
 static const tp_field vmem_fields[] = {
-    FIELD(tpu_memory_spec, capacity_bytes, TP_INT, 4096, 9.2e18),
-    FIELD(tpu_memory_spec, bandwidth, TP_DOUBLE, 1, 1e18),
-    FIELD(tpu_memory_spec, latency_ns, TP_DOUBLE, 0, 1e12),
-    FIELD(tpu_memory_spec, block_bytes, TP_INT, 1024, 9.2e18),
+    MEMORY_FIELDS(128LL << 20, 4096, 8e12, 0),
+    FIELD(tpu_memory_spec, block_bytes, TP_INT, 256 << 10, 1024, 9.2e18,
+          "the block an instruction stages its operands and results in; at most a quarter "
+          "of the capacity"),
 };
-static const tp_message vmem_message = {"VmemSpec", vmem_fields, 4};
+static const tp_message vmem_message = {"VmemSpec", vmem_fields, COUNT(vmem_fields)};
+
+static const tp_field host_link_fields[] = {MEMORY_FIELDS(0, 1, 32e9, 2000)};
+static const tp_message host_link_message = {"MemorySpec", host_link_fields,
+                                             COUNT(host_link_fields)};
+
+static const tp_field ici_fields[] = {MEMORY_FIELDS(0, 1, 400e9, 1000)};
+static const tp_message ici_message = {"MemorySpec", ici_fields, COUNT(ici_fields)};
 
 static const char *const precisions[] = {"DEFAULT", "HIGH", "HIGHEST", NULL};
 
-#define SUB(f, msg) \
-    {.name = #f, .type = TP_MESSAGE, .offset = offsetof(tpu_spec, f), .message = &msg}
+#define SUB(f, msg, doc_) \
+    {.name = #f, .type = TP_MESSAGE, .offset = offsetof(tpu_spec, f), .message = &msg, \
+     .doc = doc_}
 
 static const tp_field spec_fields[] = {
     {.name = "name", .type = TP_STRING, .offset = offsetof(tpu_spec, name),
-     .capacity = sizeof((tpu_spec *)0)->name},
-    FIELD(tpu_spec, clock_hz, TP_DOUBLE, 1e6, 1e12),
-    FIELD(tpu_spec, chips, TP_INT, 1, 1),
-    SUB(mxu, mxu_message),
-    SUB(vpu, vpu_message),
-    SUB(hbm, memory_message),
-    SUB(vmem, vmem_message),
-    SUB(host_link, memory_message),
-    SUB(ici, memory_message),
+     .capacity = sizeof((tpu_spec *)0)->name, .def_text = "v5e", .doc = "the chip's name"},
+    /* 197 TFLOP/s bf16 = 4 MXUs x 128 x 128 multiply-adds x 2 flops x clock */
+    FIELD(tpu_spec, clock_hz, TP_DOUBLE, 197e12 / (4.0 * 128 * 128 * 2), 1e6, 1e12,
+          "cycles per second"),
+    FIELD(tpu_spec, chips, TP_INT, 1, 1, 1, "chips (one runs)"),
+    SUB(mxu, mxu_message, "the matrix units"),
+    SUB(vpu, vpu_message, "the vector unit"),
+    SUB(hbm, hbm_message, "device memory"),
+    SUB(vmem, vmem_message, "on-chip scratch the MXU and VPU read"),
+    SUB(host_link, host_link_message, "host <-> device (capacity unused)"),
+    SUB(ici, ici_message, "chip <-> chip (capacity unused)"),
     {.name = "precision", .type = TP_ENUM, .offset = offsetof(tpu_spec, precision),
-     .enums = precisions},
+     .enums = precisions, .def = TPU_PRECISION_DEFAULT, .doc = "of f32 matrix products"},
 };
-static const tp_message spec_message = {"DeviceSpec", spec_fields,
-                                        sizeof spec_fields / sizeof spec_fields[0]};
+static const tp_message spec_message = {"DeviceSpec", spec_fields, COUNT(spec_fields)};
+
+void tpu_spec_default(tpu_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    ot_defaults(&spec_message, s);
+}
 
 /* What no single field's range can say: the fields that must agree. */
 static bool check_spec(const tpu_spec *s, const char *source, char *err, size_t errlen)
@@ -141,30 +149,8 @@ int64_t tpu_spec_hbm_latency_cycles(const tpu_spec *s)
     return (int64_t)ceil(s->hbm.latency_ns * 1e-9 * s->clock_hz);
 }
 
-static void print_memory(FILE *out, const char *name, const tpu_memory_spec *m, bool capacity)
-{
-    fprintf(out, "%s {\n", name);
-    if (capacity)
-        fprintf(out, "  capacity_bytes: %lld\n", (long long)m->capacity_bytes);
-    fprintf(out, "  bandwidth: %.17g\n  latency_ns: %.17g\n", m->bandwidth, m->latency_ns);
-    if (m->block_bytes)
-        fprintf(out, "  block_bytes: %lld\n", (long long)m->block_bytes);
-    fputs("}\n", out);
-}
-
+/* The spec's canonical text: the fields that differ from v5e's. */
 void tpu_spec_print(const tpu_spec *s, FILE *out)
 {
-    fputs("name: ", out);
-    tp_print_string(out, s->name); /* a name may hold a quote */
-    fprintf(out, "\nclock_hz: %.17g\nchips: %lld\n", s->clock_hz, (long long)s->chips);
-    fprintf(out, "mxu {\n  count: %lld\n  rows: %lld\n  cols: %lld\n}\n", (long long)s->mxu.count,
-            (long long)s->mxu.rows, (long long)s->mxu.cols);
-    fprintf(out, "vpu {\n  sublanes: %lld\n  lanes: %lld\n  transcendental_cycles: %lld\n}\n",
-            (long long)s->vpu.sublanes, (long long)s->vpu.lanes,
-            (long long)s->vpu.transcendental_cycles);
-    print_memory(out, "hbm", &s->hbm, true);
-    print_memory(out, "vmem", &s->vmem, true);
-    print_memory(out, "host_link", &s->host_link, false);
-    print_memory(out, "ici", &s->ici, false);
-    fprintf(out, "precision: %s\n", precisions[s->precision]);
+    ot_print(&spec_message, s, out);
 }

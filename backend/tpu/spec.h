@@ -60,7 +60,8 @@ bool tpu_spec_load(const char *path, tpu_spec *s, char *err, size_t errlen);
  * environment's AG_DEVICE_SPEC names, else the defaults. False with a
  * message naming the file in err. */
 bool tpu_spec_resolve(const char *path, tpu_spec *s, char *err, size_t errlen);
-/* Writes s as a spec file that tpu_spec_parse reads back. */
+/* Writes s as a spec file that tpu_spec_parse reads back: the fields
+ * that differ from the defaults. */
 void tpu_spec_print(const tpu_spec *s, FILE *out);
 /* Peak MXU rate, in multiply-adds per cycle, of the whole chip. */
 double tpu_spec_macs_per_cycle(const tpu_spec *s);

@@ -12,7 +12,8 @@
 #                            form read back), seeded with the .ir files of
 #                            tests/lit;
 #   fuzz_converter_options   the converter's options (converter/options.c
-#                            over support/textproto.c, printed and read
+#                            over support/textproto.c and
+#                            support/options_table.c, printed and read
 #                            back), seeded with converter_options_seed.txtpb
 #                            and the TPU device spec (the same text format);
 #   fuzz_manifest            a saved model's manifest (model/manifest.c,
@@ -112,7 +113,7 @@ compiled_all
 # libag_rt holds of them), the text-format reader and the options.
 build_start=$(date +%s)
 layers="-I$root/runtime/include -I$root/runtime/core -I$root/runtime/kernels -I$root/ir
-  -I$root/backend -I$root/converter -I$root/support"
+  -I$root/backend -I$root/converter -I$root/support -I$root/pipeline"
 core_objs=""
 for src in "$root"/runtime/core/*.c "$root"/runtime/kernels/*.c "$root"/runtime/api/*.c \
     "$root"/ir/ir.c "$root"/ir/print.c "$root"/ir/parse.c "$root"/ir/verify.c \
@@ -125,7 +126,8 @@ for src in "$root"/runtime/core/*.c "$root"/runtime/kernels/*.c "$root"/runtime/
     compile "$src" "$obj" $layers -Wno-unused-function
 done
 options_objs=""
-for src in "$root"/support/textproto.c "$root"/converter/options*.c; do
+for src in "$root"/support/textproto.c "$root"/support/options_table.c \
+    "$root"/converter/options*.c; do
     obj="$work/obj/options-$(basename "$src" .c).o"
     options_objs="$options_objs $obj"
     # shellcheck disable=SC2086
@@ -152,7 +154,8 @@ compile "$root/model/manifest.c" "$work/obj/model-manifest.o" $model_layers
 compile "$here/fuzz_manifest.c" "$work/obj/fuzz_manifest.o" $model_layers
 compiled_all
 "$cc" $sanitize "$work/obj/fuzz_manifest.o" "$work/obj/model-manifest.o" \
-    "$work/obj/options-textproto.o" -o "$work/fuzz_manifest"
+    "$work/obj/options-textproto.o" "$work/obj/options-options_table.o" -lm \
+    -o "$work/fuzz_manifest"
 
 # fuzz_model_load: loading and calling reach every layer of libag (the
 # reference target runs the calls, but the pipeline links them all).
