@@ -4,8 +4,8 @@
  *
  * Every node the device supports is placed on it: its ir_node.device is
  * the device named by the target's caps (device("tpu-model") in the text
- * form); the rest stay on the host (IR_HOST). With soft device placement (options.soft_placement), the
- * others stay on the host, and every value that crosses between the two
+ * form). With soft device placement (options.soft_placement), the others
+ * stay on the host (IR_HOST), and every value that crosses between the two
  * goes through an explicit transfer node: to_host before a host op reads
  * a device value, to_device before a device op reads a host value, each
  * made once per value and side. Without it, the pass places only what the
