@@ -89,8 +89,8 @@ static double bytes_of(const ir_type *t)
     return elements(t) * (double)size;
 }
 
-/* Arithmetic of one node: 2mnk for a product, the inputs' elements for a
- * reduction, one per output element otherwise. */
+/* Arithmetic of one node: 2mnk for a product, the input's elements for a
+ * reduction (the op table's cost class), one per output element otherwise. */
 static double flops_of(const ir_node *n)
 {
     if (n->opcode == RT_OP_MATMUL && n->n_in == 2 && n->in[0]->type.shape.rank >= 1) {
@@ -98,7 +98,7 @@ static double flops_of(const ir_node *n)
         int64_t k = a->dims[a->rank - 1];
         return 2.0 * elements(&n->type) * (double)(k > 0 ? k : 1);
     }
-    if (n->n_in > 0 && n->opcode < RT_OP_COUNT && (rt_ops[n->opcode].flags & RT_F_REDUCTION))
+    if (n->n_in > 0 && n->opcode < RT_OP_COUNT && rt_ops[n->opcode].cost == RT_COST_REDUCTION)
         return elements(&n->in[0]->type);
     return elements(&n->type);
 }

@@ -14,10 +14,18 @@
  * The registry (target.c) lists the built-in targets - `reference` (the
  * interpreter of ir/exec.c, backend/reference/), `cpu` (LLVM,
  * backend/cpu/) and `tpu-model` (a simulated TPU, backend/tpu/) - and
- * takes more at run time (tgt_register), which is how tests add one and
- * how a target in a plug-in would. Each target is a folder with its own
- * map (its CMakeLists.txt); docs/architecture.md walks through adding
- * one.
+ * takes more at run time (tgt_register), which is how tests add one
+ * (tests/unit/test_targets.c, and test_device_target.c a device) and how
+ * a target in a plug-in would. Each target is a folder with its own map
+ * (its CMakeLists.txt); docs/architecture.md walks through adding one.
+ *
+ * Per-op facts a target needs are its own: a table indexed by op with a
+ * counted row for every op of ops.def (backend/cpu/ops_cpu.c,
+ * backend/tpu/ops_tpu.c), which its caps.supports and caps.fuses read.
+ * The shared op table has no target column; what it gives every target is
+ * an op's cost class (rt_ops[op].cost). A device target (caps.supports
+ * set) gets the nodes it supports placed on the device named by its name
+ * (ir_node.device).
  */
 #ifndef TGT_TARGET_H
 #define TGT_TARGET_H

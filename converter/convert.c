@@ -32,8 +32,7 @@ static void apply_bf16(ag_saved_model *m, const cv_options *o)
     bool all = b->scope == CV_SCOPE_ALL;
     for (int i = 0; i < m->man->n_functions; i++) {
         sm_function *f = &m->man->functions[i];
-        bool tpu = strcmp(f->target, "tpu-model") == 0;
-        if (!all && !tpu)
+        if (!all && !cv_on_device(f))
             continue;
         f->has_bf16 = true;
         f->bf16.enabled = true;
@@ -51,7 +50,7 @@ static void freeze_tpu_variables(ag_saved_model *m)
     char err[256];
     for (int i = 0; i < m->man->n_functions; i++) {
         sm_function *f = &m->man->functions[i];
-        if (strcmp(f->target, "tpu-model") != 0 || !f->n_variables)
+        if (!cv_on_device(f) || !f->n_variables)
             continue;
         ir_function *g = sm_function_graph(m, i, err, sizeof err);
         f->freeze_variables = g && sm_freeze_variables(g, err, sizeof err);
@@ -63,7 +62,7 @@ static void apply_io_shapes(ag_saved_model *m)
 {
     for (int i = 0; i < m->man->n_functions; i++) {
         sm_function *f = &m->man->functions[i];
-        f->io_shape_optimization = strcmp(f->target, "tpu-model") == 0;
+        f->io_shape_optimization = cv_on_device(f);
     }
 }
 
@@ -188,7 +187,7 @@ static bool apply_batch_options(batcher_ctx *B)
         bool calls = false;
         for (int c = 0; c < f->n_calls && function; c++)
             calls |= strcmp(f->calls[c].name, function) == 0;
-        bool chosen = kind == CV_SELECT_NONE ? strcmp(f->target, "tpu-model") == 0
+        bool chosen = kind == CV_SELECT_NONE ? cv_on_device(f)
                       : kind == CV_SELECT_FUNCTION_ALIAS
                           ? strcmp(f->function, function) == 0 || calls
                           : strcmp(f->name, function) == 0;

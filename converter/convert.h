@@ -56,6 +56,14 @@ typedef struct cv_choice {
     char by[2 * CV_NAME_BYTES]; /* how the options chose it, for messages */
 } cv_choice;
 
+/* The device target the converter places TPU functions on: the target
+ * registry's name for it (backend/target.h), and the only place the
+ * converter spells it. */
+#define CV_DEVICE_TARGET "tpu-model"
+
+/* Whether f's record places it on CV_DEVICE_TARGET. */
+bool cv_on_device(const sm_function *f);
+
 /* A message about the options in err: "source:line:col: " when `at` is a
  * place in them (line 0: none), then the formatted text. False, for
  * returning. */

@@ -50,7 +50,7 @@ static void charge_tpu(cv_report *r, const char *name, double s)
 
 static bool on_device(const ir_node *n)
 {
-    return n->device == IR_DEVICE_TPU || n->opcode == RT_OP_TO_HOST ||
+    return n->device != IR_HOST || n->opcode == RT_OP_TO_HOST ||
            n->opcode == RT_OP_TO_DEVICE;
 }
 
@@ -113,8 +113,8 @@ static bool cost_function(ag_saved_model *m, int i, cv_report *r, tgt_call_estim
         rt_report((ag_loc){0}, "%s", err[0] ? err : pass_last_error());
         return false;
     }
-    bool on_tpu = f->target[0] && strcmp(f->target, "tpu-model") == 0;
-    req.target = tgt_find("tpu-model");
+    bool on_tpu = cv_on_device(f);
+    req.target = tgt_find(CV_DEVICE_TARGET);
     req.strict = true;
     if (!on_tpu) {
         req.device_scopes = host_only;

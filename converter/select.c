@@ -228,12 +228,14 @@ static bool check_indirect_calls(selector *S)
 
 /* ------------------------------------------------------------ placement */
 
+bool cv_on_device(const sm_function *f) { return strcmp(f->target, CV_DEVICE_TARGET) == 0; }
+
 static void place(selector *S)
 {
     for (int i = 0; i < S->n; i++) {
         const cv_choice *c = &S->choices[i];
         sm_function *f = &S->m->man->functions[c->fn];
-        snprintf(f->target, sizeof f->target, "tpu-model");
+        snprintf(f->target, sizeof f->target, "%s", CV_DEVICE_TARGET);
         f->soft_device_placement |= c->soft;
         if (c->scope && !whole(S, c->fn) && f->n_device_scopes < SM_MAX_SCOPES)
             snprintf(f->device_scopes[f->n_device_scopes++].name, SM_NAME, "%s", c->scope);

@@ -1,6 +1,7 @@
-/* ir.c - arena, graph construction and queries. */
+/* ir.c - arena, graph construction and queries, device names. */
 #include "ir.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,6 +173,40 @@ int ir_function_var_index(ir_function *fn, rt_variable *v)
     return fn->n_vars++;
 }
 
+/* ------------------------------------------------------------- devices */
+
+/* Device names, appended once and never removed: a reader locks only to
+ * see how many there are (the pipeline compiles on several threads). */
+static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *device_names[IR_MAX_DEVICES]; /* [0], the host, has none */
+static int n_devices = 1;
+
+ir_device ir_device_named(const char *name)
+{
+    if (!name || !*name)
+        return IR_HOST;
+    pthread_mutex_lock(&devices_lock);
+    int d = 1;
+    while (d < n_devices && strcmp(device_names[d], name) != 0)
+        d++;
+    if (d == n_devices && n_devices < IR_MAX_DEVICES)
+        device_names[n_devices++] = rt_xstrdup(name);
+    else if (d == n_devices)
+        d = -1;
+    pthread_mutex_unlock(&devices_lock);
+    return d;
+}
+
+const char *ir_device_name(ir_device d)
+{
+    pthread_mutex_lock(&devices_lock);
+    const char *name = d > 0 && d < n_devices ? device_names[d] : NULL;
+    pthread_mutex_unlock(&devices_lock);
+    return name;
+}
+
+/* --------------------------------------------------------------- nodes */
+
 static ir_node *node_new(ir_graph *g, int opcode, ag_loc loc)
 {
     ir_function *fn = g->fn;
@@ -181,7 +216,7 @@ static ir_node *node_new(ir_graph *g, int opcode, ag_loc loc)
     n->graph = g;
     n->loc.file = ir_strdup(fn->arena, loc.file);
     n->loc.line = loc.line;
-    n->device = IR_DEVICE_CPU;
+    n->device = IR_HOST;
     n->scope = fn->scope;
     return n;
 }

@@ -42,7 +42,20 @@ typedef enum ir_opcode {
 const char *ir_opcode_name(int opcode);
 bool ir_opcode_from_name(const char *name, int *out);
 
-typedef enum ir_device { IR_DEVICE_CPU = 0, IR_DEVICE_TPU = 1 } ir_device;
+/*
+ * Where a node runs: the host (IR_HOST, 0), or a device, named by the
+ * target that runs it ("tpu-model"). The IR knows no target: names are
+ * interned process-wide into small numbers, so a device compares and
+ * copies as an int; the pipeline and the targets give them meaning.
+ */
+typedef int ir_device;
+enum { IR_HOST = 0, IR_MAX_DEVICES = 16 };
+
+/* The device named `name`, interned on first use; IR_HOST for NULL or "";
+ * -1 when IR_MAX_DEVICES - 1 names are taken already. Thread-safe. */
+ir_device ir_device_named(const char *name);
+/* Its name; NULL for the host and for numbers no name has. */
+const char *ir_device_name(ir_device d);
 
 /* ------------------------------------------------------------------ types */
 
@@ -92,7 +105,7 @@ struct ir_node {
 
     ag_loc loc; /* the user's file and line */
     int col;
-    ir_device device;
+    ir_device device; /* IR_HOST unless a pass placed it on a device */
     /* The AG_FUNCTIONs whose inlined call made the node, outermost first,
      * "/"-separated ("encode/layer"); NULL: the function's own body. The
      * converter places and costs functions by it. */

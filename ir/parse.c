@@ -1018,17 +1018,23 @@ static void parse_loc(parser *p, ag_loc *loc, int *col)
     expect_punct(p, ')');
 }
 
-/* device = "device" "(" ("cpu" | "tpu") ")" in quotes */
+/* device = "device" "(" string ")": the name of the target that runs the
+ * node. Two older spellings stay readable: "cpu", the host, and "tpu",
+ * the tpu-model (graphs saved before devices were named by target). */
 static ir_device parse_device(parser *p)
 {
     next(p);
     expect_punct(p, '(');
-    ir_device d = IR_DEVICE_CPU;
-    bool str = p->tok.kind == TK_STRING;
-    if (str && strcmp(p->tok.str, "tpu") == 0)
-        d = IR_DEVICE_TPU;
-    else if (!str || strcmp(p->tok.str, "cpu") != 0)
-        fail(p, "device must be \"cpu\" or \"tpu\"");
+    if (p->tok.kind != TK_STRING || !*p->tok.str)
+        fail(p, "expected the device's target name in quotes, like device(\"tpu-model\")");
+    const char *name = p->tok.str;
+    if (strcmp(name, "cpu") == 0)
+        name = "";
+    else if (strcmp(name, "tpu") == 0)
+        name = "tpu-model";
+    ir_device d = ir_device_named(name);
+    if (d < 0)
+        fail(p, "too many device names in one process (at most %d)", IR_MAX_DEVICES - 1);
     next(p);
     expect_punct(p, ')');
     return d;

@@ -246,7 +246,7 @@ static bool is_region_op(const ir_node *n)
     return n->opcode == IR_COND || n->opcode == IR_WHILE;
 }
 
-/* ` loc("file":line[:col]) device("tpu") scope("f/g")`, each only when set. */
+/* ` loc("file":line[:col]) device("tpu-model") scope("f/g")`, each only when set. */
 static void print_loc_device(const ir_node *n, FILE *out)
 {
     if (n->loc.file) {
@@ -257,8 +257,12 @@ static void print_loc_device(const ir_node *n, FILE *out)
             fprintf(out, ":%d", n->col);
         fputc(')', out);
     }
-    if (n->device == IR_DEVICE_TPU)
-        fputs(" device(\"tpu\")", out);
+    if (n->device != IR_HOST) {
+        const char *name = ir_device_name(n->device);
+        fputs(" device(", out);
+        print_string(name ? name : "?", out);
+        fputc(')', out);
+    }
     if (n->scope) {
         fputs(" scope(", out);
         print_string(n->scope, out);

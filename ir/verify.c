@@ -499,7 +499,7 @@ static bool check_node(verifier *v, const ir_graph *g, const ir_node *n, const i
         return fail(v, n, "has invalid opcode %d", n->opcode);
     if (n->graph != g || (n->next && n->next->prev != n))
         return fail(v, n, "is not linked into its graph properly");
-    if (n->device != IR_DEVICE_CPU && n->device != IR_DEVICE_TPU)
+    if (n->device != IR_HOST && !ir_device_name(n->device))
         return fail(v, n, "has invalid device %d", (int)n->device);
     if (n->n_in < 0 || (n->n_in && !n->in))
         return fail(v, n, "has a malformed operand list");

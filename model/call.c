@@ -49,7 +49,7 @@ bool sm_request(ag_saved_model *m, int i, pl_stage stop, pl_request *r,
     if (f->has_bf16) {
         memset(bf16, 0, sizeof *bf16);
         bf16->enabled = f->bf16.enabled;
-        bf16->scope = f->bf16.scope == 2 ? PASS_BF16_SCOPE_ALL : PASS_BF16_SCOPE_TPU;
+        bf16->scope = f->bf16.scope == 2 ? PASS_BF16_SCOPE_ALL : PASS_BF16_SCOPE_DEVICE;
         snprintf(bf16->filterlist, sizeof bf16->filterlist, "%s", f->bf16.filterlist);
         bf16->skip_safety_checks = f->bf16.skip_safety_checks;
         r->bf16_options = bf16;

@@ -73,7 +73,7 @@ static bool converts(const converter *C, const ir_node *n)
         return false; /* its users' casts fold into bf16 constants */
     if (n->opcode == RT_OP_TO_DEVICE || n->opcode == RT_OP_TO_HOST)
         return false; /* a transfer moves a value as it is: the casts stay on the device */
-    if (C->o->scope == PASS_BF16_SCOPE_TPU && n->device != IR_DEVICE_TPU)
+    if (C->o->scope == PASS_BF16_SCOPE_DEVICE && n->device == IR_HOST)
         return false;
     if ((flags & RT_F_ELEMENTWISE) && C->o->elementwise == PASS_BF16_ELEMENTWISE_F32)
         return false; /* computes in f32 between bf16 values: one rounding per chain */

@@ -224,7 +224,7 @@ static const char *node_style(const ir_node *n)
         return "style=\"rounded,filled\", fillcolor=\"#fff2cc\"";
     if (n->opcode == RT_OP_TO_DEVICE || n->opcode == RT_OP_TO_HOST)
         return "style=\"rounded,filled\", fillcolor=\"#f8cecc\""; /* the host link */
-    if (n->device == IR_DEVICE_TPU)
+    if (n->device != IR_HOST)
         return "style=\"rounded,filled\", fillcolor=\"#d5e8d4\""; /* on the device */
     return NULL;
 }
@@ -239,8 +239,8 @@ static void put_node(const dot_writer *w, const ir_node *n, int depth)
     fputs("\\n", out);
     put_node_type(out, n);
     put_loc(out, n);
-    if (n->device == IR_DEVICE_TPU)
-        fputs("\\ntpu", out);
+    if (n->device != IR_HOST)
+        fprintf(out, "\\n%s", ir_device_name(n->device));
     fputc('"', out);
     const char *style = node_style(n);
     if (style)

@@ -308,7 +308,7 @@ static bool run_default(ir_function *fn, pass_analyses *am)
         step(&s, pass_infer);
         /* converting only what runs on the device needs the placement */
         bool bf16 = bf16_requested(&s.ctx.opt);
-        bool bf16_placed = bf16 && s.ctx.opt.bf16.scope == PASS_BF16_SCOPE_TPU &&
+        bool bf16_placed = bf16 && s.ctx.opt.bf16.scope == PASS_BF16_SCOPE_DEVICE &&
                            pass_analyses_caps(s.ctx.am)->supports;
         if (bf16 && !bf16_placed)
             step(&s, pass_bf16);

@@ -34,9 +34,13 @@ typedef enum pass_precision {
 /* What a target can do, as far as passes and the pipeline need to know.
  * Each target (backend/target.h) owns one. */
 typedef struct pass_caps {
-    const char *target;      /* its name, for messages */
+    const char *target;      /* its name, for messages and ir_node.device */
     unsigned native_dtypes;  /* bit (1u << dtype): its code computes on the dtype directly */
-    /* Whether it runs op (an rt_op) on operands of dtype dt; NULL: every op. */
+    /* Whether it runs op (an rt_op) on operands of dtype dt, from the
+     * target's own op table. NULL: every op, and the target is the host
+     * itself (cpu, reference). Non-NULL makes it a device target: the
+     * place pass puts the nodes it supports on the device named by
+     * `target` (ir_node.device), and the pipeline checks the rest. */
     bool (*supports)(int op, ag_dtype dt);
     /* Whether its loops compute the elementwise op fused with others;
      * NULL: nothing fuses (every node is a loop of its own). */
@@ -55,7 +59,7 @@ extern const pass_caps pass_caps_none;
 /* What the bf16 pass converts (bf16.c). */
 typedef enum pass_bf16_scope {
     PASS_BF16_SCOPE_ALL, /* the whole function */
-    PASS_BF16_SCOPE_TPU, /* only the nodes placed on the TPU */
+    PASS_BF16_SCOPE_DEVICE, /* only the nodes placed on a device (place.c) */
 } pass_bf16_scope;
 
 /* How the bf16 pass treats elementwise ops (rt_ops[op].flags &

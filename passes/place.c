@@ -2,9 +2,10 @@
  * place.c - device placement for a device target (one whose capabilities
  * say which ops it supports, as the tpu-model's do).
  *
- * Every node the device supports is placed on it (device("tpu") in the
- * text form). With soft device placement (options.soft_placement), the
- * others stay on the host, and every value that crosses between the two
+ * Every node the device supports is placed on it: its ir_node.device is
+ * the device named by the target's caps (device("tpu-model") in the text
+ * form). With soft device placement (options.soft_placement), the others
+ * stay on the host (IR_HOST), and every value that crosses between the two
  * goes through an explicit transfer node: to_host before a host op reads
  * a device value, to_device before a device op reads a host value, each
  * made once per value and side. Without it, the pass places only what the
@@ -51,13 +52,14 @@ static bool on_device(const pass_caps *caps, const pass_options *o, const ir_nod
 
 typedef struct placer {
     const pass_caps *caps;
+    ir_device device; /* the target's, by its name */
     const pass_options *opt;
     pass_map to_device; /* host value -> its to_device node */
     pass_map to_host;   /* device value -> its to_host node */
     bool changed;
 } placer;
 
-static bool is_device(const ir_node *n) { return n->device == IR_DEVICE_TPU; }
+static bool is_device(const ir_node *n) { return n->device != IR_HOST; }
 
 /* The side a value is read on: a top-level parameter is on both. */
 static bool available(const ir_node *v, bool device)
@@ -76,7 +78,7 @@ static ir_node *transfer(placer *P, ir_graph *g, ir_node *user, ir_node *v, bool
     if (!t) {
         t = pass_new_node(g, user, to_device ? RT_OP_TO_DEVICE : RT_OP_TO_HOST, &(rt_attrs){0},
                           1, &v, &v->type, user ? user : v);
-        t->device = to_device ? IR_DEVICE_TPU : IR_DEVICE_CPU;
+        t->device = to_device ? P->device : IR_HOST;
         pass_map_set(m, v, t);
     }
     return t;
@@ -103,11 +105,11 @@ static void connect(placer *P, ir_graph *g, ir_node *n)
 static void place_graph(placer *P, ir_graph *g, bool soft)
 {
     for (int i = 0; i < g->n_params; i++)
-        g->params[i]->device = g->parent ? IR_DEVICE_TPU : IR_DEVICE_CPU;
+        g->params[i]->device = g->parent ? P->device : IR_HOST;
     for (ir_node *n = g->first; n; n = n->next) {
         if (n->opcode == RT_OP_TO_DEVICE || n->opcode == RT_OP_TO_HOST)
             continue; /* placed when made */
-        ir_device d = on_device(P->caps, P->opt, n) ? IR_DEVICE_TPU : IR_DEVICE_CPU;
+        ir_device d = on_device(P->caps, P->opt, n) ? P->device : IR_HOST;
         P->changed |= n->device != d;
         n->device = d;
         for (int r = 0; r < 2; r++)
@@ -129,7 +131,9 @@ bool pass_place(ir_function *fn, pass_ctx *ctx)
     const pass_caps *caps = pass_analyses_caps(ctx->am);
     if (!caps->supports)
         return false; /* the host's own target: nothing to place */
-    placer P = {.caps = caps, .opt = &ctx->opt};
+    placer P = {.caps = caps, .opt = &ctx->opt, .device = ir_device_named(caps->target)};
+    if (P.device <= IR_HOST)
+        return false; /* no name for it (ir.h): everything stays on the host */
     pass_map_init(&P.to_device, fn);
     pass_map_init(&P.to_host, fn);
     /* nodes out of the device's scopes are the host's by choice: they

@@ -76,7 +76,7 @@ bool ag_set_bf16_options_at(ag_loc loc, const ag_bf16_options *options)
     o.bf16.elementwise =
         elementwise[0] == 'f' ? PASS_BF16_ELEMENTWISE_F32 : PASS_BF16_ELEMENTWISE_BF16;
     snprintf(o.bf16.filterlist, sizeof o.bf16.filterlist, "%s", list);
-    o.bf16.scope = scope[0] == 't' ? PASS_BF16_SCOPE_TPU : PASS_BF16_SCOPE_ALL;
+    o.bf16.scope = scope[0] == 't' ? PASS_BF16_SCOPE_DEVICE : PASS_BF16_SCOPE_ALL;
     o.bf16.io = options->io;
     o.bf16.skip_safety_checks = options->skip_safety_checks;
     pass_set_options(&o);

@@ -153,7 +153,7 @@ static int value_option(const char *a, options *o)
             fprintf(stderr, "agc-opt: --bf16-scope=%s: the scopes are all and tpu\n", v);
             return 3;
         }
-        o->pass.bf16.scope = v[0] == 't' ? PASS_BF16_SCOPE_TPU : PASS_BF16_SCOPE_ALL;
+        o->pass.bf16.scope = v[0] == 't' ? PASS_BF16_SCOPE_DEVICE : PASS_BF16_SCOPE_ALL;
     } else if ((v = option_value(a, "--bf16-elementwise"))) {
         if (strcmp(v, "f32") != 0 && strcmp(v, "bf16") != 0) {
             fprintf(stderr, "agc-opt: --bf16-elementwise=%s: elementwise ops compute in f32 "

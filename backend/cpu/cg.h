@@ -22,6 +22,16 @@ typedef struct cg_code cg_code;
 /* The cpu target (target_cpu.c); its caps are what the lowering can do. */
 extern const tgt_target tgt_cpu;
 
+/* How the generated code computes an op (ops_cpu.c, one row per op). */
+typedef enum cg_op_use {
+    CG_OP_UNLISTED, /* no row: never in the table (test_backend checks) */
+    CG_OP_LOOP,     /* in fused loops (lower_elem.c) */
+    CG_OP_OWN,      /* a lowering of its own: constants, products */
+    CG_OP_KERNEL,   /* a call of its eager kernel */
+} cg_op_use;
+
+extern const cg_op_use cg_ops[RT_OP_COUNT];
+
 /*
  * Compiles fn, following the plans of am (fn's analyses, made for
  * tgt_cpu.caps). fn and am must outlive the code: the generated code

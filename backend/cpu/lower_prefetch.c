@@ -9,9 +9,10 @@
 
 /*
  * Software prefetch, for large loops that compute much per element (tanh,
- * exp, log, pow, sigmoid). The hardware's prefetchers keep a loop that
- * only moves data at memory speed, but in a loop that spends 30 or more
- * vector operations per element the loads come too slowly to them, and
+ * exp, log, pow, sigmoid: the op table's RT_COST_TRANSCENDENTAL class).
+ * The hardware's prefetchers keep a loop that only moves data at memory
+ * speed, but in a loop that spends 30 or more vector operations per
+ * element the loads come too slowly to them, and
  * the time became compute plus memory instead of the larger of the two.
  * So such a loop runs in blocks of PREFETCH_BLOCK elements, and each block
  * first prefetches every tensor it reads PREFETCH_AHEAD bytes ahead, one
@@ -23,14 +24,10 @@
  */
 enum { PREFETCH_BLOCK = 256, PREFETCH_AHEAD = 4096, CACHE_LINE = 64 };
 
+/* The op table's cost class: a polynomial or a library call an element. */
 static bool costly(const ir_node *m)
 {
-    switch (m->opcode) {
-    case RT_OP_TANH: case RT_OP_EXP: case RT_OP_LOG: case RT_OP_POW: case RT_OP_SIGMOID:
-        return true;
-    default:
-        return false;
-    }
+    return m->opcode < RT_OP_COUNT && rt_ops[m->opcode].cost == RT_COST_TRANSCENDENTAL;
 }
 
 bool cg_has_costly_op(const cg_cluster *c)

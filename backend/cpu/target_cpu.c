@@ -17,7 +17,8 @@ struct tgt_exe {
     cg_code *code;
 };
 
-static bool fuses(int op) { return op >= 0 && op < RT_OP_COUNT; }
+/* Its op table's loop ops (ops_cpu.c): every elementwise op. */
+static bool fuses(int op) { return op >= 0 && op < RT_OP_COUNT && cg_ops[op] == CG_OP_LOOP; }
 
 static tgt_exe *cpu_compile(const ir_function *fn, pass_analyses *am, const tgt_options *o,
                                   tgt_diag *d)

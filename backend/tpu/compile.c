@@ -10,8 +10,8 @@
  *     as in SCALE-Sim); tiles spread over the spec's MXUs, once per bf16
  *     pass of the precision;
  *   - vpu: a fused loop costs, per vreg of each member's result, one
- *     cycle (transcendental_cycles for exp, log, tanh, sigmoid, division,
- *     sqrt, pow);
+ *     cycle (transcendental_cycles for the op table's DIVIDE and
+ *     TRANSCENDENTAL cost classes: division, roots, exp, log, tanh, pow);
  *   - xlu: one cycle per vreg read and per vreg written;
  *   - VMEM staging, for the three above: the operands come from HBM into
  *     VMEM and the results go back, in blocks of at most the spec's
@@ -95,6 +95,7 @@ typedef struct compiler {
     const tpu_spec *spec;
     const ir_liveness *live;
     tgt_diag *diag;
+    ir_device device; /* this target's, which the place pass put nodes on */
     bool failed;
 } compiler;
 
@@ -111,15 +112,14 @@ static bool fail(compiler *C, const ir_node *at, const char *fmt, const char *a,
 
 /* --------------------------------------------------------------- costs */
 
+/* Ops that take the vector unit several cycles a vreg: divisions and
+ * roots, and transcendental functions (the op table's cost classes). */
 static bool transcendental(int op)
 {
-    switch (op) {
-    case RT_OP_EXP: case RT_OP_LOG: case RT_OP_TANH: case RT_OP_SIGMOID: case RT_OP_DIV:
-    case RT_OP_SQRT: case RT_OP_RSQRT: case RT_OP_POW: case RT_OP_FLOORDIV: case RT_OP_MOD:
-        return true;
-    default:
+    if (op < 0 || op >= RT_OP_COUNT)
         return false;
-    }
+    rt_cost c = rt_ops[op].cost;
+    return c == RT_COST_DIVIDE || c == RT_COST_TRANSCENDENTAL;
 }
 
 static int bf16_passes(const tpu_spec *s, ag_dtype operands)
@@ -261,7 +261,7 @@ static void cost_loops_of(compiler *C, const ir_graph *g)
     int64_t *loads = rt_xcalloc((size_t)p->n_ids, sizeof *loads);
     for (const ir_node *n = g->first; n; n = n->next) {
         int c = n->id < p->fusion->n_ids ? p->fusion->cluster[n->id] : -1;
-        if (c < 0 || n->device != IR_DEVICE_TPU)
+        if (c < 0 || n->device != C->device)
             continue; /* host loops are the host's */
         tpu_inst *x = &p->inst[n->id];
         x->kind = TPU_VPU_LOOP;
@@ -337,7 +337,12 @@ static void compile_node(compiler *C, const ir_node *n)
         cost_transfer(C, n, x);
         return;
     }
-    if (n->device != IR_DEVICE_TPU && n->opcode < RT_OP_COUNT) {
+    if (n->device != IR_HOST && n->device != C->device) {
+        fail(C, n, "'%s' is placed on the device '%s': the tpu-model runs only its own nodes "
+                   "and the host's", ir_opcode_name(n->opcode), ir_device_name(n->device));
+        return;
+    }
+    if (n->device != C->device && n->opcode < RT_OP_COUNT) {
         cost_host(C, n, x); /* shapes may be dynamic there */
         return;
     }
@@ -362,20 +367,21 @@ static void compile_node(compiler *C, const ir_node *n)
         return;
     }
     x->padded_bytes = tpu_padded_bytes(&n->type);
-    switch (n->opcode) {
-    case RT_OP_CONST: x->kind = TPU_CONST; return;
-    case RT_OP_MATMUL: cost_matmul(C, n, x); return;
-    case RT_OP_CONV2D: cost_conv2d(C, n, x); return;
-    default: break;
-    }
-    if (rt_ops[n->opcode].flags & RT_F_ALIAS)
-        return; /* a view: no work */
-    if (rt_ops[n->opcode].flags & RT_F_ELEMENTWISE) {
+    switch (tpu_ops[n->opcode]) { /* the unit, from the device's op table */
+    case TPU_OP_CONST: x->kind = TPU_CONST; return;
+    case TPU_OP_MXU:
+        if (n->opcode == RT_OP_MATMUL)
+            cost_matmul(C, n, x);
+        else
+            cost_conv2d(C, n, x);
+        return;
+    case TPU_OP_VIEW: return; /* no work */
+    case TPU_OP_VPU:
         if (n->id >= C->p->fusion->n_ids || C->p->fusion->cluster[n->id] < 0)
             cost_scalar_vector_op(C, n, x); /* loops are costed per graph */
         return;
+    default: cost_xlu(C, n, x); return;
     }
-    cost_xlu(C, n, x);
 }
 
 static void compile_graph(compiler *C, const ir_graph *g)
@@ -451,19 +457,19 @@ static tpu_transfer transfer(const tpu_spec *s, const ir_type *t)
 /* A parameter crosses to the device only if a device op reads it; one
  * that only host ops read (soft placement, the converter's device scopes)
  * stays on the host. */
-static bool read_on_device(const ir_graph *body, const ir_node *param)
+static bool read_on_device(const ir_graph *body, const ir_node *param, ir_device device)
 {
     for (const ir_node *n = body->first; n; n = n->next)
-        for (int i = 0; n->device == IR_DEVICE_TPU && i < n->n_in; i++)
+        for (int i = 0; n->device == device && i < n->n_in; i++)
             if (n->in[i] == param)
                 return true;
     return false;
 }
 
 /* A result crosses back only if the device made it. */
-static bool made_on_device(const ir_node *v)
+static bool made_on_device(const ir_node *v, ir_device device)
 {
-    return v->opcode != IR_PARAM && v->device == IR_DEVICE_TPU;
+    return v->opcode != IR_PARAM && v->device == device;
 }
 
 tpu_program *tpu_compile(const ir_function *fn, pass_analyses *am, const tpu_spec *spec,
@@ -475,7 +481,8 @@ tpu_program *tpu_compile(const ir_function *fn, pass_analyses *am, const tpu_spe
     p->fusion = pass_analyses_fusion(am);
     p->n_ids = fn->next_id > 0 ? fn->next_id : 1;
     p->inst = rt_xcalloc((size_t)p->n_ids, sizeof *p->inst);
-    compiler C = {.p = p, .spec = &p->spec, .live = pass_analyses_liveness(am), .diag = diag};
+    compiler C = {.p = p, .spec = &p->spec, .live = pass_analyses_liveness(am), .diag = diag,
+                  .device = ir_device_named(TPU_TARGET)};
     compile_graph(&C, fn->body);
     if (C.failed) {
         tpu_program_free(p);
@@ -485,10 +492,10 @@ tpu_program *tpu_compile(const ir_function *fn, pass_analyses *am, const tpu_spe
     p->params = rt_xcalloc((size_t)body->n_params + 1, sizeof *p->params);
     p->results = rt_xcalloc((size_t)body->n_results + 1, sizeof *p->results);
     for (int i = 0; i < body->n_params; i++)
-        if (read_on_device(body, body->params[i]))
+        if (read_on_device(body, body->params[i], C.device))
             p->params[i] = transfer(spec, &body->params[i]->type);
     for (int i = 0; i < body->n_results; i++)
-        if (made_on_device(body->results[i]))
+        if (made_on_device(body->results[i], C.device))
             p->results[i] = transfer(spec, &body->results[i]->type);
     if (!tpu_allocate_hbm(p, C.live, diag)) {
         tpu_program_free(p);

@@ -51,6 +51,24 @@ typedef enum tpu_kind {
     TPU_HOST,     /* an op placed on the host */
 } tpu_kind;
 
+/* The target's name (tgt_tpu_model.name), which is also how the IR names
+ * the device its nodes are placed on (ir_node.device). */
+#define TPU_TARGET "tpu-model"
+
+/* Where the device runs an op (ops_tpu.c, one row per op of ops.def). */
+typedef enum tpu_op_unit {
+    TPU_OP_UNLISTED, /* no row: never in the table (test_tpu checks) */
+    TPU_OP_HOST,     /* not on the device: soft placement runs it on the host */
+    TPU_OP_CONST,    /* resident in HBM with the program */
+    TPU_OP_VIEW,     /* the same data seen in another shape: no work */
+    TPU_OP_VPU,      /* the vector unit, fused into loops over vregs */
+    TPU_OP_XLU,      /* the cross-lane unit: reductions, data movement */
+    TPU_OP_MXU,      /* the matrix units */
+    TPU_OP_LINK,     /* the host link: to_device, to_host */
+} tpu_op_unit;
+
+extern const tpu_op_unit tpu_ops[RT_OP_COUNT];
+
 /* What one node costs each time it runs. */
 typedef struct tpu_inst {
     tpu_kind kind;

@@ -40,15 +40,16 @@ static bool device_dtype(ag_dtype dt)
     return dt == AG_F32 || dt == AG_BF16 || dt == AG_I32 || dt == AG_I64 || dt == AG_BOOL;
 }
 
-/* The op table's TPU column (RT_F_TPU, ops.def): every op but host work. */
+/* The device's own op table (ops_tpu.c): every op but host work. */
 static bool tpu_supports(int op, ag_dtype dt)
 {
-    return op >= 0 && op < RT_OP_COUNT && (rt_ops[op].flags & RT_F_TPU) && device_dtype(dt);
+    return op >= 0 && op < RT_OP_COUNT && tpu_ops[op] > TPU_OP_HOST && device_dtype(dt);
 }
 
+/* The vector unit's ops fuse into its loops. */
 static bool tpu_fuses(int op)
 {
-    return op >= 0 && op < RT_OP_COUNT && (rt_ops[op].flags & RT_F_ELEMENTWISE);
+    return op >= 0 && op < RT_OP_COUNT && tpu_ops[op] == TPU_OP_VPU;
 }
 
 static bool params_static(const ir_function *fn)
@@ -182,7 +183,7 @@ bool ag_last_profile(ag_profile *out)
     const tpu_profile *p = &last.prof;
     memset(out, 0, sizeof *out);
     snprintf(out->function, sizeof out->function, "%s", last.name);
-    out->target = "tpu-model";
+    out->target = TPU_TARGET;
     out->seconds = p->seconds;
     out->device_seconds = p->device_seconds;
     out->roofline_seconds = p->roofline_seconds;
@@ -307,13 +308,13 @@ static void tpu_target_print(const tgt_exe *x, FILE *out)
 }
 
 const tgt_target tgt_tpu_model = {
-    .name = "tpu-model",
+    .name = TPU_TARGET,
     .summary = "a simulated TPU (v5e by default): bf16 matrix units, HBM, host link, "
                "cycle model",
     .device = "the TPU",
     .unsupported_hint = "enable soft device placement to run it on the CPU",
     .falls_back = false,
-    .caps = {.target = "tpu-model",
+    .caps = {.target = TPU_TARGET,
              .native_dtypes = 1u << AG_F32 | 1u << AG_BF16 | 1u << AG_I32 | 1u << AG_BOOL,
              .supports = tpu_supports,
              .fuses = tpu_fuses,

@@ -14,7 +14,7 @@
 #define RT_KERNEL(f) bool f(const rt_attrs *a, rt_value *const *in, int n, \
                             rt_value *out, rt_err *e)
 
-#define X(id, name, arity, attrs, flags, elem, dtype_fn, shape_fn, kernel, api) \
+#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api) \
     RT_DTYPE_RULE(dtype_fn);                                                     \
     RT_SHAPE_RULE(shape_fn);                                                     \
     RT_KERNEL(kernel);

@@ -13,8 +13,8 @@
 #define EW_DOMAIN(form, domain) RT_DOM_##domain
 
 const rt_op_info rt_ops[RT_OP_COUNT] = {
-#define X(id, name, arity, attrs, flags, elem, dtype_fn, shape_fn, kernel, api) \
-    [RT_OP_##id] = {#name, arity, attrs, (flags) | EW_FLAGS(elem), EW_DOMAIN(elem),  \
+#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api) \
+    [RT_OP_##id] = {#name, arity, attrs, (flags) | EW_FLAGS(elem), cost, EW_DOMAIN(elem), \
                     dtype_fn, shape_fn, kernel},
 #include "ops.def"
 #undef X

@@ -262,10 +262,30 @@ enum {
      * way, from these flags: */
     RT_F_INT_DIVISOR = 1 << 7,  /* in[1] divides: a zero element fails */
     RT_F_INT_EXPONENT = 1 << 8, /* in[1] is an exponent: a negative one fails */
-    /* Per-target support, for targets that run only some ops natively:
-     * the simulated TPU target runs the ops that have RT_F_TPU. */
-    RT_F_TPU = 1 << 9
 };
+/* Which ops a target runs, fuses, and on which of its units, are the
+ * target's own tables (backend/<target>/ops_<target>.c), not flags here. */
+
+/*
+ * The kind of work an op does (ops.def's cost column), in classes that
+ * every target's cost model can tell apart; none names a target. The tpu-
+ * model gives DIVIDE and TRANSCENDENTAL ops several vector-unit cycles an
+ * element, the cpu prefetches ahead of loops with TRANSCENDENTAL ops (their
+ * work per element hides the memory latency the prefetch pays), and
+ * tgt_count_cost counts a REDUCTION's flops on its input.
+ */
+typedef enum rt_cost {
+    RT_COST_FREE,           /* no work of its own: a constant, a view, shape metadata */
+    RT_COST_MOVE,           /* moves or makes data, no arithmetic: transpose, gather, fill */
+    RT_COST_ARITH,          /* one cheap operation an element: add, compare, select, cast */
+    RT_COST_DIVIDE,         /* a division or a root an element: a long-latency unit */
+    RT_COST_TRANSCENDENTAL, /* many operations an element: exp, log, tanh, pow (a
+                             * polynomial or a library call), a random generator */
+    RT_COST_REDUCTION,      /* combines elements along axes (softmax: two reductions) */
+    RT_COST_CONTRACTION,    /* sums of products over a shared dim: matmul, conv2d */
+    RT_COST_STATE,          /* state outside the values: variables, printing, tensor arrays */
+    RT_N_COSTS
+} rt_cost;
 
 /* The flags that make an op fail on some integer data (pass_fails_on_data). */
 #define RT_F_FAILS_ON_DATA (RT_F_INT_DIVISOR | RT_F_INT_EXPONENT)
@@ -301,7 +321,7 @@ typedef bool (*rt_kernel_fn)(const rt_attrs *a, rt_value *const *in, int n,
                              rt_value *out, rt_err *e);
 
 typedef enum rt_op {
-#define X(id, name, arity, attrs, flags, elem, dtype_fn, shape_fn, kernel, api) RT_OP_##id,
+#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api) RT_OP_##id,
 #include "ops.def"
 #undef X
     RT_OP_COUNT
@@ -312,6 +332,7 @@ typedef struct rt_op_info {
     int arity; /* -1: variadic */
     unsigned attrs;
     unsigned flags;
+    rt_cost cost;
     rt_domain domain; /* RT_DOM_NONE unless RT_F_ELEMENTWISE */
     rt_dtype_fn dtype_rule;
     rt_shape_fn shape_rule;

@@ -454,38 +454,52 @@ static void test_cast_saturates(void **state)
     ir_function_free(fn);
 }
 
+/* The float ops whose result has their operands' dtype (arithmetic, not
+ * comparisons), of arity n, from the op table. */
+static int same_dtype_float_ops(int n, rt_op *out)
+{
+    int k = 0;
+    for (int op = 0; op < RT_OP_COUNT; op++) {
+        const rt_op_info *o = &rt_ops[op];
+        bool floats = o->domain == RT_DOM_NUM || o->domain == RT_DOM_FLOAT;
+        if ((o->flags & RT_F_ELEMENTWISE) && floats && o->arity == n &&
+            o->dtype_rule != rt_ops[RT_OP_LESS].dtype_rule)
+            out[k++] = (rt_op)op;
+    }
+    return k;
+}
+
 /* Constants are folded by LLVM at compile time: the folded results must
  * be the runtime's too (fmod, floor, sqrt, saturating casts; libm calls
- * are never folded). */
+ * are never folded), for every such op of the table. */
 static void test_constant_folding_matches(void **state)
 {
     (void)state;
-    static const char *const ops[] = {"add", "sub", "mul", "div", "floordiv", "mod", "pow",
-                                      "maximum", "minimum"};
-    static const char *const unary[] = {"exp", "log", "tanh", "sqrt", "rsqrt", "sigmoid",
-                                        "floor", "ceil", "sign", "relu", "abs", "neg"};
+    rt_op ops[RT_OP_COUNT], unary[RT_OP_COUNT];
+    int n_ops = same_dtype_float_ops(2, ops), n_unary = same_dtype_float_ops(1, unary);
+    assert_true(n_ops >= 9 && n_unary >= 12); /* add ... minimum; exp ... neg */
     for (int i = 0; i < N; i++) {
-        for (int k = 0; k < COUNT(ops); k++) {
+        for (int k = 0; k < n_ops; k++) {
             char text[512];
             snprintf(text, sizeof text,
                      "func @f() -> (f32[]) {\n"
                      "  %%0 = const() {value = [%.9g]} : f32[]\n"
                      "  %%1 = const() {value = [%.9g]} : f32[]\n"
                      "  %%2 = %s(%%0, %%1) : f32[]\n  return %%2\n}\n",
-                     F32_A[i], F32_B[i], ops[k]);
+                     F32_A[i], F32_B[i], rt_ops[ops[k]].name);
             ir_function *fn = parse_ir(text, __LINE__);
             outcome o = both(fn, NULL, 0, 0, __LINE__);
             outcome_free(&o);
             ir_function_free(fn);
         }
-        for (int k = 0; k < COUNT(unary); k++) {
+        for (int k = 0; k < n_unary; k++) {
             char text[512];
             snprintf(text, sizeof text,
                      "func @f() -> (f32[], i32[]) {\n"
                      "  %%0 = const() {value = [%.9g]} : f32[]\n"
                      "  %%1 = %s(%%0) : f32[]\n"
                      "  %%2 = cast(%%1) {dtype = i32} : i32[]\n  return %%1, %%2\n}\n",
-                     F32_A[i], unary[k]);
+                     F32_A[i], rt_ops[unary[k]].name);
             ir_function *fn = parse_ir(text, __LINE__);
             outcome o = both(fn, NULL, 0, 0, __LINE__);
             outcome_free(&o);
@@ -580,6 +594,24 @@ static ir_function *one_op_graph(rt_op op, ag_dtype dt, const char *shape)
     return parse_ir(text, __LINE__);
 }
 
+/* The cpu's op table (ops_cpu.c) has a row for every op (its build
+ * counts them) and fuses exactly the elementwise ops, which lower_elem.c
+ * emits in loops (the next test); the target's fuses() reads it. */
+static void test_cpu_op_table(void **state)
+{
+    (void)state;
+    for (int op = 0; op < RT_OP_COUNT; op++) {
+        bool elementwise = rt_ops[op].flags & RT_F_ELEMENTWISE;
+        if (cg_ops[op] == CG_OP_UNLISTED)
+            fail_msg("'%s' has no row in backend/cpu/ops_cpu.c", rt_ops[op].name);
+        if ((cg_ops[op] == CG_OP_LOOP) != elementwise)
+            fail_msg("'%s': CG_OP_LOOP in ops_cpu.c is for the elementwise ops", rt_ops[op].name);
+        assert_int_equal(tgt_cpu.caps.fuses(op), elementwise);
+    }
+    assert_false(tgt_cpu.caps.fuses(RT_OP_COUNT));
+    assert_null(tgt_cpu.caps.supports); /* the host: every op */
+}
+
 /* The backend emits every elementwise op of the table itself, on every
  * dtype of its domain that the cpu target computes on, in a loop and on
  * scalars: the compilation succeeds (an op lower_elem.c lacks fails it,
@@ -616,8 +648,9 @@ static void test_every_elementwise_op_is_emitted(void **state)
 static void test_integer_division_by_zero(void **state)
 {
     (void)state;
-    static const char *const ops[] = {"div", "floordiv", "mod"};
-    for (int k = 0; k < COUNT(ops); k++) {
+    for (int op = 0; op < RT_OP_COUNT; op++) {
+        if (!(rt_ops[op].flags & RT_F_INT_DIVISOR))
+            continue; /* div, floordiv, mod */
         for (int sc = 0; sc < 2; sc++) {
             const char *shape = sc ? "[]" : "[3]";
             char text[512];
@@ -625,7 +658,7 @@ static void test_integer_division_by_zero(void **state)
                      "func @f(%%0: i32%s, %%1: i32%s) -> (i32%s) {\n"
                      "  %%2 = %s(%%0, %%1) : i32%s loc(\"divide.c\":42)\n"
                      "  return %%2\n}\n",
-                     shape, shape, shape, ops[k], shape);
+                     shape, shape, shape, rt_ops[op].name, shape);
             ir_function *fn = parse_ir(text, __LINE__);
             rt_value *args[2];
             if (sc) {
@@ -2593,6 +2626,7 @@ int main(void)
         TU_TEST(test_constant_folding_matches),
         TU_TEST(test_where),
         TU_TEST(test_op_table_consistent),
+        TU_TEST(test_cpu_op_table),
         TU_TEST(test_every_elementwise_op_is_emitted),
         TU_TEST(test_integer_division_by_zero),
         TU_TEST(test_division_edge_cases),

@@ -298,7 +298,7 @@ typedef struct scope_sum {
 static void add_scope(void *ctx, const ir_node *n, double s)
 {
     scope_sum *S = ctx;
-    if (n && n->device == IR_DEVICE_TPU && ir_scope_within(n->scope, S->scope))
+    if (n && n->device != IR_HOST && ir_scope_within(n->scope, S->scope))
         S->seconds += s;
 }
 

@@ -289,6 +289,52 @@ static void test_simulated_numerics_and_time(void **state)
     compiled_free(&c);
 }
 
+/* The device's op table (ops_tpu.c) has a row for every op (its build
+ * counts them); what it supports and fuses is read from it: the vector
+ * unit's loops take exactly the elementwise ops, and host work is not the
+ * device's. */
+static void test_tpu_op_table(void **state)
+{
+    (void)state;
+    const pass_caps *caps = &tpu_target()->caps;
+    for (int op = 0; op < RT_OP_COUNT; op++) {
+        if (tpu_ops[op] == TPU_OP_UNLISTED)
+            fail_msg("'%s' has no row in backend/tpu/ops_tpu.c", rt_ops[op].name);
+        bool elementwise = rt_ops[op].flags & RT_F_ELEMENTWISE;
+        if ((tpu_ops[op] == TPU_OP_VPU) != elementwise)
+            fail_msg("'%s': TPU_OP_VPU in ops_tpu.c is for the elementwise ops", rt_ops[op].name);
+        assert_int_equal(caps->fuses(op), elementwise);
+        assert_int_equal(caps->supports(op, AG_F32), tpu_ops[op] != TPU_OP_HOST);
+    }
+    assert_false(caps->supports(RT_OP_PRINT, AG_F32));
+    assert_false(caps->supports(RT_OP_TA_NEW, AG_F32));
+    assert_true(caps->supports(RT_OP_MATMUL, AG_BF16));
+    assert_false(caps->supports(RT_OP_ADD, AG_F64)); /* no f64, as on a v5e */
+    assert_false(caps->supports(RT_OP_COUNT, AG_F32));
+}
+
+/* A node another device target placed is not the tpu-model's to run. */
+static void test_nodes_of_other_devices_are_errors(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_ok("func @f(%0: f32[4]) -> (f32[4]) {\n"
+                               "  %1 = to_device(%0) : f32[4] device(\"elsewhere\")\n"
+                               "  %2 = exp(%1) : f32[4] loc(\"e.c\":3) device(\"elsewhere\")\n"
+                               "  %3 = to_host(%2) : f32[4]\n"
+                               "  return %3\n}\n");
+    pass_analyses *am = pass_analyses_new(fn, &tpu_target()->caps);
+    tpu_spec spec;
+    tpu_spec_default(&spec);
+    tgt_diag d;
+    memset(&d, 0, sizeof d);
+    assert_null(tpu_compile(fn, am, &spec, &d));
+    assert_string_equal(d.msg, "'exp' is placed on the device 'elsewhere': the tpu-model runs "
+                               "only its own nodes and the host's");
+    assert_int_equal(d.loc.line, 3);
+    pass_analyses_free(am);
+    ir_function_free(fn);
+}
+
 static void test_hbm_capacity_names_the_tensors(void **state)
 {
     (void)state;
@@ -518,6 +564,8 @@ int main(void)
         TU_TEST(test_tiles_pad_the_last_two_dims),
         TU_TEST(test_matmul_costs_the_systolic_formula),
         TU_TEST(test_simulated_numerics_and_time),
+        TU_TEST(test_tpu_op_table),
+        TU_TEST(test_nodes_of_other_devices_are_errors),
         TU_TEST(test_hbm_capacity_names_the_tensors),
         TU_TEST(test_hbm_buffers_are_reused),
         TU_TEST(test_vmem_blocks_overlap_the_work),
