@@ -15,9 +15,10 @@
  * interpreter of ir/exec.c, backend/reference/), `cpu` (LLVM,
  * backend/cpu/) and `tpu-model` (a simulated TPU, backend/tpu/) - and
  * takes more at run time (tgt_register), which is how tests add one
- * (tests/unit/test_targets.c, and test_device_target.c a device) and how
- * a target in a plug-in would. Each target is a folder with its own map
- * (its CMakeLists.txt); docs/architecture.md walks through adding one.
+ * (tests/unit/test_targets.c, and tests/unit/test_device_target.c a
+ * device) and how a target in a plug-in would. Each target is a folder
+ * with its own map (its CMakeLists.txt); docs/architecture.md walks
+ * through adding one.
  *
  * Per-op facts a target needs are its own: a table indexed by op with a
  * counted row for every op of ops.def (backend/cpu/ops_cpu.c,
