@@ -1100,7 +1100,7 @@ static void check_row_operands(int r, int c, rt_value **x, rt_value **b)
 }
 
 /* A column ([r, 1], a scale per row): in groups when a row of the tile
- * is whole vectors (lower_loop.c). */
+ * is whole vectors (lower_tile.c). */
 static void check_column_operand(int r, int c, rt_value *x, rt_value *b)
 {
     char text[1024];
