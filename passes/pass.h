@@ -20,6 +20,7 @@
 #ifndef PASS_H
 #define PASS_H
 
+#include "config.h"
 #include "ir.h"
 #include "liveness.h"
 
@@ -71,7 +72,7 @@ typedef enum pass_bf16_elementwise {
 } pass_bf16_elementwise;
 
 typedef struct pass_bf16_options {
-    bool enabled;            /* the default pipeline converts (AG_BF16, agc --bf16) */
+    bool enabled;            /* the default pipeline converts (the pipeline sets it) */
     char filterlist[256];    /* op names kept in f32, separated by commas */
     pass_bf16_scope scope;
     bool io;                 /* the function's f32 parameters and results become bf16 */
@@ -80,8 +81,13 @@ typedef struct pass_bf16_options {
 } pass_bf16_options;
 
 /* How passes run. The manager reads a process-wide copy (pass_set_options)
- * at the start of every run, so agc-opt and tests set it once. */
+ * at the start of every run, so agc-opt and tests set it once; the
+ * pipeline gives each run its own (pass_run_with). */
 typedef struct pass_options {
+    /* The run's settings (AG_PASSES, AG_DUMP_IR, AG_BF16: passes, dump_ir,
+     * bf16), the compile's snapshot; NULL: the settings in force when the
+     * run starts. The run holds no reference: the caller keeps it alive. */
+    const rt_config *config;
     const pass_caps *caps; /* pass_run_default's target (NULL: pass_caps_none) */
     bool verify_each;      /* ir_verify after every pass (default: debug builds) */
     bool print_after_all;  /* print the IR after every pass */
