@@ -211,18 +211,21 @@ void pass_list(FILE *out);
 /* ------------------------------------------------------------ running */
 
 /*
- * The default pipeline: infer; bf16 when options.bf16.enabled (or the
- * environment's AG_BF16 is set and not "0"); then fold, simplify, matpow, cse, licm,
+ * The default pipeline: infer; bf16 when options.bf16.enabled (the
+ * pipeline merges it; a run without the pipeline's options also takes
+ * the setting bf16, AG_BF16); then fold, simplify, matpow, cse, licm,
  * infer, dce repeated until nothing changes (at most PASS_MAX_ROUNDS times); then,
  * for a device target (caps.supports), placement; then the fusion and memory
  * planning analyses. Called on every traced function.
  * Returns false only when a pass broke the IR (verify_each) or, with
  * options.strict, reported a diagnostic; pass_last_error() says why.
  *
- * Honors pass_set_pipeline_override, and the environment variable
- * AG_DUMP_IR: "1" prints the function before and after the pipeline on
- * stderr, any other non-empty value other than "0" names a directory that
- * receives <function>.<n>.before.ir and <function>.<n>.after.ir.
+ * Honors pass_set_pipeline_override, the setting passes (AG_PASSES) and
+ * the setting dump_ir (AG_DUMP_IR): "1" prints the function before and
+ * after the pipeline on stderr, any other non-empty value other than "0"
+ * names a directory that receives <function>.<n>.before.ir and
+ * <function>.<n>.after.ir. Each dump starts with the run's settings that
+ * are not defaults, as "// config: name = value (source)" comments.
  */
 enum { PASS_MAX_ROUNDS = 8 };
 bool pass_run_default(ir_function *fn);
