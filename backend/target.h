@@ -33,12 +33,16 @@
 
 #include "pass.h"
 
-/* How to compile: NULL or empty fields mean the defaults. */
+/* How to compile: NULL or empty fields mean the defaults. `config` is
+ * the compile's settings (runtime/core/config.h), which the pipeline
+ * hands down; a target reads its own there (the cpu its cache directory,
+ * the tpu-model its device spec and profiling). NULL: the settings in
+ * force when the target's entry is called directly (tests, tools). */
 typedef struct tgt_options {
+    const rt_config *config;
     const char *triple;      /* an LLVM target triple (cpu; default: the host's) */
     const char *cpu;         /* a CPU name, as --cpu takes it (cpu) */
     const char *features;    /* "+avx2,-avx512f" (cpu) */
-    const char *device_spec; /* a device spec file (tpu-model; default: AG_DEVICE_SPEC) */
     /* tpu-model: tensors cross the host link in tile-friendly shapes when
      * that pads less (the converter's io_shape_optimization) */
     bool io_shapes;

@@ -34,6 +34,7 @@
 
 #include "bench_util.h"
 #include "bf16mm_amx.h"
+#include "config.h"
 #include <ag.h>
 
 #if defined(__x86_64__)
@@ -333,8 +334,10 @@ static void print_instruction_rates(void) {}
 static void run_call_no_amx(void *arg)
 {
     setenv("AG_NO_AMX", "1", 1);
+    rt_config_reload_env();
     run_call(arg);
     unsetenv("AG_NO_AMX");
+    rt_config_reload_env();
 }
 
 /* On an AMX host: the same bf16 MLP on the dot-product path, against f32. */
@@ -412,11 +415,13 @@ static void bench_mlp(void)
     if (dot) {
         bench_goal("bf16 >= 1.3x faster than f32 (AVX512_BF16 host)", t32 / t16 >= 1.3);
         setenv("AG_CPU", "znver3", 1); /* read when mlp_avx2 is traced */
+        rt_config_reload_env();
         call avx2 = {0};
         mlp_args(&avx2, &mlp_avx2_desc, AG_BF16, params, NULL);
         double t2, t16b;
         bench_time_pair(run_call, &avx2, run_call, &bf16, 21, &t2, &t16b);
         unsetenv("AG_CPU");
+        rt_config_reload_env();
         bench_print_time("bf16 compiled for znver3 (no AVX512_BF16)", t2);
         printf("  (context) converting path / %s path: %.2fx\n", amx ? "AMX" : "dot-product",
                t2 / t16b);

@@ -30,6 +30,7 @@
 #define _GNU_SOURCE
 
 #include "bench_util.h"
+#include "config.h"
 #include <ag.h>
 
 /* rt_conv2d_f32, the runtime's conv2d kernel, for row (f)'s baseline */
@@ -209,13 +210,17 @@ static void run_power_hand(void *arg)
 static void bench_power_avx2(const int32_t *hand, double th)
 {
     setenv("AG_CPU", AVX2_CPU, 1); /* read when the functions are traced */
+    rt_config_reload_env();
     ag_tensor r = power_with(&power_avx2_desc, power_x, POWER);
     bool same = memcmp(ag_data(r), hand, P * P * sizeof *hand) == 0;
     ag_free(r);
     setenv("AG_PASSES", NO_MATPOW, 1);
+    rt_config_reload_env();
     r = power_with(&power_unsquared_avx2_desc, power_x, POWER);
     unsetenv("AG_PASSES");
+    rt_config_reload_env();
     unsetenv("AG_CPU");
+    rt_config_reload_env();
     same = same && memcmp(ag_data(r), hand, P * P * sizeof *hand) == 0;
     ag_free(r);
     double tc = time_median(run_power_desc, (void *)&power_avx2_desc, 51);
@@ -245,8 +250,10 @@ static void bench_power(void)
     run_power_compiled(NULL); /* traced and compiled here */
     /* the default pipeline without matpow, for this function's trace only */
     setenv("AG_PASSES", NO_MATPOW, 1);
+    rt_config_reload_env();
     r = power_with(&power_unsquared_desc, power_x, POWER);
     unsetenv("AG_PASSES");
+    rt_config_reload_env();
     same = same && memcmp(ag_data(r), hand, sizeof hand) == 0;
     ag_free(r);
     double te = time_median(run_power_eager, NULL, 21);
@@ -590,8 +597,10 @@ static void bench_chain_avx2(double te, double triad_bw)
 {
     chain_fn = &chain_avx2_desc;
     setenv("AG_CPU", AVX2_CPU, 1); /* read when the function is traced */
+    rt_config_reload_env();
     bool same = chain_same_as_eager();
     unsetenv("AG_CPU");
+    rt_config_reload_env();
     double tc = time_median(run_chain_compiled, NULL, 11);
     double bw = 2.0 * CHAIN_N * sizeof(float) / tc;
     printf("  tanh(x*a + b)*c + x compiled for %s (AVX2)%s\n", AVX2_CPU,
@@ -742,8 +751,10 @@ static void bench_latency(void)
     snprintf(spec, sizeof spec, "f32[64], y=%d", latency_k - 1);
     int nodes = ag_concrete_num_nodes(ag_get_concrete_function("latency", spec));
     setenv("AG_TARGET", "reference", 1);
+    rt_config_reload_env();
     double trace_only = time_median(trace_one, NULL, 21);
     unsetenv("AG_TARGET");
+    rt_config_reload_env();
     double both = time_median(trace_one, NULL, 21);
     printf("  a function of %d nodes (after the optimization passes)\n", nodes);
     bench_print_time("trace (+ passes) only", trace_only);

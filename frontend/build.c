@@ -299,10 +299,11 @@ static const tgt_target *build_target(const build *B)
     return tgt_find(B->b->target ? B->b->target : dflt);
 }
 
+/* The cpu's --target-triple and --cpu; the rest of agc's flags reach the
+ * targets through the settings (fe_build_apply_flags). */
 static tgt_options build_options(const build *B)
 {
-    return (tgt_options){.triple = B->b->triple, .cpu = B->b->cpu,
-                         .device_spec = B->b->device_spec};
+    return (tgt_options){.triple = B->b->triple, .cpu = B->b->cpu};
 }
 
 /* agc -v: a stage of the pipeline of one function. */
@@ -320,8 +321,7 @@ static bool run_pipeline(build *B, int i, pl_stage stop, pl_result *out)
     ag_loc loc = {B->opt->input, f->line};
     tgt_options o = build_options(B);
     const char *what[2] = {f->name, B->specs[i]};
-    pl_request flags = {.bf16 = B->b->bf16, .soft_placement = B->b->soft_placement,
-                        .progress = pipeline_step, .progress_ctx = (void *)what};
+    pl_request flags = {.progress = pipeline_step, .progress_ctx = (void *)what};
     bool ok = fn_compile_spec(loc, f->name, B->specs[i], stop, build_target(B), &o, &flags, out);
     if (!ok)
         report_runtime_error();
@@ -357,6 +357,11 @@ static bool emit_graphs(build *B, sink *out)
 {
     unsigned emit = B->b->emit;
     bool ok = true; /* every function, so that one run reports every error */
+    if (emit & FE_EMIT_IR_OPT) { /* the settings the passes ran with */
+        const rt_config *c = rt_config_get();
+        rt_config_print_changed(c, "// config: ", out->f);
+        rt_config_release(c);
+    }
     for (int i = 0; i < B->n_fns; i++) {
         pl_result g;
         if (!run_pipeline(B, i, stop_for(emit), &g)) {
@@ -476,9 +481,31 @@ static bool write_outputs(build *B)
     return ok;
 }
 
+void fe_build_apply_flags(const fe_build_options *b)
+{
+    if (b->target)
+        rt_config_set_flag(RT_CFG_TARGET, b->target);
+    if (b->cpu)
+        rt_config_set_flag(RT_CFG_CPU, b->cpu);
+    if (b->device_spec)
+        rt_config_set_flag(RT_CFG_DEVICE_SPEC, b->device_spec);
+    if (b->bf16)
+        rt_config_set_flag(RT_CFG_BF16, "1");
+    if (b->soft_placement)
+        rt_config_set_flag(RT_CFG_SOFT_DEVICE_PLACEMENT, "1");
+}
+
+void fe_print_config(FILE *out)
+{
+    const rt_config *c = rt_config_get();
+    rt_config_print(c, out);
+    rt_config_release(c);
+}
+
 int fe_build(const fe_options *opt, const fe_build_options *b)
 {
     build B = {.opt = opt, .b = b};
+    fe_build_apply_flags(b);
     fe_options conv = *opt;
     conv.output = "staged.c"; /* the name its #line directives use */
     conv.mt = opt->mt ? opt->mt : opt->output;

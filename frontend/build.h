@@ -43,6 +43,13 @@ bool fe_target_prints(const char *name);
 /* Parses "obj,header"; 0 when a kind is unknown. */
 unsigned fe_emit_parse(const char *list);
 
+/* Gives the settings agc's flags name (--target, --cpu, --device-spec,
+ * --bf16, --soft-device-placement) to the configuration's flag layer
+ * (runtime/core/config.h), where every compile reads them. */
+void fe_build_apply_flags(const fe_build_options *b);
+/* agc --print-config: every setting, its value and where it came from. */
+void fe_print_config(FILE *out);
+
 /* Builds what b->emit asks for from opt->input into opt->output (an
  * object's header goes next to it, with .h). Returns the exit status. */
 int fe_build(const fe_options *opt, const fe_build_options *b);

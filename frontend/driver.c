@@ -68,6 +68,9 @@ static const char usage[] =
     "  -fcolor-diagnostics, -fno-color-diagnostics\n"
     "                          force colors in diagnostics on or off\n"
     "  -- ARGS                 pass the remaining arguments to libclang\n"
+    "  --print-config          print every setting (target, cpu, jit, cache_dir, bf16,\n"
+    "                          ...), its value and where it came from (default,\n"
+    "                          environment, setter, flag), then exit\n"
     "  --version               print the version\n"
     "  --help                  print this help\n";
 
@@ -160,6 +163,7 @@ static int parse_args(int argc, char **argv, fe_options *opt, fe_build_options *
 {
     memset(opt, 0, sizeof *opt);
     memset(b, 0, sizeof *b);
+    bool print_config = false;
     opt->color = default_color();
     opt->clang_args = fe_alloc((size_t)(2 * argc + 1) * sizeof *opt->clang_args);
     for (int i = 1; i < argc; i++) {
@@ -176,6 +180,10 @@ static int parse_args(int argc, char **argv, fe_options *opt, fe_build_options *
         if (strcmp(a, "--version") == 0) {
             printf("agc %s (AutoGraph for C), built with libclang 19\n", AGC_VERSION_STRING);
             return 1;
+        }
+        if (strcmp(a, "--print-config") == 0) {
+            print_config = true;
+            continue;
         }
         if (strcmp(a, "--bf16") == 0 || strcmp(a, "--soft-device-placement") == 0) {
             *(a[2] == 'b' ? &b->bf16 : &b->soft_placement) = true;
@@ -246,6 +254,11 @@ static int parse_args(int argc, char **argv, fe_options *opt, fe_build_options *
         if (opt->input)
             return usage_error("more than one input file ('%s')", a);
         opt->input = a;
+    }
+    if (print_config) {
+        fe_build_apply_flags(b);
+        fe_print_config(stdout);
+        return 1;
     }
     if (!opt->input)
         return usage_error("no input file");

@@ -115,6 +115,9 @@ static const tp_message variable_message = {"Variable", variable_fields,
 static const tp_field manifest_fields[] = {
     INT(sm_manifest, format_version, 1, 1e9),
     STR(sm_manifest, producer),
+    {.name = "config", .type = TP_STRING, .offset = offsetof(sm_manifest, config),
+     .capacity = SM_MAX_CONFIG, .repeated = true,
+     .count_offset = offsetof(sm_manifest, n_config), .elem_size = SM_TEXT},
     MSGS(sm_manifest, "function", functions, n_functions, function_message),
     MSGS(sm_manifest, "signature", signatures, n_signatures, signature_message),
     MSGS(sm_manifest, "alias", aliases, n_aliases, alias_message),
@@ -267,6 +270,10 @@ void sm_manifest_print(const sm_manifest *m, FILE *out)
     fprintf(out, "format_version: %lld\n", (long long)m->format_version);
     put_string(out, "producer", m->producer);
     fputc('\n', out);
+    for (int i = 0; i < m->n_config; i++) {
+        put_string(out, "config", m->config[i]);
+        fputc('\n', out);
+    }
     for (int i = 0; i < m->n_functions; i++)
         put_function(out, &m->functions[i]);
     for (int i = 0; i < m->n_signatures; i++)

@@ -45,6 +45,7 @@ enum {
     SM_MAX_SIGNATURES = 64,
     SM_MAX_ALIASES = 64,
     SM_MAX_VARIABLES = 1024,
+    SM_MAX_CONFIG = 32, /* lines of `config`: at most one per setting */
 };
 
 typedef struct sm_io {
@@ -146,6 +147,11 @@ typedef struct sm_variable {
 typedef struct sm_manifest {
     int64_t format_version;
     char producer[SM_NAME];
+    /* The settings the functions were traced with that are not defaults,
+     * "name = value (source)" each (runtime/core/config.h): what made
+     * the model, for people; loading ignores them. */
+    char config[SM_MAX_CONFIG][SM_TEXT];
+    int n_config;
     sm_function functions[SM_MAX_FUNCTIONS];
     int n_functions;
     sm_signature signatures[SM_MAX_SIGNATURES];

@@ -289,6 +289,21 @@ static bool check_options(ag_loc loc, const char *dir, const ag_save_options *o)
     return true;
 }
 
+/* The settings in force, which the traces below use: the manifest's
+ * `config` lines. */
+static void record_config(sm_manifest *man)
+{
+    const rt_config *c = rt_config_get();
+    char *text = rt_config_changed_text(c);
+    rt_config_release(c);
+    for (char *line = text; *line && man->n_config < SM_MAX_CONFIG;) {
+        size_t n = strcspn(line, "\n");
+        snprintf(man->config[man->n_config++], SM_TEXT, "%.*s", (int)n, line);
+        line += n + (line[n] == '\n');
+    }
+    free(text);
+}
+
 bool ag_saved_model_save_at(ag_loc loc, const char *dir, const ag_save_options *o)
 {
     if (!check_options(loc, dir, o))
@@ -299,6 +314,7 @@ bool ag_saved_model_save_at(ag_loc loc, const char *dir, const ag_save_options *
     S.var_objs = rt_xcalloc(SM_MAX_VARIABLES, sizeof *S.var_objs);
     S.constants = rt_xcalloc(SM_MAX_VARIABLES, sizeof *S.constants);
     bool ok = true;
+    record_config(S.man);
     for (int i = 0; ok && i < o->n_signatures; i++)
         ok = export_signature(&S, &o->signatures[i]);
     for (int i = 0; ok && i < o->n_aliases; i++)

@@ -117,17 +117,17 @@ void pass_set_pipeline_override(const char *spec)
 }
 
 /* A copy of the override (the caller frees it), or NULL. The API's
- * override wins over the environment variable AG_PASSES (a pipeline spec
- * like "none", "fold,dce" or "default"), which lets whole programs run
- * under another pipeline without being rebuilt. */
-static char *get_override(void)
+ * override wins over the setting passes (AG_PASSES: a pipeline spec like
+ * "none", "fold,dce" or "default"), which lets whole programs run under
+ * another pipeline without being rebuilt. */
+static char *get_override(const rt_config *c)
 {
     pthread_mutex_lock(&options_lock);
     char *s = override_spec ? rt_xstrdup(override_spec) : NULL;
     pthread_mutex_unlock(&options_lock);
-    const char *env = getenv("AG_PASSES");
-    if (!s && env && *env)
-        s = rt_xstrdup(env);
+    const char *spec = rt_config_str(c, RT_CFG_PASSES);
+    if (!s && spec && *spec)
+        s = rt_xstrdup(spec);
     return s;
 }
 
@@ -147,6 +147,7 @@ typedef struct session {
     pass_ctx ctx; /* ctx.am: the caller's analysis manager, or the session's own */
     bool own_am;
     bool ok;
+    const rt_config *own_config; /* taken when the options had none */
 } session;
 
 static FILE *trace_stream(const session *s) { return s->ctx.opt.trace ? s->ctx.opt.trace : stderr; }
@@ -198,16 +199,17 @@ static bool step(session *s, pass_fn fn) { return step_info(s, pass_of(fn)); }
 /* --------------------------------------------------------------- dumping */
 
 /* Where AG_DUMP_IR sends dumps: NULL (off), "1" (stderr) or a directory. */
-static const char *dump_target(void)
+static const char *dump_target(const rt_config *c)
 {
-    const char *env = getenv("AG_DUMP_IR");
-    return env && *env && strcmp(env, "0") != 0 ? env : NULL;
+    return rt_config_on(c, RT_CFG_DUMP_IR) ? rt_config_str(c, RT_CFG_DUMP_IR) : NULL;
 }
 
-/* fn, then with `plans` its fusion and memory plans (the session's, made
- * here if its pipeline did not). */
+/* The settings the run used that are not defaults, as comments; then fn,
+ * and with `plans` its fusion and memory plans (the session's, made here
+ * if its pipeline did not). */
 static void print_with_plans(const ir_function *fn, bool plans, const pass_ctx *ctx, FILE *out)
 {
+    rt_config_print_changed(ctx->opt.config, "// config: ", out);
     ir_print(fn, out);
     if (!plans)
         return;
@@ -232,7 +234,7 @@ static FILE *open_dump_file(const char *dir, const char *name, int seq, const ch
 
 static void dump(const session *s, int seq, const char *when)
 {
-    const char *target = dump_target();
+    const char *target = dump_target(s->ctx.opt.config);
     bool after = strcmp(when, "after") == 0;
     if (!target)
         return;
@@ -264,6 +266,10 @@ static bool begin(session *s, ir_function *fn, pass_analyses *am, int *seq,
         s->ctx.opt = *run_options;
     else
         pass_get_options(&s->ctx.opt);
+    if (!s->ctx.opt.config)
+        s->ctx.opt.config = s->own_config = rt_config_get();
+    if (!run_options) /* no compile merged the settings: the process's bf16 applies */
+        s->ctx.opt.bf16.enabled |= rt_config_on(s->ctx.opt.config, RT_CFG_BF16);
     s->own_am = am == NULL;
     s->ctx.am = am ? am : pass_analyses_new(fn, s->ctx.opt.caps);
     if (depth++ == 0) {
@@ -271,7 +277,7 @@ static bool begin(session *s, ir_function *fn, pass_analyses *am, int *seq,
         *seq = atomic_fetch_add(&dump_seq, 1);
         dump(s, *seq, "before");
     }
-    char *spec = honor_override && depth == 1 ? get_override() : NULL;
+    char *spec = honor_override && depth == 1 ? get_override(s->ctx.opt.config) : NULL;
     if (spec)
         s->ok = pass_run_with(fn, spec, s->ctx.am, NULL);
     free(spec);
@@ -288,17 +294,11 @@ static bool end(session *s, int seq)
     }
     if (s->own_am)
         pass_analyses_free(s->ctx.am);
+    rt_config_release(s->own_config);
     return s->ok;
 }
 
 /* ======================================================== the pipelines */
-
-/* The options' choice, or the environment's AG_BF16 (not empty, not 0). */
-static bool bf16_requested(const pass_options *o)
-{
-    const char *env = getenv("AG_BF16");
-    return o->bf16.enabled || (env && *env && strcmp(env, "0") != 0);
-}
 
 static bool run_default(ir_function *fn, pass_analyses *am)
 {
@@ -307,7 +307,7 @@ static bool run_default(ir_function *fn, pass_analyses *am)
     if (begin(&s, fn, am, &seq, true)) {
         step(&s, pass_infer);
         /* converting only what runs on the device needs the placement */
-        bool bf16 = bf16_requested(&s.ctx.opt);
+        bool bf16 = s.ctx.opt.bf16.enabled;
         bool bf16_placed = bf16 && s.ctx.opt.bf16.scope == PASS_BF16_SCOPE_DEVICE &&
                            pass_analyses_caps(s.ctx.am)->supports;
         if (bf16 && !bf16_placed)

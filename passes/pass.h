@@ -20,6 +20,7 @@
 #ifndef PASS_H
 #define PASS_H
 
+#include "config.h"
 #include "ir.h"
 #include "liveness.h"
 
@@ -75,7 +76,7 @@ typedef enum pass_bf16_elementwise {
 } pass_bf16_elementwise;
 
 typedef struct pass_bf16_options {
-    bool enabled;            /* the default pipeline converts (AG_BF16, agc --bf16) */
+    bool enabled;            /* the default pipeline converts (the pipeline sets it) */
     char filterlist[256];    /* op names kept in f32, separated by commas */
     pass_bf16_scope scope;
     bool io;                 /* the function's f32 parameters and results become bf16 */
@@ -84,8 +85,13 @@ typedef struct pass_bf16_options {
 } pass_bf16_options;
 
 /* How passes run. The manager reads a process-wide copy (pass_set_options)
- * at the start of every run, so agc-opt and tests set it once. */
+ * at the start of every run, so agc-opt and tests set it once; the
+ * pipeline gives each run its own (pass_run_with). */
 typedef struct pass_options {
+    /* The run's settings (AG_PASSES, AG_DUMP_IR, AG_BF16: passes, dump_ir,
+     * bf16), the compile's snapshot; NULL: the settings in force when the
+     * run starts. The run holds no reference: the caller keeps it alive. */
+    const rt_config *config;
     const pass_caps *caps; /* pass_run_default's target (NULL: pass_caps_none) */
     bool verify_each;      /* ir_verify after every pass (default: debug builds) */
     bool print_after_all;  /* print the IR after every pass */
@@ -209,18 +215,21 @@ void pass_list(FILE *out);
 /* ------------------------------------------------------------ running */
 
 /*
- * The default pipeline: infer; bf16 when options.bf16.enabled (or the
- * environment's AG_BF16 is set and not "0"); then fold, simplify, matpow, cse, licm,
+ * The default pipeline: infer; bf16 when options.bf16.enabled (the
+ * pipeline merges it; a run without the pipeline's options also takes
+ * the setting bf16, AG_BF16); then fold, simplify, matpow, cse, licm,
  * infer, dce repeated until nothing changes (at most PASS_MAX_ROUNDS times); then,
  * for a device target (caps.supports), placement; then the fusion and memory
  * planning analyses. Called on every traced function.
  * Returns false only when a pass broke the IR (verify_each) or, with
  * options.strict, reported a diagnostic; pass_last_error() says why.
  *
- * Honors pass_set_pipeline_override, and the environment variable
- * AG_DUMP_IR: "1" prints the function before and after the pipeline on
- * stderr, any other non-empty value other than "0" names a directory that
- * receives <function>.<n>.before.ir and <function>.<n>.after.ir.
+ * Honors pass_set_pipeline_override, the setting passes (AG_PASSES) and
+ * the setting dump_ir (AG_DUMP_IR): "1" prints the function before and
+ * after the pipeline on stderr, any other non-empty value other than "0"
+ * names a directory that receives <function>.<n>.before.ir and
+ * <function>.<n>.after.ir. Each dump starts with the run's settings that
+ * are not defaults, as "// config: name = value (source)" comments.
  */
 enum { PASS_MAX_ROUNDS = 8 };
 bool pass_run_default(ir_function *fn);

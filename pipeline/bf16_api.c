@@ -2,8 +2,8 @@
  * bf16_api.c - the bf16 pass from C (ag.h): its options
  * (ag_set_bf16_options) and its accuracy report (ag_bf16_report).
  *
- * The options are the pass manager's process-wide ones (pass_set_options),
- * which every later trace's pipeline starts from. The report traces the
+ * The options are settings (runtime/core/config.def, bf16*), which every
+ * later trace's pipeline reads from its snapshot. The report traces the
  * function as the function cache does, but stops after tracing: the f32
  * graph and a converted copy (same node ids) are run on the reference
  * executor by passes/bf16_report.c, which agc-opt --bf16-report uses too.
@@ -38,22 +38,34 @@ static bool ops_known(const char *list, char *bad, size_t n)
     return true;
 }
 
+/* The options as settings (the setter layer): NULL clears them. enabled
+ * is written only when on, so that AG_BF16=1 still turns conversion on
+ * (either does, as before). */
+static void set_bf16_settings(const ag_bf16_options *o)
+{
+    rt_config_set(RT_CFG_BF16, o && o->enabled ? "1" : NULL);
+    rt_config_set(RT_CFG_BF16_FILTERLIST, o ? (o->filterlist ? o->filterlist : "") : NULL);
+    rt_config_set(RT_CFG_BF16_SCOPE, o ? (o->scope ? o->scope : "all") : NULL);
+    rt_config_set(RT_CFG_BF16_IO, o ? (o->io ? "1" : "0") : NULL);
+    rt_config_set(RT_CFG_BF16_SKIP_SAFETY_CHECKS,
+                  o ? (o->skip_safety_checks ? "1" : "0") : NULL);
+    rt_config_set(RT_CFG_BF16_ELEMENTWISE, o ? (o->elementwise ? o->elementwise : "f32") : NULL);
+}
+
 bool ag_set_bf16_options_at(ag_loc loc, const ag_bf16_options *options)
 {
-    pass_options o;
-    pass_get_options(&o);
-    memset(&o.bf16, 0, sizeof o.bf16);
     if (!options) {
-        pass_set_options(&o);
+        set_bf16_settings(NULL);
         return true;
     }
     const char *list = options->filterlist ? options->filterlist : "";
     const char *scope = options->scope ? options->scope : "all";
     const char *elementwise = options->elementwise ? options->elementwise : "f32";
     char bad[64];
-    if (strlen(list) >= sizeof o.bf16.filterlist) {
+    size_t room = sizeof ((pass_bf16_options *)0)->filterlist;
+    if (strlen(list) >= room) {
         rt_report(loc, "ag_set_bf16_options: the filterlist is %zu characters long; at most "
-                       "%zu fit", strlen(list), sizeof o.bf16.filterlist - 1);
+                       "%zu fit", strlen(list), room - 1);
         return false;
     }
     if (!ops_known(list, bad, sizeof bad)) {
@@ -72,14 +84,7 @@ bool ag_set_bf16_options_at(ag_loc loc, const ag_bf16_options *options)
                        "rounds)", elementwise);
         return false;
     }
-    o.bf16.enabled = options->enabled;
-    o.bf16.elementwise =
-        elementwise[0] == 'f' ? PASS_BF16_ELEMENTWISE_F32 : PASS_BF16_ELEMENTWISE_BF16;
-    snprintf(o.bf16.filterlist, sizeof o.bf16.filterlist, "%s", list);
-    o.bf16.scope = scope[0] == 't' ? PASS_BF16_SCOPE_DEVICE : PASS_BF16_SCOPE_ALL;
-    o.bf16.io = options->io;
-    o.bf16.skip_safety_checks = options->skip_safety_checks;
-    pass_set_options(&o);
+    set_bf16_settings(options);
     return true;
 }
 
@@ -159,12 +164,19 @@ bool ag_bf16_report_at(ag_loc loc, const char *name, const ag_tensor *inputs, in
     pl_result traced = {0};
     ir_function *converted = NULL;
     pass_bf16_report rep;
-    pl_request r = {.desc = d, .args = args, .stop = PL_TRACED};
+    /* the trace and the conversion see the same settings */
+    const rt_config *c = rt_config_get();
+    pass_options o;
+    pass_get_options(&o);
+    o.config = c;
+    o.bf16 = pl_bf16_from_config(c);
+    pl_request r = {.desc = d, .args = args, .stop = PL_TRACED, .config = c};
     bool ok = take_inputs(loc, d, inputs, n_inputs, args, values) &&
               (r.target = pl_target_named(loc, "ag_bf16_report", "reference")) &&
               pl_run(&r, &traced) && (converted = copy_function(traced.graph)) &&
-              pass_run_spec(converted, "bf16") &&
+              pass_run_with(converted, "bf16", NULL, &o) &&
               pass_bf16_report_run(traced.graph, converted, values, n_inputs, &rep);
+    rt_config_release(c);
     if (ok)
         fill_report(&rep, out);
     if (converted)

@@ -64,7 +64,6 @@ struct fn_entry {
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static fn_entry *registry;
-static int eager_override = -1; /* -1: not set; else ag_run_functions_eagerly */
 /* Concrete functions allocated and not yet freed, every function's, evicted
  * ones included: what ag_function_concrete_count(NULL) reports, so that a
  * test sees whether ag_shutdown freed them all. */
@@ -405,15 +404,15 @@ static ag_concrete_function *find_concrete(fn_entry *e, const arg_key *keys)
 
 #define DEFAULT_MAX_CONCRETES 64
 
-static atomic_int max_override = -1; /* -1: not set; else ag_set_max_concrete_functions */
 static atomic_bool env_warned;
 
-/* AG_MAX_CONCRETE_FUNCTIONS, read at every trace (cheap beside a trace)
- * so that a test or a program may change it. A value that is not a
- * count is said once, and the default used. */
-static int env_max_concretes(void)
+/* The setting max_concrete_functions of c (ag_set_max_concrete_functions,
+ * else AG_MAX_CONCRETE_FUNCTIONS), read at every call from the call's
+ * snapshot. A value that is not a count is said once, and the default
+ * used. */
+static int max_concretes(const rt_config *c)
 {
-    const char *env = getenv("AG_MAX_CONCRETE_FUNCTIONS");
+    const char *env = rt_config_str(c, RT_CFG_MAX_CONCRETE_FUNCTIONS);
     if (!env || !*env)
         return DEFAULT_MAX_CONCRETES;
     char *end;
@@ -429,8 +428,10 @@ static int env_max_concretes(void)
 
 int ag_max_concrete_functions(void)
 {
-    int n = atomic_load(&max_override);
-    return n >= 0 ? n : env_max_concretes();
+    const rt_config *c = rt_config_get();
+    int n = max_concretes(c);
+    rt_config_release(c);
+    return n;
 }
 
 /* Drops one reference (under e->lock); the last one frees an evicted
@@ -469,7 +470,9 @@ static void evict_over_bound(fn_entry *e, int max)
 
 void ag_set_max_concrete_functions(int n)
 {
-    atomic_store(&max_override, n < 0 ? -1 : n);
+    char text[16];
+    snprintf(text, sizeof text, "%d", n);
+    rt_config_set(RT_CFG_MAX_CONCRETE_FUNCTIONS, n < 0 ? NULL : text);
     int max = ag_max_concrete_functions();
     /* Entries are only ever added at the head and freed at shutdown, so
      * the list from this head is walked without registry_lock: a trace
@@ -510,10 +513,12 @@ static pl_request request_for(const fn_entry *e, const arg_key *keys, pl_stage s
                         .stop = stop};
 }
 
-static ag_concrete_function *trace_concrete(fn_entry *e, const arg_key *keys)
+static ag_concrete_function *trace_concrete(fn_entry *e, const arg_key *keys,
+                                            const rt_config *c)
 {
     const ag_function_desc *d = e->desc;
     pl_request r = request_for(e, keys, PL_COMPILED);
+    r.config = c;
     r.may_tier = true; /* calls run whichever code is ready */
     r.timing = &e->profile.timing;
     atomic_fetch_add(&e->profile.traces, 1);
@@ -587,15 +592,10 @@ static void note_call(fn_entry *e, ag_loc loc, bool traced, const arg_key *previ
 
 /* ------------------------------------------------------------------ calls */
 
-static bool run_eagerly(void)
+void ag_run_functions_eagerly(bool on)
 {
-    if (eager_override >= 0)
-        return eager_override;
-    const char *env = getenv("AG_RUN_FUNCTIONS_EAGERLY");
-    return env && *env && strcmp(env, "0") != 0;
+    rt_config_set(RT_CFG_RUN_FUNCTIONS_EAGERLY, on ? "1" : "0");
 }
-
-void ag_run_functions_eagerly(bool on) { eager_override = on; }
 
 static void fail_outputs(const ag_function_desc *d, ag_tensor *outputs)
 {
@@ -607,7 +607,8 @@ static void fail_outputs(const ag_function_desc *d, ag_tensor *outputs)
  * so concurrent first calls with one signature trace once) and returns it
  * with a reference for the call: eviction by another thread's trace
  * cannot free it while it runs. */
-static ag_concrete_function *lookup_or_trace(fn_entry *e, ag_loc loc, const arg_key *keys)
+static ag_concrete_function *lookup_or_trace(fn_entry *e, ag_loc loc, const arg_key *keys,
+                                             const rt_config *c)
 {
     pthread_mutex_lock(&e->lock);
     /* the previous call's keys, read before find_concrete reorders */
@@ -615,13 +616,13 @@ static ag_concrete_function *lookup_or_trace(fn_entry *e, ag_loc loc, const arg_
     ag_concrete_function *cf = find_concrete(e, keys);
     bool traced = false;
     if (!cf) {
-        cf = trace_concrete(e, keys);
+        cf = trace_concrete(e, keys, c);
         traced = cf != NULL;
     }
     note_call(e, loc, traced, previous, keys);
     ref_locked(cf);
     /* after note_call, which reads `previous`, which this may free */
-    evict_over_bound(e, ag_max_concrete_functions());
+    evict_over_bound(e, max_concretes(c));
     pthread_mutex_unlock(&e->lock);
     return cf;
 }
@@ -786,15 +787,18 @@ bool ag_function_call_at(ag_loc loc, const ag_function_desc *d, const ag_arg *ar
      * caller's graph, as nested tf.functions do. */
     if (ir_trace_active())
         return trace_inline(loc, d, args, outputs);
-    if (run_eagerly()) {
+    const rt_config *c = rt_config_get(); /* the call's settings, and its trace's */
+    if (rt_config_on(c, RT_CFG_RUN_FUNCTIONS_EAGERLY)) {
+        rt_config_release(c);
         d->trace(args, outputs);
         return true;
     }
     fn_entry *e = entry_for(d);
     arg_key *keys = rt_xcalloc((size_t)(d->n_params ? d->n_params : 1), sizeof *keys);
-    ag_concrete_function *cf = make_keys(e, loc, args, keys) ? lookup_or_trace(e, loc, keys)
+    ag_concrete_function *cf = make_keys(e, loc, args, keys) ? lookup_or_trace(e, loc, keys, c)
                                                              : NULL;
     free(keys);
+    rt_config_release(c);
     if (!cf) {
         fail_outputs(d, outputs);
         return false;
@@ -944,14 +948,16 @@ ag_concrete_function *ag_get_concrete_function_at(ag_loc loc, const char *name,
     arg_key *keys = rt_xcalloc((size_t)(e->desc->n_params + 1), sizeof *keys);
     ag_concrete_function *cf = NULL;
     if (keys_from_spec(e, loc, &spec, spec_text, keys)) {
+        const rt_config *c = rt_config_get();
         pthread_mutex_lock(&e->lock);
         cf = find_concrete(e, keys);
         if (!cf)
-            cf = trace_concrete(e, keys);
+            cf = trace_concrete(e, keys, c);
         if (ref_locked(cf))
             cf->user_refs++; /* the caller's, until ag_concrete_release */
-        evict_over_bound(e, ag_max_concrete_functions());
+        evict_over_bound(e, max_concretes(c));
         pthread_mutex_unlock(&e->lock);
+        rt_config_release(c);
     }
     free(keys);
     return cf;
@@ -1021,8 +1027,6 @@ bool fn_compile_spec(ag_loc loc, const char *name, const char *spec_text, pl_sta
     r.first_trace = true;
     r.target = target;
     r.strict = true;
-    r.bf16 = flags && flags->bf16;
-    r.soft_placement = flags && flags->soft_placement;
     r.progress = flags ? flags->progress : NULL;
     r.progress_ctx = flags ? flags->progress_ctx : NULL;
     if (options)

@@ -13,8 +13,8 @@
  * `name` for a signature "f32[2,?], n=3" that gives every parameter, up
  * to `stop`, for `target` (NULL: the selected one) strictly: a graph the
  * target cannot compile is an error; `flags` (NULL: none) gives the
- * request's bf16, soft_placement and progress (agc --bf16,
- * --soft-device-placement, -v).
+ * request's progress (agc -v). The settings are those in force (agc's
+ * flags are their flag layer: --bf16, --soft-device-placement).
  * Nothing is cached. False after
  * reporting an error at loc.
  */

@@ -1,6 +1,10 @@
 /*
  * pipeline.c - trace -> verify -> passes -> target compile, once for
  * every caller (pipeline.h), and the choice of target.
+ *
+ * A run takes the settings once, at its start (the request's snapshot,
+ * else the one in force), and hands that snapshot down: to the passes
+ * (pass_options.config) and to the target (tgt_options.config).
  */
 #include "pipeline.h"
 
@@ -15,9 +19,6 @@
 #include <time.h>
 
 /* ------------------------------------------------------------ choosing */
-
-static pthread_mutex_t choice_lock = PTHREAD_MUTEX_INITIALIZER;
-static const tgt_target *chosen; /* ag_set_target's; NULL: the environment's */
 
 const tgt_target *pl_target_named(ag_loc loc, const char *what, const char *name)
 {
@@ -35,16 +36,16 @@ bool ag_set_target_at(ag_loc loc, const char *name)
     const tgt_target *t = name ? pl_target_named(loc, "ag_set_target: ", name) : NULL;
     if (name && !t)
         return false;
-    pthread_mutex_lock(&choice_lock);
-    chosen = t;
-    pthread_mutex_unlock(&choice_lock);
+    rt_config_set(RT_CFG_TARGET, name);
     return true;
 }
 
 const char *ag_target(void)
 {
     bool strict;
-    const tgt_target *t = pl_selected_target((ag_loc){0}, &strict);
+    const rt_config *c = rt_config_get();
+    const tgt_target *t = pl_target_of(c, (ag_loc){0}, &strict);
+    rt_config_release(c);
     return t ? t->name : NULL;
 }
 
@@ -58,20 +59,34 @@ static const tgt_target *executor_alias(ag_loc loc, const char *env, bool *stric
     return pl_target_named(loc, "AG_EXECUTOR=", env);
 }
 
+/* "AG_TARGET=" for the environment's value, "--target=" for agc's flag,
+ * "ag_set_target: " for the setter's. */
+static const char *target_what(const rt_config *c)
+{
+    switch (rt_config_source_of(c, RT_CFG_TARGET)) {
+    case RT_SRC_FLAG: return "--target=";
+    case RT_SRC_SETTER: return "ag_set_target: ";
+    default: return "AG_TARGET=";
+    }
+}
+
 const tgt_target *pl_selected_target(ag_loc loc, bool *strict)
 {
+    const rt_config *c = rt_config_get();
+    const tgt_target *t = pl_target_of(c, loc, strict);
+    rt_config_release(c);
+    return t;
+}
+
+const tgt_target *pl_target_of(const rt_config *c, ag_loc loc, bool *strict)
+{
     *strict = false;
-    pthread_mutex_lock(&choice_lock);
-    const tgt_target *t = chosen;
-    pthread_mutex_unlock(&choice_lock);
-    if (t)
-        return t;
-    const char *env = getenv("AG_TARGET");
-    if (env && *env)
-        return pl_target_named(loc, "AG_TARGET=", env);
-    env = getenv("AG_EXECUTOR");
-    if (env && *env)
-        return executor_alias(loc, env, strict);
+    const char *name = rt_config_str(c, RT_CFG_TARGET);
+    if (name && *name)
+        return pl_target_named(loc, target_what(c), name);
+    name = rt_config_str(c, RT_CFG_EXECUTOR);
+    if (name && *name)
+        return executor_alias(loc, name, strict);
     return tgt_find("cpu");
 }
 
@@ -118,13 +133,14 @@ static const char *intern_cpu(const char *name)
     return n->name;
 }
 
-/* The CPU AG_CPU names, for a request that names none (AG_CPU=znver3 runs
- * code compiled for an AVX2 CPU on a newer host). False after reporting a
- * name the target cannot compile for: asked now, before tracing, because
- * a failed compile would quietly fall back to the reference target. */
+/* The CPU the setting cpu names, for a request that names none
+ * (AG_CPU=znver3 runs code compiled for an AVX2 CPU on a newer host).
+ * False after reporting a name the target cannot compile for: asked now,
+ * before tracing, because a failed compile would quietly fall back to the
+ * reference target. */
 static bool take_env_cpu(pl_request *r, const tgt_target *t)
 {
-    const char *env = getenv("AG_CPU");
+    const char *env = rt_config_str(r->config, RT_CFG_CPU);
     if (r->options.cpu || !env || !*env || r->stop < PL_COMPILED)
         return true;
     r->options.cpu = intern_cpu(env);
@@ -137,14 +153,37 @@ static bool take_env_cpu(pl_request *r, const tgt_target *t)
 
 /* --------------------------------------------------------------- tracing */
 
-/* The bf16 pass's options for r: the request's (a saved model's), else
- * the process's; on when the function, the request or the process asks. */
+/* The bf16 pass's options the settings give (ag_set_bf16_options, AG_BF16,
+ * agc --bf16). */
+pass_bf16_options pl_bf16_from_config(const rt_config *c)
+{
+    pass_bf16_options b;
+    memset(&b, 0, sizeof b);
+    const char *list = rt_config_str(c, RT_CFG_BF16_FILTERLIST);
+    const char *scope = rt_config_str(c, RT_CFG_BF16_SCOPE);
+    const char *elementwise = rt_config_str(c, RT_CFG_BF16_ELEMENTWISE);
+    b.enabled = rt_config_on(c, RT_CFG_BF16);
+    snprintf(b.filterlist, sizeof b.filterlist, "%s", list ? list : "");
+    b.scope = scope && strcmp(scope, "tpu") == 0 ? PASS_BF16_SCOPE_DEVICE : PASS_BF16_SCOPE_ALL;
+    b.io = rt_config_on(c, RT_CFG_BF16_IO);
+    b.skip_safety_checks = rt_config_on(c, RT_CFG_BF16_SKIP_SAFETY_CHECKS);
+    b.elementwise = elementwise && strcmp(elementwise, "bf16") == 0
+                        ? PASS_BF16_ELEMENTWISE_BF16
+                        : PASS_BF16_ELEMENTWISE_F32;
+    return b;
+}
+
+/* The bf16 pass's options for r, merged here only: the request's (a saved
+ * model's), else the settings'; on when the function (AG_BFLOAT16) or
+ * the settings ask. */
 static pass_bf16_options bf16_options_for(const pl_request *r)
 {
-    pass_options o;
-    pass_get_options(&o);
-    pass_bf16_options b = r->bf16_options ? *r->bf16_options : o.bf16;
-    b.enabled |= (r->desc && (r->desc->flags & AG_FN_BFLOAT16)) || r->bf16;
+    pass_bf16_options b = r->bf16_options ? *r->bf16_options : pl_bf16_from_config(r->config);
+    /* a saved model's own options give way to AG_BF16 and agc --bf16 only,
+     * not to the program's ag_set_bf16_options */
+    bool process = rt_config_on(r->config, RT_CFG_BF16) &&
+                   (!r->bf16_options || rt_config_source_of(r->config, RT_CFG_BF16) != RT_SRC_SETTER);
+    b.enabled |= (r->desc && (r->desc->flags & AG_FN_BFLOAT16)) || process;
     return b;
 }
 
@@ -336,7 +375,7 @@ static bool compile_in_background(const pl_request *r, const pl_result *out)
 {
     const tgt_target *t = out->target;
     return r->may_tier && !r->strict && t->falls_back &&
-           pl_tier_wanted(ir_function_num_nodes(out->graph));
+           pl_tier_wanted(r->config, ir_function_num_nodes(out->graph));
 }
 
 static bool compile(const pl_request *r, pl_result *out)
@@ -351,25 +390,17 @@ static bool compile(const pl_request *r, pl_result *out)
     return ok;
 }
 
-/* Soft device placement: the program's choice, else the environment's. */
-static pthread_mutex_t soft_lock = PTHREAD_MUTEX_INITIALIZER;
-static int soft_choice = -1; /* -1: AG_SOFT_DEVICE_PLACEMENT decides */
-
 void ag_set_soft_device_placement(bool on)
 {
-    pthread_mutex_lock(&soft_lock);
-    soft_choice = on;
-    pthread_mutex_unlock(&soft_lock);
+    rt_config_set(RT_CFG_SOFT_DEVICE_PLACEMENT, on ? "1" : "0");
 }
 
+/* Soft device placement: the saved model's function records it, else the
+ * settings (ag_set_soft_device_placement, AG_SOFT_DEVICE_PLACEMENT, agc
+ * --soft-device-placement) say. */
 static bool soft_placement(const pl_request *r)
 {
-    pthread_mutex_lock(&soft_lock);
-    int choice = soft_choice;
-    pthread_mutex_unlock(&soft_lock);
-    const char *env = getenv("AG_SOFT_DEVICE_PLACEMENT");
-    return r->soft_placement || choice == 1 ||
-           (choice < 0 && env && *env && strcmp(env, "0") != 0);
+    return r->soft_placement || rt_config_on(r->config, RT_CFG_SOFT_DEVICE_PLACEMENT);
 }
 
 /* The default pipeline, converting to bf16 when the function asks
@@ -381,7 +412,8 @@ static bool run_passes(const pl_request *r, pl_result *out)
 {
     pass_options o;
     pass_get_options(&o);
-    o.bf16 = bf16_options_for(r);
+    o.config = r->config;
+    o.bf16 = *r->bf16_options; /* merged once by pl_run */
     o.soft_placement = soft_placement(r);
     o.device_scopes = r->device_scopes;
     o.n_device_scopes = r->n_device_scopes;
@@ -401,18 +433,32 @@ static void progress(const pl_request *r, const char *fmt, const char *name)
     r->progress(r->progress_ctx, stage);
 }
 
+static bool run(pl_request *req, pl_result *out);
+
 bool pl_run(const pl_request *r, pl_result *out)
 {
     memset(out, 0, sizeof *out);
+    pl_request req = *r;
+    /* the settings, once: every stage below reads this snapshot */
+    req.config = r->config ? rt_config_ref(r->config) : rt_config_get();
+    bool ok = run(&req, out);
+    rt_config_release(req.config);
+    return ok;
+}
+
+static bool run(pl_request *rq, pl_result *out)
+{
+    const pl_request *r = rq;
     bool strict = r->strict;
     out->target = r->target;
-    if (!out->target && !(out->target = pl_selected_target(request_loc(r), &strict))) {
+    if (!out->target && !(out->target = pl_target_of(r->config, request_loc(r), &strict))) {
         if (r->graph)
             ir_function_free(r->graph);
         return false;
     }
     pl_request req = *r;
     req.strict = strict;
+    req.options.config = r->config;
     /* read once: the trace (bf16_io) and the passes must agree */
     pass_bf16_options bf16 = bf16_options_for(r);
     req.bf16_options = &bf16;

@@ -47,10 +47,16 @@ typedef struct pl_request {
     ir_function *graph;
     bool first_trace;       /* the function's first (variables may be made) */
     pl_stage stop;
+    /* The settings the run uses (runtime/core/config.h); NULL: pl_run
+     * takes the snapshot in force when it starts. Either way the run
+     * holds its own reference and hands it down (pass_options.config,
+     * tgt_options.config). */
+    const rt_config *config;
     const tgt_target *target; /* NULL: pl_selected_target() */
     bool strict;            /* a failed compile is an error, not a fallback */
-    bool bf16;              /* convert to bf16 (agc --bf16), as AG_BFLOAT16 does */
-    bool soft_placement;    /* ops a device lacks run on the host (agc --soft-device-placement) */
+    /* Ops a device lacks run on the host: the saved model's function
+     * records it (besides the setting soft_device_placement). */
+    bool soft_placement;
     /* Not NULL: the bf16 pass runs with these options (the converter's
      * scope and filterlist) instead of the process's. */
     const pass_bf16_options *bf16_options;
@@ -105,12 +111,18 @@ bool pl_emit(const tgt_target *t, const tgt_aot_function *fns, int n, const tgt_
              tgt_emit_kind kind, char **out, size_t *len, char *err, size_t errlen);
 
 /*
- * The target new compiles use: ag_set_target's choice, else the
- * environment's AG_TARGET, else AG_EXECUTOR (its older name: jit is cpu,
+ * The target c chooses: its setting target (agc --target, ag_set_target,
+ * AG_TARGET), else executor (AG_EXECUTOR, the older name: jit is cpu,
  * jit-strict is cpu with *strict set), else cpu. NULL after reporting an
  * unknown name, at loc, with the list of targets.
  */
+const tgt_target *pl_target_of(const rt_config *c, ag_loc loc, bool *strict);
+/* pl_target_of the settings in force now. */
 const tgt_target *pl_selected_target(ag_loc loc, bool *strict);
+
+/* The bf16 pass's options c's settings give (ag_set_bf16_options, AG_BF16,
+ * agc --bf16). */
+pass_bf16_options pl_bf16_from_config(const rt_config *c);
 
 /* Looks a target up for a user's choice; NULL after reporting an unknown
  * name at loc ("--target=NAME", "AG_TARGET=NAME": `what`), listing the

@@ -22,10 +22,14 @@ int64_t fn_profile_now(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The setting profile in force at exit (AG_PROFILE): the table covers
+ * the whole process, not one compile. */
 bool fn_profile_enabled(void)
 {
-    const char *env = getenv("AG_PROFILE");
-    return env && *env && strcmp(env, "0") != 0;
+    const rt_config *c = rt_config_get();
+    bool on = rt_config_on(c, RT_CFG_PROFILE);
+    rt_config_release(c);
+    return on;
 }
 
 void fn_profile_call(fn_profile *p, int64_t ns, bool interim)

@@ -36,12 +36,12 @@
  * runs the call in 14 ms). docs/runtime.md has the figures. */
 enum { AUTO_MIN_NODES = 1000 };
 
-static atomic_int policy_override = AG_JIT_FROM_ENV;
 static atomic_bool env_warned;
 
-static ag_jit_policy env_policy(void)
+/* The setting jit of c (ag_set_jit_policy, else AG_JIT, else auto). */
+static ag_jit_policy policy_of(const rt_config *c)
 {
-    const char *env = getenv("AG_JIT");
+    const char *env = rt_config_str(c, RT_CFG_JIT);
     if (!env || !*env || strcmp(env, "auto") == 0)
         return AG_JIT_AUTO;
     if (strcmp(env, "sync") == 0)
@@ -56,19 +56,22 @@ static ag_jit_policy env_policy(void)
 
 void ag_set_jit_policy(ag_jit_policy p)
 {
+    static const char *const names[] = {"auto", "sync", "async"};
     bool known = p == AG_JIT_AUTO || p == AG_JIT_SYNC || p == AG_JIT_ASYNC;
-    atomic_store(&policy_override, known ? (int)p : AG_JIT_FROM_ENV);
+    rt_config_set(RT_CFG_JIT, known ? names[p] : NULL);
 }
 
 ag_jit_policy ag_get_jit_policy(void)
 {
-    int p = atomic_load(&policy_override);
-    return p == AG_JIT_FROM_ENV ? env_policy() : (ag_jit_policy)p;
+    const rt_config *c = rt_config_get();
+    ag_jit_policy p = policy_of(c);
+    rt_config_release(c);
+    return p;
 }
 
-bool pl_tier_wanted(int n_nodes)
+bool pl_tier_wanted(const rt_config *c, int n_nodes)
 {
-    switch (ag_get_jit_policy()) {
+    switch (policy_of(c)) {
     case AG_JIT_SYNC: return false;
     case AG_JIT_ASYNC: return true;
     default: return n_nodes >= AUTO_MIN_NODES;
@@ -105,6 +108,13 @@ static pthread_t thread;
  * being stopped must not go on beside the one a new submit starts. */
 static uintptr_t generation;
 
+/* A job's end: its reference to the compile's settings goes with it. */
+static void job_free(pl_tier *job)
+{
+    rt_config_release(job->options.config);
+    free(job);
+}
+
 static int64_t now_ns(void)
 {
     struct timespec ts;
@@ -134,7 +144,7 @@ static void free_orphan(pl_tier *job, tgt_exe *x)
         job->target->free(x); /* before the graph it refers to */
     pass_analyses_free(job->am);
     ir_function_free(job->owned_graph);
-    free(job);
+    job_free(job);
 }
 
 /* Runs one job (the lock held on entry and on return). */
@@ -224,6 +234,7 @@ pl_tier *pl_tier_submit(const ir_function *graph, pass_analyses *am, const tgt_t
     job->am = am;
     job->target = t;
     job->options = *o;
+    rt_config_ref(o->config); /* the compile reads it on the thread */
     job->timing = timing;
     atomic_init(&job->state, QUEUED);
     pthread_mutex_lock(&lock);
@@ -238,7 +249,7 @@ pl_tier *pl_tier_submit(const ir_function *graph, pass_analyses *am, const tgt_t
     }
     pthread_mutex_unlock(&lock);
     if (!started) {
-        free(job);
+        job_free(job);
         return NULL;
     }
     return job;
@@ -296,7 +307,7 @@ bool pl_tier_release(pl_tier *tier, ir_function *graph, pass_analyses *am)
     pthread_mutex_unlock(&lock);
     if (tier->exe)
         tier->target->free(tier->exe);
-    free(tier);
+    job_free(tier);
     return false;
 }
 

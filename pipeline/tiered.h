@@ -12,9 +12,9 @@
 
 typedef struct pl_tier pl_tier;
 
-/* Whether the policy in force (ag_set_jit_policy, else AG_JIT, else
- * auto) compiles a graph of n_nodes nodes in the background. */
-bool pl_tier_wanted(int n_nodes);
+/* Whether c's policy (the setting jit: ag_set_jit_policy, else AG_JIT,
+ * else auto) compiles a graph of n_nodes nodes in the background. */
+bool pl_tier_wanted(const rt_config *c, int n_nodes);
 
 /*
  * Queues the compile of graph (with its analyses am) for target t with

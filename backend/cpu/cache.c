@@ -40,39 +40,28 @@
 
 /* ------------------------------------------------------- the directory */
 
-static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool dir_chosen;    /* ag_set_cache_dir was called with non-NULL */
-static char chosen_dir[4096]; /* its choice ("" : off) */
+/* The setting cache_dir (ag_set_cache_dir, else AG_CACHE_DIR): the
+ * compile reads it from its snapshot (tgt_options.config). */
+static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
 static char warned_dir[4096]; /* the last directory warned about */
 
-void ag_set_cache_dir(const char *dir)
-{
-    pthread_mutex_lock(&config_lock);
-    dir_chosen = dir != NULL;
-    snprintf(chosen_dir, sizeof chosen_dir, "%s", dir ? dir : "");
-    pthread_mutex_unlock(&config_lock);
-}
+void ag_set_cache_dir(const char *dir) { rt_config_set(RT_CFG_CACHE_DIR, dir); }
 
-/* The directory in effect into buf; false when the cache is off. */
-static bool current_dir(char *buf, size_t n)
+/* c's directory into buf; false when the cache is off. */
+static bool dir_of(const rt_config *c, char *buf, size_t n)
 {
-    pthread_mutex_lock(&config_lock);
-    const char *env = getenv("AG_CACHE_DIR");
-    snprintf(buf, n, "%s", dir_chosen ? chosen_dir : env ? env : "");
-    pthread_mutex_unlock(&config_lock);
+    const char *dir = rt_config_str(c, RT_CFG_CACHE_DIR);
+    snprintf(buf, n, "%s", dir ? dir : "");
     return buf[0] != '\0';
 }
 
 const char *ag_cache_dir(void)
 {
     static _Thread_local char buf[4096];
-    return current_dir(buf, sizeof buf) ? buf : NULL;
-}
-
-static bool verbose(void)
-{
-    const char *v = getenv("AG_CACHE_VERBOSE");
-    return v && v[0] && strcmp(v, "0") != 0;
+    const rt_config *c = rt_config_get();
+    bool on = dir_of(c, buf, sizeof buf);
+    rt_config_release(c);
+    return on ? buf : NULL;
 }
 
 /* ---------------------------------------------------------- statistics */
@@ -156,6 +145,7 @@ typedef struct cache_key {
     char sym[48];   /* the entry's function in the object and the JIT */
     char table[64]; /* its node table */
     char *path;
+    bool verbose; /* cache_verbose: say hits, misses and writes */
 } cache_key;
 
 static void print_header(FILE *out, LLVMTargetMachineRef tm)
@@ -336,10 +326,10 @@ static cg_code *load(const ir_function *fn, pass_analyses *am, const tgt_options
 
 static void warn_unwritable(const char *dir, const char *why)
 {
-    pthread_mutex_lock(&config_lock);
+    pthread_mutex_lock(&warn_lock);
     bool again = strcmp(warned_dir, dir) == 0;
     snprintf(warned_dir, sizeof warned_dir, "%s", dir);
-    pthread_mutex_unlock(&config_lock);
+    pthread_mutex_unlock(&warn_lock);
     if (!again)
         rt_warn((ag_loc){0}, "the compilation cache directory %s cannot be written (%s); "
                              "compiled code is not cached", dir, why);
@@ -367,7 +357,7 @@ static void store(const char *dir, const cache_key *k, cg_cache_entry *e)
     make_dirs(dir);
     if (cg_cache_write(k->path, e, err, sizeof err)) {
         count(&stats.writes);
-        if (verbose())
+        if (k->verbose)
             fprintf(stderr, "agc cache: wrote %s\n", k->path);
     } else {
         warn_unwritable(dir, err);
@@ -396,7 +386,7 @@ static cg_code *try_hit(const ir_function *fn, pass_analyses *am, const tgt_opti
     cg_cache_entry_free(&e);
     if (c) {
         count(&stats.hits);
-        if (verbose())
+        if (k->verbose)
             fprintf(stderr, "agc cache: hit %s\n", k->path);
     }
     return c;
@@ -407,7 +397,7 @@ static cg_code *miss(const ir_function *fn, pass_analyses *am, const tgt_options
                      size_t errlen)
 {
     count(&stats.misses);
-    if (verbose())
+    if (k->verbose)
         fprintf(stderr, "agc cache: miss %s\n", k->path);
     cg_cache_entry e = {0};
     cg_code *c = NULL;
@@ -424,7 +414,8 @@ cg_code *cg_cache_compile(const ir_function *fn, pass_analyses *am, const tgt_op
 {
     char dir[4096];
     *handled = false;
-    if (!current_dir(dir, sizeof dir))
+    const rt_config *cfg = o ? o->config : NULL;
+    if (!dir_of(cfg, dir, sizeof dir))
         return NULL;
     double t0 = now_s();
     LLVMTargetMachineRef tm = machine_for(o, err, errlen);
@@ -432,6 +423,7 @@ cg_code *cg_cache_compile(const ir_function *fn, pass_analyses *am, const tgt_op
         return NULL; /* the plain JIT reports it */
     cache_key k = {0};
     make_key(fn, tm, dir, &k);
+    k.verbose = rt_config_on(cfg, RT_CFG_CACHE_VERBOSE);
     cg_code *c = NULL;
     if (reserve(k.sym)) { /* else this process runs that code already */
         *handled = true;

@@ -138,10 +138,14 @@ static bool define_symbols(LLVMOrcJITDylibRef jd, const cg_rt_symbol *syms, int 
 
 static void jit_init(void);
 
+/* The setting perf (AG_PERF), as in force when the process's one JIT is
+ * made (at the first compile): it decides how the JIT links, for good. */
 static bool perf_wanted(void)
 {
-    const char *env = getenv("AG_PERF");
-    return env && *env && strcmp(env, "0") != 0;
+    const rt_config *c = rt_config_get();
+    bool on = rt_config_on(c, RT_CFG_PERF);
+    rt_config_release(c);
+    return on;
 }
 
 /* LLJIT's object linking layer under AG_PERF: RuntimeDyld, heard by the
@@ -295,8 +299,25 @@ static LLVMModuleRef build_module(const cg_code *c, LLVMContextRef ctx, char *er
     return mod;
 }
 
+static cg_code *compile_with(const ir_function *fn, pass_analyses *am, const tgt_options *o,
+                             char *err, size_t errlen);
+
+/* Called directly (tests, tools), without the pipeline's snapshot: the
+ * settings in force (the cache directory) for this compile. */
 cg_code *cg_compile(const ir_function *fn, pass_analyses *am, const tgt_options *o, char *err,
                     size_t errlen)
+{
+    tgt_options with = o ? *o : (tgt_options){0};
+    const rt_config *own = with.config ? NULL : rt_config_get();
+    if (own)
+        with.config = own;
+    cg_code *c = compile_with(fn, am, &with, err, errlen);
+    rt_config_release(own);
+    return c;
+}
+
+static cg_code *compile_with(const ir_function *fn, pass_analyses *am, const tgt_options *o,
+                             char *err, size_t errlen)
 {
     if (!jit_ready(err, errlen))
         return NULL;
@@ -307,8 +328,8 @@ cg_code *cg_compile(const ir_function *fn, pass_analyses *am, const tgt_options 
     cg_code *c = rt_xcalloc(1, sizeof *c);
     c->fn = fn;
     c->am = am;
-    if (o)
-        c->opt = *o;
+    c->opt = *o;
+    c->opt.config = NULL; /* the compile's only: the code outlives it */
     c->number = take_number();
     symbol_name(fn, c->number, c->name, sizeof c->name);
     atomic_fetch_add(&live_codes, 1);
@@ -349,6 +370,7 @@ cg_code *cg_jit_add_object(const ir_function *fn, pass_analyses *am, const tgt_o
     c->am = am;
     if (o)
         c->opt = *o;
+    c->opt.config = NULL; /* the compile's only: the code outlives it */
     c->number = -1; /* the name is the cache key's, not a recycled number */
     snprintf(c->name, sizeof c->name, "%s", sym);
     atomic_fetch_add(&live_codes, 1);

@@ -14,6 +14,7 @@
  * Workers live until the process exits.
  */
 #include "cg_runtime.h"
+#include "config.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -74,10 +75,15 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* The setting num_threads (AG_NUM_THREADS) in force when the pool
+ * starts: one pool serves every compiled function, JIT or ahead of time
+ * (libag_rt), so it is the process's, not a compile's. */
 static int threads_wanted(void)
 {
-    const char *env = getenv("AG_NUM_THREADS");
+    const rt_config *c = rt_config_get();
+    const char *env = rt_config_str(c, RT_CFG_NUM_THREADS);
     long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    rt_config_release(c);
     if (n < 1)
         n = 1;
     return n > MAX_WORKERS + 1 ? MAX_WORKERS + 1 : (int)n;

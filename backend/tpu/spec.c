@@ -129,10 +129,7 @@ bool tpu_spec_load(const char *path, tpu_spec *s, char *err, size_t errlen)
 
 bool tpu_spec_resolve(const char *path, tpu_spec *s, char *err, size_t errlen)
 {
-    const char *env = getenv("AG_DEVICE_SPEC");
-    if (!path || !*path)
-        path = env && *env ? env : NULL;
-    if (!path) {
+    if (!path || !*path) {
         tpu_spec_default(s);
         return true;
     }

@@ -65,7 +65,11 @@ static tgt_exe *tpu_target_compile(const ir_function *fn, pass_analyses *am,
                                    const tgt_options *o, tgt_diag *d)
 {
     tpu_spec spec;
-    if (!tpu_spec_resolve(o ? o->device_spec : NULL, &spec, d->msg, sizeof d->msg))
+    const rt_config *c = o && o->config ? rt_config_ref(o->config) : rt_config_get();
+    bool resolved = tpu_spec_resolve(rt_config_str(c, RT_CFG_DEVICE_SPEC), &spec, d->msg,
+                                     sizeof d->msg);
+    rt_config_release(c);
+    if (!resolved)
         return NULL;
     spec.io_shapes = o && o->io_shapes;
     tpu_program *p = NULL;
@@ -160,12 +164,10 @@ static const tpu_program *program_for(tgt_exe *x, int n, rt_value *const *args)
     return s ? s->program : NULL;
 }
 
-/* AG_PROFILE=1 prints every call's simulated profile on stderr. */
-static bool profiling(void)
-{
-    const char *env = getenv("AG_PROFILE");
-    return env && *env && strcmp(env, "0") != 0;
-}
+/* The settings profile (AG_PROFILE=1 prints every call's simulated
+ * profile on stderr) and profile_trace are the run's, not the compile's:
+ * read from the settings in force at each call. */
+static bool profiling(const rt_config *c) { return rt_config_on(c, RT_CFG_PROFILE); }
 
 /* ---------------------------------------------------------- profiles */
 
@@ -202,9 +204,9 @@ bool ag_last_profile(ag_profile *out)
 
 /* AG_PROFILE_TRACE=FILE: each call writes its timeline there (the last
  * call's stays), in the Chrome trace format. */
-static FILE *open_timeline(void)
+static FILE *open_timeline(const rt_config *c)
 {
-    const char *path = getenv("AG_PROFILE_TRACE");
+    const char *path = rt_config_str(c, RT_CFG_PROFILE_TRACE);
     if (!path || !*path)
         return NULL;
     FILE *f = fopen(path, "w");
@@ -218,7 +220,8 @@ static bool tpu_target_run(const tgt_exe *x, rt_value *const *args, int n_args,
 {
     const tpu_program *p = program_for((tgt_exe *)x, n_args, args);
     tpu_profile prof;
-    FILE *timeline = p ? open_timeline() : NULL;
+    const rt_config *c = rt_config_get();
+    FILE *timeline = p ? open_timeline(c) : NULL;
     bool ok = p && tpu_run(p, args, n_args, results, &prof, timeline);
     if (timeline)
         fclose(timeline);
@@ -227,10 +230,11 @@ static bool tpu_target_run(const tgt_exe *x, rt_value *const *args, int n_args,
         last.prof = prof;
         snprintf(last.name, sizeof last.name, "%s", p->fn->name ? p->fn->name : "");
     }
-    if (ok && profiling()) {
+    if (ok && profiling(c)) {
         fflush(stdout);
         tpu_profile_print(&prof, p->fn->name, stderr);
     }
+    rt_config_release(c);
     return ok;
 }
 
@@ -254,8 +258,12 @@ static tgt_cost tpu_target_cost(const ir_function *fn, pass_analyses *am)
     tpu_spec spec;
     char err[256];
     tgt_diag d;
-    tpu_program *p = tpu_spec_resolve(NULL, &spec, err, sizeof err)
-                         ? tpu_compile(fn, am, &spec, &d) : NULL;
+    /* the hook has no options: the device spec in force */
+    const rt_config *cfg = rt_config_get();
+    bool resolved = tpu_spec_resolve(rt_config_str(cfg, RT_CFG_DEVICE_SPEC), &spec, err,
+                                     sizeof err);
+    rt_config_release(cfg);
+    tpu_program *p = resolved ? tpu_compile(fn, am, &spec, &d) : NULL;
     if (!p)
         return c; /* seconds 0: not compilable for the device */
     tpu_profile prof;

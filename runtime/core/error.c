@@ -7,11 +7,11 @@
  * would otherwise read each other's messages.
  */
 #include "rt.h"
+#include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static atomic_int error_mode = AG_ERRORS_EXIT;
 static _Thread_local int thread_error_mode = -1; /* -1: error_mode */
 static _Thread_local char last_error[1024];
 static _Thread_local bool has_last_error;
@@ -61,12 +61,19 @@ void rt_run_shutdown_hooks(void)
         shutdown_hooks[i]();
 }
 
-void ag_set_error_mode(ag_error_mode mode) { atomic_store(&error_mode, (int)mode); }
+void ag_set_error_mode(ag_error_mode mode)
+{
+    rt_config_set(RT_CFG_ERROR_MODE, mode == AG_ERRORS_RETURN ? "return" : "exit");
+}
 ag_error_mode ag_get_error_mode(void)
 {
     if (thread_error_mode >= 0)
         return (ag_error_mode)thread_error_mode;
-    return (ag_error_mode)atomic_load(&error_mode);
+    const rt_config *c = rt_config_get();
+    const char *mode = rt_config_str(c, RT_CFG_ERROR_MODE);
+    bool ret = mode && strcmp(mode, "return") == 0;
+    rt_config_release(c);
+    return ret ? AG_ERRORS_RETURN : AG_ERRORS_EXIT;
 }
 
 void rt_set_thread_error_mode(int mode) { thread_error_mode = mode; }

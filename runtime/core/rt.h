@@ -16,6 +16,7 @@
 #define RT_H
 
 #include "ag.h"
+#include "config.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>

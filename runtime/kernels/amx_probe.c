@@ -11,6 +11,8 @@
  */
 #include "bf16mm_amx.h"
 
+#include "config.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,11 +83,15 @@ static void probe(void)
 }
 #endif
 
-/* AG_NO_AMX set, and not "0". */
+/* AG_NO_AMX set, and not "0": asked at every call, as the settings in
+ * force now (the kernel runs from compiled code, which has no compile's
+ * snapshot at hand). */
 static bool switched_off(void)
 {
-    const char *env = getenv("AG_NO_AMX");
-    return env && *env && strcmp(env, "0") != 0;
+    const rt_config *c = rt_config_get();
+    bool off = rt_config_on(c, RT_CFG_NO_AMX);
+    rt_config_release(c);
+    return off;
 }
 
 const char *rt_bf16mm_amx_why_not(void)

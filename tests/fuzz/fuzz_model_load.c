@@ -156,6 +156,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     setenv("AG_TARGET", "reference", 1); /* an interpreter: no JIT per input */
+    rt_config_reload_env();
     snprintf(work, sizeof work, "/tmp/fuzz-model-load-XXXXXX");
     if (!mkdtemp(work))
         fail_setup("mkdtemp");

@@ -149,8 +149,10 @@ static void test_env_turns_it_on(void **state)
 {
     (void)state;
     setenv("AG_BF16", "1", 1);
+    rt_config_reload_env();
     ag_concrete_function *cf = ag_get_concrete_function("layer_f32", "f32[4,8], f32[8,4], f32[4]");
     unsetenv("AG_BF16");
+    rt_config_reload_env();
     char *text = graph_text(cf);
     assert_non_null(strstr(text, ": bf16[4,4]"));
     free(text);

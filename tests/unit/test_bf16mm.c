@@ -101,6 +101,7 @@ static void restore_no_amx(void)
         setenv("AG_NO_AMX", initial_no_amx, 1);
     else
         unsetenv("AG_NO_AMX");
+    rt_config_reload_env();
 }
 
 /* c = a x b for the CPU o names (NULL: the host), parsed and compiled. */
@@ -173,6 +174,7 @@ static int check_shape(int m, int k, int n)
     product P = product_new(m, k, n, "dpbf16ps");
     const uint16_t *a = P.a, *b = P.b;
     setenv("AG_NO_AMX", "1", 1);
+    rt_config_reload_env();
     rt_value *res = run_product(P.code, P.av, P.bv);
     restore_no_amx();
     const uint16_t *c = res->data;
@@ -472,12 +474,14 @@ static void test_ag_no_amx_switches_amx_off(void **state)
     uint16_t a[1] = {0x3f80}, b[1] = {0x4000}, c[1] = {0};
     rt_bf16mm_amx p;
     setenv("AG_NO_AMX", "1", 1);
+    rt_config_reload_env();
     assert_false(rt_bf16mm_amx_usable());
     assert_string_equal(rt_bf16mm_amx_why_not(), "AG_NO_AMX is set");
     assert_false(rt_bf16mm_amx_begin(&p, a, b, c, 1, 1, 1));
     assert_int_equal(cg_rt_matmul_bf16_amx(a, b, NULL, c, 1, 1, 1, 1), 0);
     assert_int_equal(c[0], 0);
     setenv("AG_NO_AMX", "0", 1);
+    rt_config_reload_env();
     assert_true(rt_bf16mm_amx_usable());
     restore_no_amx(); /* unset or "0": skip_without_amx passed */
     assert_int_equal(cg_rt_matmul_bf16_amx(a, b, NULL, c, 1, 1, 1, 1), 1);

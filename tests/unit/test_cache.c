@@ -552,9 +552,11 @@ static void test_set_cache_dir(void **state)
     ag_set_cache_dir("");
     assert_null(ag_cache_dir());
     setenv("AG_CACHE_DIR", "/tmp/from-env", 1);
+    rt_config_reload_env();
     ag_set_cache_dir(NULL);
     assert_string_equal(ag_cache_dir(), "/tmp/from-env");
     unsetenv("AG_CACHE_DIR");
+    rt_config_reload_env();
     assert_null(ag_cache_dir());
 }
 
@@ -570,6 +572,7 @@ static void test_crc32_known_value(void **state)
 int main(void)
 {
     unsetenv("AG_CACHE_DIR");
+    rt_config_reload_env();
     const struct CMUnitTest tests[] = {
         TU_TEST(test_crc32_known_value),
         TU_TEST(test_set_cache_dir),

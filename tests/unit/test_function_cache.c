@@ -65,6 +65,7 @@ static int teardown_bound(void **state)
 {
     ag_set_max_concrete_functions(-1);
     unsetenv("AG_MAX_CONCRETE_FUNCTIONS");
+    rt_config_reload_env();
     ag_set_target(NULL);
     return tu_teardown(state);
 }
@@ -76,6 +77,7 @@ static void test_default_bound_is_64(void **state)
 {
     (void)state;
     unsetenv("AG_MAX_CONCRETE_FUNCTIONS");
+    rt_config_reload_env();
     assert_int_equal(ag_max_concrete_functions(), 64);
     ag_set_target("reference"); /* the bound is the cache's, whatever the target */
     int traces = ag_function_trace_count("affine");
@@ -155,6 +157,7 @@ static void test_environment_sets_the_bound(void **state)
     (void)state;
     ag_set_target("reference");
     setenv("AG_MAX_CONCRETE_FUNCTIONS", "5", 1);
+    rt_config_reload_env();
     assert_int_equal(ag_max_concrete_functions(), 5);
     char *warnings;
     STDERR_OF(warnings, call_range(4000, 4020));
@@ -166,6 +169,7 @@ static void test_environment_sets_the_bound(void **state)
     assert_int_equal(ag_max_concrete_functions(), 5);
 
     setenv("AG_MAX_CONCRETE_FUNCTIONS", "lots", 1);
+    rt_config_reload_env();
     int n = 0;
     STDERR_OF(warnings, n = ag_max_concrete_functions());
     assert_int_equal(n, 64);

@@ -1240,6 +1240,7 @@ static void test_dump_ir(void **state)
     char dir[] = "/tmp/agc-dump-XXXXXX";
     assert_non_null(mkdtemp(dir));
     setenv("AG_DUMP_IR", dir, 1);
+    rt_config_reload_env();
     ir_function *fn = parse(sample_arith);
     pass_options saved_options, o;
     pass_get_options(&saved_options);
@@ -1274,13 +1275,16 @@ static void test_dump_ir(void **state)
     fflush(stderr);
     dup2(fileno(err), 2);
     setenv("AG_DUMP_IR", "1", 1);
+    rt_config_reload_env();
     assert_true(pass_run_default(fn));
     setenv("AG_DUMP_IR", "0", 1);
+    rt_config_reload_env();
     assert_true(pass_run_default(fn));
     fflush(stderr);
     dup2(saved, 2);
     close(saved);
     unsetenv("AG_DUMP_IR");
+    rt_config_reload_env();
     char buf[8192] = {0};
     rewind(err);
     assert_true(fread(buf, 1, sizeof buf - 1, err) > 0);

@@ -106,6 +106,7 @@ int main(void)
 {
     assert_non_null(mkdtemp(dump_dir));
     setenv("AG_PERF", "1", 1);
+    rt_config_reload_env();
     setenv("JITDUMPDIR", dump_dir, 1);
     const struct CMUnitTest tests[] = {
         TU_TEST(test_perf_listener_and_results),

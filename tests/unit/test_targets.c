@@ -143,25 +143,33 @@ static void test_choosing_a_target(void **state)
     (void)state;
     bool strict;
     unsetenv("AG_TARGET");
+    rt_config_reload_env();
     unsetenv("AG_EXECUTOR");
+    rt_config_reload_env();
     assert_string_equal(pl_selected_target(AG_HERE, &strict)->name, "cpu");
     assert_false(strict);
     setenv("AG_EXECUTOR", "reference", 1);
+    rt_config_reload_env();
     assert_string_equal(pl_selected_target(AG_HERE, &strict)->name, "reference");
     setenv("AG_EXECUTOR", "jit-strict", 1);
+    rt_config_reload_env();
     assert_string_equal(pl_selected_target(AG_HERE, &strict)->name, "cpu");
     assert_true(strict);
     setenv("AG_EXECUTOR", "jit", 1);
+    rt_config_reload_env();
     assert_string_equal(pl_selected_target(AG_HERE, &strict)->name, "cpu");
     assert_false(strict);
     setenv("AG_TARGET", "reference", 1); /* AG_TARGET wins over its older name */
+    rt_config_reload_env();
     assert_string_equal(ag_target(), "reference");
     assert_true(ag_set_target("cpu")); /* and the API over the environment */
     assert_string_equal(ag_target(), "cpu");
     assert_true(ag_set_target(NULL));
     assert_string_equal(ag_target(), "reference");
     unsetenv("AG_TARGET");
+    rt_config_reload_env();
     unsetenv("AG_EXECUTOR");
+    rt_config_reload_env();
 }
 
 static void test_unknown_target_lists_the_targets(void **state)
@@ -172,8 +180,10 @@ static void test_unknown_target_lists_the_targets(void **state)
                                             "are reference, cpu, tpu-model"));
     ag_clear_error();
     setenv("AG_TARGET", "nosuch", 1);
+    rt_config_reload_env();
     ag_tensor r = chain(F32(AG_SHAPE(2), 1, 2));
     unsetenv("AG_TARGET");
+    rt_config_reload_env();
     assert_true(ag_is_error(r));
     assert_non_null(strstr(ag_last_error(), "AG_TARGET=nosuch is not a target; the targets "
                                             "are reference, cpu, tpu-model"));
@@ -193,8 +203,10 @@ static void test_ag_cpu_names_the_cpu(void **state)
 #endif
     ag_tensor x = F32(AG_SHAPE(5), -1, 0, 0.5f, 2, 3);
     setenv("AG_CPU", older, 1);
+    rt_config_reload_env();
     ag_tensor got = chain(x); /* a new shape: traced and compiled now */
     unsetenv("AG_CPU");
+    rt_config_reload_env();
     ag_run_functions_eagerly(true);
     ag_tensor want = chain(x);
     ag_run_functions_eagerly(false);
@@ -202,8 +214,10 @@ static void test_ag_cpu_names_the_cpu(void **state)
     for (int64_t i = 0; i < 5; i++)
         assert_true(ag_get_f64(got, i) == ag_get_f64(want, i));
     setenv("AG_CPU", "no-such-cpu", 1);
+    rt_config_reload_env();
     ag_tensor r = chain(F32(AG_SHAPE(6), 1, 2, 3, 4, 5, 6));
     unsetenv("AG_CPU");
+    rt_config_reload_env();
     assert_true(ag_is_error(r));
     assert_non_null(strstr(ag_last_error(), "AG_CPU=no-such-cpu: LLVM knows no CPU named "
                                             "'no-such-cpu'"));

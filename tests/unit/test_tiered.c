@@ -171,19 +171,25 @@ static void test_policy_from_environment(void **state)
     (void)state;
     ag_set_jit_policy(AG_JIT_FROM_ENV);
     unsetenv("AG_JIT");
+    rt_config_reload_env();
     assert_int_equal(ag_get_jit_policy(), AG_JIT_AUTO);
     setenv("AG_JIT", "sync", 1);
+    rt_config_reload_env();
     assert_int_equal(ag_get_jit_policy(), AG_JIT_SYNC);
     setenv("AG_JIT", "async", 1);
+    rt_config_reload_env();
     assert_int_equal(ag_get_jit_policy(), AG_JIT_ASYNC);
     setenv("AG_JIT", "sometimes", 1); /* said once on stderr; auto */
+    rt_config_reload_env();
     assert_int_equal(ag_get_jit_policy(), AG_JIT_AUTO);
     ag_set_jit_policy(AG_JIT_SYNC); /* the program's choice wins */
     setenv("AG_JIT", "async", 1);
+    rt_config_reload_env();
     assert_int_equal(ag_get_jit_policy(), AG_JIT_SYNC);
     ag_set_jit_policy(AG_JIT_FROM_ENV);
     assert_int_equal(ag_get_jit_policy(), AG_JIT_ASYNC);
     unsetenv("AG_JIT");
+    rt_config_reload_env();
 }
 
 /* sync: the first call waits for the compile and runs the target's code */
@@ -519,10 +525,12 @@ static char *run_profile_child(const char *how)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fd, 2);
     setenv("AG_PROFILE", "1", 1);
+    rt_config_reload_env();
     char *argv[] = {"test_tiered", "--profile-child", (char *)how, NULL};
     pid_t pid;
     assert_int_equal(posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ), 0);
     unsetenv("AG_PROFILE");
+    rt_config_reload_env();
     int status;
     waitpid(pid, &status, 0);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);

@@ -526,10 +526,12 @@ static void test_profile_api_and_timeline(void **state)
     assert_true(fd >= 0);
     close(fd);
     setenv("AG_PROFILE_TRACE", path, 1);
+    rt_config_reload_env();
     assert_true(ag_set_target("tpu-model"));
     ag_tensor r = call1(&scale__desc, ag_ones(AG_F32, AG_SHAPE(3, 4)));
     ag_set_target(NULL);
     unsetenv("AG_PROFILE_TRACE");
+    rt_config_reload_env();
     assert_false(ag_is_error(r));
     ag_profile prof;
     assert_true(ag_last_profile(&prof));
