@@ -239,8 +239,7 @@ static bool write_model(ag_saved_model *m, const cv_options *o, const cv_report 
     for (int i = 0; i < m->man->n_variables; i++)
         vars[i] = sm_variable_value(m, i);
     char *options = text_of(print_options, o), *report = text_of(print_report, r);
-    sm_extra_file extra[] = {{"conversion_report.txt", report},
-                             {"converter_options.pbtxt", options}};
+    sm_extra_file extra[] = {{SM_REPORT_FILE, report}, {SM_CONVERTER_OPTIONS_FILE, options}};
     bool ok = sm_write((ag_loc){0}, out_dir, m->man, texts, vars, extra, 2);
     free(options);
     free(report);
