@@ -96,10 +96,7 @@ char *sm_read_file(const char *path, size_t max, size_t *len, char *err, size_t 
 
 static char *path_in(const ag_saved_model *m, const char *name)
 {
-    size_t n = strlen(m->dir) + strlen(name) + 2;
-    char *s = rt_xmalloc(n);
-    snprintf(s, n, "%s/%s", m->dir, name);
-    return s;
+    return sm_path_join(m->dir, name);
 }
 
 /* A file's size and checksum must be what the manifest recorded. */

@@ -64,6 +64,9 @@ typedef struct sm_extra_file {
 bool sm_write(ag_loc loc, const char *dir, sm_manifest *man, char *const *texts,
               const rt_value *const *vars, const sm_extra_file *extra, int n_extra);
 
+/* "dir/name", malloc'ed. */
+char *sm_path_join(const char *dir, const char *name);
+
 /* The files besides the graphs and variables that agc writes into a
  * model directory (the converter's). */
 #define SM_REPORT_FILE "conversion_report.txt"

@@ -115,14 +115,6 @@ static bool foreign_entry(const char *dir, const char *sub, char *odd, size_t n)
     return found;
 }
 
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *s = rt_xmalloc(n);
-    snprintf(s, n, "%s/%s", dir, name);
-    return s;
-}
-
 /* A directory with a manifest: replaced only if agc wrote all of it. */
 static bool may_replace_model(ag_loc loc, const char *dir, const char *manifest)
 {
@@ -146,7 +138,7 @@ bool sm_may_replace(ag_loc loc, const char *dir, bool *exists)
     *exists = lstat(dir, &st) == 0;
     if (!*exists)
         return true;
-    char *manifest = join(dir, SM_MANIFEST_FILE);
+    char *manifest = sm_path_join(dir, SM_MANIFEST_FILE);
     bool model = S_ISDIR(st.st_mode) && lstat(manifest, &(struct stat){0}) == 0;
     bool ok = model && may_replace_model(loc, dir, manifest);
     free(manifest);
@@ -248,7 +240,7 @@ void sm_remove_leftovers(const char *dir)
         long pid = leftover_pid(e->d_name, base);
         if (!pid || (pid != (long)getpid() && !process_gone(pid)))
             continue;
-        char *path = join(where, e->d_name);
+        char *path = sm_path_join(where, e->d_name);
         struct stat st;
         if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
             sm_remove_tree(path);

@@ -29,7 +29,7 @@ static bool write_bytes(ag_loc loc, const char *path, const void *data, size_t n
     return ok;
 }
 
-static char *join(const char *dir, const char *name)
+char *sm_path_join(const char *dir, const char *name)
 {
     size_t n = strlen(dir) + strlen(name) + 2;
     char *s = rt_xmalloc(n);
@@ -39,7 +39,7 @@ static char *join(const char *dir, const char *name)
 
 static bool write_functions(ag_loc loc, const char *tmp, sm_manifest *man, char *const *texts)
 {
-    char *fdir = join(tmp, "functions");
+    char *fdir = sm_path_join(tmp, "functions");
     bool ok = mkdir(fdir, 0777) == 0;
     if (!ok)
         rt_report(loc, "cannot create '%s': %s", fdir, strerror(errno));
@@ -50,7 +50,7 @@ static bool write_functions(ag_loc loc, const char *tmp, sm_manifest *man, char 
         snprintf(f->file, sizeof f->file, "functions/%s.ir", f->name);
         f->bytes = (int64_t)n;
         f->checksum = rt_crc32(0, texts[i], n);
-        char *path = join(tmp, f->file);
+        char *path = sm_path_join(tmp, f->file);
         ok = write_bytes(loc, path, texts[i], n);
         free(path);
     }
@@ -78,7 +78,7 @@ static bool write_variables(ag_loc loc, const char *tmp, sm_manifest *man,
         at += n;
     }
     man->variables_bytes = (int64_t)total;
-    char *path = join(tmp, SM_VARIABLES_FILE);
+    char *path = sm_path_join(tmp, SM_VARIABLES_FILE);
     bool ok = write_bytes(loc, path, buf, total);
     free(path);
     free(buf);
@@ -92,7 +92,7 @@ static bool write_manifest(ag_loc loc, const char *tmp, const sm_manifest *man)
     FILE *mem = open_memstream(&text, &n);
     sm_manifest_print(man, mem);
     fclose(mem);
-    char *path = join(tmp, SM_MANIFEST_FILE);
+    char *path = sm_path_join(tmp, SM_MANIFEST_FILE);
     bool ok = write_bytes(loc, path, text, n);
     free(path);
     free(text);
@@ -120,7 +120,7 @@ bool sm_write(ag_loc loc, const char *dir, sm_manifest *man, char *const *texts,
     snprintf(man->producer, sizeof man->producer, "agc %s", AG_VERSION);
     bool ok = write_functions(loc, tmp, man, texts) && write_variables(loc, tmp, man, vars);
     for (int i = 0; ok && i < n_extra; i++) {
-        char *path = join(tmp, extra[i].name);
+        char *path = sm_path_join(tmp, extra[i].name);
         ok = write_bytes(loc, path, extra[i].text, strlen(extra[i].text));
         free(path);
     }

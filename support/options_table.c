@@ -52,12 +52,9 @@ typedef struct checker {
 __attribute__((format(printf, 3, 4))) static bool fail(const checker *C, tp_loc at,
                                                        const char *fmt, ...)
 {
-    int n = at.line ? snprintf(C->err, C->errlen, "%s:%d:%d: ", C->source, at.line, at.col)
-                    : snprintf(C->err, C->errlen, "%s: ", C->source);
     va_list ap;
     va_start(ap, fmt);
-    if (n >= 0 && (size_t)n < C->errlen)
-        vsnprintf(C->err + n, C->errlen - (size_t)n, fmt, ap);
+    tp_verror_at(C->source, at, C->err, C->errlen, fmt, ap);
     va_end(ap);
     return false;
 }

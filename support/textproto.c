@@ -471,6 +471,15 @@ static bool read_message(reader *R, const tp_message *m, void *out, char closing
     return ok && !R->failed;
 }
 
+void tp_verror_at(const char *source, tp_loc at, char *err, size_t errlen, const char *fmt,
+                  va_list ap)
+{
+    int n = at.line ? snprintf(err, errlen, "%s:%d:%d: ", source, at.line, at.col)
+                    : snprintf(err, errlen, "%s: ", source);
+    if (n >= 0 && (size_t)n < errlen)
+        vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+}
+
 bool tp_parse(const char *text, const char *source, const tp_message *m, void *out, char *err,
               size_t errlen)
 {

@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 typedef enum tp_type {
@@ -100,6 +101,12 @@ struct tp_message {
  */
 bool tp_parse(const char *text, const char *source, const tp_message *m, void *out, char *err,
               size_t errlen);
+
+/* A message about the text at `at` into err: "source:line:col: ...", or
+ * "source: ..." when at has no line (a value set in code, not read). For
+ * the checks callers make after parsing. */
+__attribute__((format(printf, 5, 0))) void tp_verror_at(const char *source, tp_loc at, char *err,
+                                                        size_t errlen, const char *fmt, va_list ap);
 
 /* Writes s as a quoted string that tp_parse reads back unchanged: \" \\
  * \n \t \r by name, other control bytes and bytes from 0x7f up as

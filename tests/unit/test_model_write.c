@@ -26,31 +26,22 @@ static char root[256], dir[300];
 static int setup_group(void **state)
 {
     (void)state;
-    snprintf(root, sizeof root, "/tmp/ag-model-write-XXXXXX");
-    if (!mkdtemp(root))
+    if (!tu_temp_dir(root, sizeof root, "ag-model-write"))
         return -1;
     snprintf(dir, sizeof dir, "%s/model", root);
     return 0;
 }
 
-static void remove_dir(const char *path)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", path);
-}
-
 static int teardown_group(void **state)
 {
     (void)state;
-    remove_dir(root);
+    tu_remove_dir(root);
     return 0;
 }
 
 static int clean(void **state)
 {
-    remove_dir(dir);
+    tu_remove_dir(dir);
     return tu_setup(state);
 }
 

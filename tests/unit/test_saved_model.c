@@ -69,20 +69,12 @@ static int setup_group(void **state)
     return 0;
 }
 
-static void remove_dir(const char *path)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", path);
-}
-
 static int teardown_group(void **state)
 {
     (void)state;
     char *slash = strrchr(dir, '/');
     *slash = '\0';
-    remove_dir(dir);
+    tu_remove_dir(dir);
     return 0;
 }
 
@@ -290,7 +282,7 @@ static void test_manifest_version_and_truncation(void **state)
     write_text(model_path("saved_model.pbtxt"), text, (size_t)(end - text) / 2);
     EXPECT_LOAD_ERROR("saved_model.pbtxt:");
     free(text);
-    remove_dir(dir);
+    tu_remove_dir(dir);
     EXPECT_LOAD_ERROR("saved_model.pbtxt: cannot open");
 }
 
@@ -347,14 +339,14 @@ static void test_names_outside_ascii(void **state)
 static void test_save_refuses_what_is_not_a_model(void **state)
 {
     (void)state;
-    remove_dir(dir);
+    tu_remove_dir(dir);
     assert_int_equal(mkdir(dir, 0777), 0);
     write_text(model_path("notes.txt"), "mine", 4);
     ag_clear_error();
     assert_false(save_net());
     assert_non_null(strstr(ag_last_error(), "exists and is not a saved model"));
     assert_int_equal(access(model_path("notes.txt"), F_OK), 0); /* left alone */
-    remove_dir(dir);
+    tu_remove_dir(dir);
     /* replacing a model is fine */
     assert_true(save_net());
     assert_true(save_net());

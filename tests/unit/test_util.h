@@ -15,6 +15,8 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ag.h"
@@ -36,6 +38,23 @@ static inline int tu_teardown(void **state)
 }
 
 #define TU_TEST(f) cmocka_unit_test_setup_teardown(f, tu_setup, tu_teardown)
+
+/* A new empty directory "/tmp/<prefix>-XXXXXX", its path in dir (n bytes);
+ * false if it cannot be made. */
+static inline bool tu_temp_dir(char *dir, size_t n, const char *prefix)
+{
+    snprintf(dir, n, "/tmp/%s-XXXXXX", prefix);
+    return mkdtemp(dir) != NULL;
+}
+
+/* Removes a directory tree a test made (rm -rf). */
+static inline void tu_remove_dir(const char *path)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", path);
+}
 
 /* Runs the group and then frees all runtime state, so the leak checker
  * sees a clean exit. */
