@@ -163,7 +163,8 @@ lib_objs=""
 for src in "$root"/ir/trace.c "$root"/ir/staged.c "$root"/ir/liveness.c "$root"/ir/exec.c \
     "$root"/passes/*.c "$root"/backend/target.c "$root"/backend/reference/*.c \
     "$root"/backend/cpu/*.c "$root"/backend/tpu/*.c "$root"/pipeline/*.c "$root"/model/*.c \
-    "$root"/converter/select.c "$root"/converter/report.c "$root"/converter/convert.c; do
+    "$root"/converter/select.c "$root"/converter/report.c "$root"/converter/convert.c \
+    "$root"/converter/error.c; do
     name=$(basename "$src" .c)
     case $name in manifest) continue ;; esac
     obj="$work/obj/lib-$(basename "$(dirname "$src")")-$name.o"
