@@ -13,45 +13,26 @@
 
 #include <limits.h>
 #include <stdlib.h>
-#include <stdarg.h>
 #include <string.h>
-
-typedef struct checker {
-    const char *source;
-    char *err;
-    size_t errlen;
-} checker;
-
-/* "source:line:col: message" (without a place when the value was set in
- * code rather than read). Always false. */
-__attribute__((format(printf, 3, 4))) static bool fail(const checker *C, tp_loc at,
-                                                       const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    tp_verror_at(C->source, at, C->err, C->errlen, fmt, ap);
-    va_end(ap);
-    return false;
-}
 
 static bool given(tp_loc at) { return at.line != 0; }
 
 /* An integer field within [lo, hi]. */
-static bool in_range(const checker *C, tp_loc at, const char *field, int64_t v, int64_t lo,
+static bool in_range(const ot_report *C, tp_loc at, const char *field, int64_t v, int64_t lo,
                      int64_t hi)
 {
     if (v >= lo && v <= hi)
         return true;
-    return fail(C, at, "%s must be in [%lld, %lld], got %lld", field, (long long)lo,
+    return ot_fail(C, at, "%s must be in [%lld, %lld], got %lld", field, (long long)lo,
                 (long long)hi, (long long)v);
 }
 
 /* A name that was given must not be empty. */
-static bool not_empty(const checker *C, tp_loc at, const char *field, const char *value)
+static bool not_empty(const ot_report *C, tp_loc at, const char *field, const char *value)
 {
     if (!given(at) || value[0])
         return true;
-    return fail(C, at, "%s is empty: give the name of a function", field);
+    return ot_fail(C, at, "%s is empty: give the name of a function", field);
 }
 
 /* --------------------------------------------------------- TPU functions */
@@ -67,7 +48,7 @@ static tp_loc selector_at(const cv_tpu_function *f, cv_selector s)
     }
 }
 
-static bool check_selects_one(const checker *C, const cv_tpu_function *f, tp_loc at)
+static bool check_selects_one(const ot_report *C, const cv_tpu_function *f, tp_loc at)
 {
     if (!not_empty(C, f->at.function_alias, "function_alias", f->function_alias) ||
         !not_empty(C, f->at.concrete_function_name, "concrete_function_name",
@@ -77,10 +58,10 @@ static bool check_selects_one(const checker *C, const cv_tpu_function *f, tp_loc
     if (cv_tpu_function_selector(f, NULL) != CV_SELECT_NONE)
         return true;
     if (given(f->at.jit_compile_functions))
-        return fail(C, f->at.jit_compile_functions,
+        return ot_fail(C, f->at.jit_compile_functions,
                     "jit_compile_functions: false selects no function; a TpuFunction selects "
                     "the functions marked AG_JIT_COMPILE with jit_compile_functions: true");
-    return fail(C, at,
+    return ot_fail(C, at,
                 "a TpuFunction selects no function: give one of function_alias, "
                 "concrete_function_name, signature_name or jit_compile_functions: true");
 }
@@ -88,7 +69,7 @@ static bool check_selects_one(const checker *C, const cv_tpu_function *f, tp_loc
 /* Two TpuFunctions with the same selector and name select one function
  * twice. (Two selectors naming one function differently need the model:
  * the converter checks that.) */
-static bool check_not_repeated(const checker *C, const cv_options *o, int i)
+static bool check_not_repeated(const ot_report *C, const cv_options *o, int i)
 {
     const char *name, *other;
     cv_selector s = cv_tpu_function_selector(&o->tpu_functions[i], &name);
@@ -98,17 +79,17 @@ static bool check_not_repeated(const checker *C, const cv_options *o, int i)
             continue;
         tp_loc first = selector_at(g, s);
         if (!name)
-            return fail(C, selector_at(&o->tpu_functions[i], s),
+            return ot_fail(C, selector_at(&o->tpu_functions[i], s),
                         "jit_compile_functions is given in two TpuFunctions (first at %d:%d)",
                         first.line, first.col);
-        return fail(C, selector_at(&o->tpu_functions[i], s),
+        return ot_fail(C, selector_at(&o->tpu_functions[i], s),
                     "%s \"%s\" is selected twice (first at %d:%d)", cv_selector_field(s), name,
                     first.line, first.col);
     }
     return true;
 }
 
-static bool check_tpu_functions(const checker *C, const cv_options *o)
+static bool check_tpu_functions(const ot_report *C, const cv_options *o)
 {
     for (int i = 0; i < o->n_tpu_functions; i++)
         if (!check_selects_one(C, &o->tpu_functions[i], o->at.tpu_functions[i]) ||
@@ -120,7 +101,7 @@ static bool check_tpu_functions(const checker *C, const cv_options *o)
 /* --------------------------------------------------------------- batches */
 
 /* Strictly increasing, each in [1, max_batch_size], the last equal to it. */
-static bool check_allowed_sizes(const checker *C, const cv_batch_options *b)
+static bool check_allowed_sizes(const ot_report *C, const cv_batch_options *b)
 {
     int n = b->n_allowed_batch_sizes;
     for (int k = 0; k < n; k++) {
@@ -129,18 +110,18 @@ static bool check_allowed_sizes(const checker *C, const cv_batch_options *b)
         if (!in_range(C, at, "an allowed batch size", v, 1, b->max_batch_size))
             return false;
         if (k > 0 && v <= b->allowed_batch_sizes[k - 1])
-            return fail(C, at, "allowed_batch_sizes must be strictly increasing: %lld follows %lld",
+            return ot_fail(C, at, "allowed_batch_sizes must be strictly increasing: %lld follows %lld",
                         (long long)v, (long long)b->allowed_batch_sizes[k - 1]);
     }
     if (n > 0 && b->allowed_batch_sizes[n - 1] != b->max_batch_size)
-        return fail(C, b->at.allowed_batch_sizes[n - 1],
+        return ot_fail(C, b->at.allowed_batch_sizes[n - 1],
                     "the last of allowed_batch_sizes (%lld) must equal max_batch_size (%lld)",
                     (long long)b->allowed_batch_sizes[n - 1], (long long)b->max_batch_size);
     return true;
 }
 
 /* The table's checks on one message (options_table.h). */
-static bool table_check(const checker *C, const tp_message *m, const void *v, tp_loc at,
+static bool table_check(const ot_report *C, const tp_message *m, const void *v, tp_loc at,
                         unsigned what)
 {
     return ot_check(m, v, at, what, C->source, C->err, C->errlen);
@@ -149,7 +130,7 @@ static bool table_check(const checker *C, const tp_message *m, const void *v, tp
 /* max_batch_size given, the fields within the table's bounds (one set
  * with ag_batcher_new's and the saved model's: pipeline/batch_options.def),
  * then the allowed sizes against max_batch_size, then the names. */
-static bool check_batch(const checker *C, const cv_batch_options *b, tp_loc at)
+static bool check_batch(const ot_report *C, const cv_batch_options *b, tp_loc at)
 {
     const cv_batch_target *t = &b->experimental;
     return table_check(C, &cv_batch_message, b, at, OT_CHECK_REQUIRED | OT_CHECK_SINGULAR) &&
@@ -162,7 +143,7 @@ static bool check_batch(const checker *C, const cv_batch_options *b, tp_loc at)
 }
 
 /* Two BatchOptions for the same functions would batch them twice. */
-static bool check_batch_targets_differ(const checker *C, const cv_options *o, int i)
+static bool check_batch_targets_differ(const ot_report *C, const cv_options *o, int i)
 {
     const char *name, *other;
     cv_selector s = cv_batch_target_selector(&o->batch_options[i].experimental, &name);
@@ -172,18 +153,18 @@ static bool check_batch_targets_differ(const checker *C, const cv_options *o, in
             continue;
         tp_loc first = o->at.batch_options[j];
         if (!name)
-            return fail(C, o->at.batch_options[i],
+            return ot_fail(C, o->at.batch_options[i],
                         "two BatchOptions batch every TPU function (first at %d:%d): give "
                         "experimental { ... } to say what each one batches",
                         first.line, first.col);
-        return fail(C, o->at.batch_options[i],
+        return ot_fail(C, o->at.batch_options[i],
                     "two BatchOptions batch %s \"%s\" (first at %d:%d)", cv_selector_field(s),
                     name, first.line, first.col);
     }
     return true;
 }
 
-static bool check_batches(const checker *C, const cv_options *o)
+static bool check_batches(const ot_report *C, const cv_options *o)
 {
     for (int i = 0; i < o->n_batch_options; i++)
         if (!check_batch(C, &o->batch_options[i], o->at.batch_options[i]) ||
@@ -195,19 +176,19 @@ static bool check_batches(const checker *C, const cv_options *o)
 /* ------------------------------------------------------------------ bf16 */
 
 /* Every filterlist entry names an op of the op table, once. */
-static bool check_filterlist(const checker *C, const cv_bf16_options *b)
+static bool check_filterlist(const ot_report *C, const cv_bf16_options *b)
 {
     for (int i = 0; i < b->n_filterlist; i++) {
         rt_op op;
         const char *name = b->filterlist[i];
         if (!rt_op_from_name(name, &op))
-            return fail(C, b->at.filterlist[i],
+            return ot_fail(C, b->at.filterlist[i],
                         "unknown op \"%s\" in filterlist (op names are those of the IR: "
                         "docs/ir.md)",
                         name);
         for (int j = 0; j < i; j++)
             if (strcmp(b->filterlist[j], name) == 0)
-                return fail(C, b->at.filterlist[i], "op \"%s\" is in filterlist twice", name);
+                return ot_fail(C, b->at.filterlist[i], "op \"%s\" is in filterlist twice", name);
     }
     return true;
 }
@@ -235,7 +216,7 @@ static bool parse_topology(const char *s, int64_t *cores)
     }
 }
 
-static bool check_devices(const checker *C, const cv_sharding_options *x, int64_t cores)
+static bool check_devices(const ot_report *C, const cv_sharding_options *x, int64_t cores)
 {
     for (int i = 0; i < x->n_device_assignment; i++) {
         int64_t d = x->device_assignment[i];
@@ -244,29 +225,29 @@ static bool check_devices(const checker *C, const cv_sharding_options *x, int64_
             return false;
         for (int j = 0; j < i; j++)
             if (x->device_assignment[j] == d)
-                return fail(C, x->at.device_assignment[i],
+                return ot_fail(C, x->at.device_assignment[i],
                             "device %lld is in device_assignment twice", (long long)d);
     }
     if (x->n_device_assignment > 0 && x->n_device_assignment != x->num_cores_per_replica)
-        return fail(C, x->at.device_assignment[0],
+        return ot_fail(C, x->at.device_assignment[0],
                     "device_assignment lists %d devices for num_cores_per_replica %lld: give "
                     "one device per core of a replica",
                     x->n_device_assignment, (long long)x->num_cores_per_replica);
     return true;
 }
 
-static bool check_sharding(const checker *C, const cv_sharding_options *x, tp_loc at)
+static bool check_sharding(const ot_report *C, const cv_sharding_options *x, tp_loc at)
 {
     if (!table_check(C, &cv_sharding_message, x, at, OT_CHECK_ALL))
         return false;
     if (x->num_cores_per_replica > 1)
-        return fail(C, x->at.num_cores_per_replica,
+        return ot_fail(C, x->at.num_cores_per_replica,
                     "num_cores_per_replica %lld: sharding a replica across cores is not "
                     "supported yet; give 1 (or leave xla_sharding_options out)",
                     (long long)x->num_cores_per_replica);
     int64_t cores = INT32_MAX;
     if (x->topology[0] && !parse_topology(x->topology, &cores))
-        return fail(C, x->at.topology,
+        return ot_fail(C, x->at.topology,
                     "bad topology \"%s\": give the chips' grid as AxB or AxBxC, like \"2x2\"",
                     x->topology);
     return check_devices(C, x, cores);
@@ -274,7 +255,7 @@ static bool check_sharding(const checker *C, const cv_sharding_options *x, tp_lo
 
 bool cv_options_check(const cv_options *o, const char *source, char *err, size_t errlen)
 {
-    checker C = {source ? source : "<options>", err, errlen};
+    ot_report C = {source ? source : "<options>", err, errlen};
     if (errlen)
         err[0] = '\0';
     return check_tpu_functions(&C, o) && check_batches(&C, o) &&

@@ -41,16 +41,7 @@ void ot_defaults(const tp_message *m, void *v)
 
 /* ----------------------------------------------------------------- checks */
 
-typedef struct checker {
-    const char *source;
-    char *err;
-    size_t errlen;
-} checker;
-
-/* "source:line:col: message", or "source: message" without a place.
- * Always false. */
-__attribute__((format(printf, 3, 4))) static bool fail(const checker *C, tp_loc at,
-                                                       const char *fmt, ...)
+bool ot_fail(const ot_report *C, tp_loc at, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -74,21 +65,21 @@ static tp_loc place(const tp_field *f, const void *v, size_t k, tp_loc at)
     return here.line ? here : at;
 }
 
-static bool int_in_range(const checker *C, const tp_field *f, const char *name, int64_t x,
+static bool int_in_range(const ot_report *C, const tp_field *f, const char *name, int64_t x,
                          tp_loc at)
 {
     int64_t lo = int_bound(f->lo), hi = int_bound(f->hi);
     if (x >= lo && (isinf(f->hi) || x <= hi))
         return true;
     if (isinf(f->hi))
-        return fail(C, at, "%s must be at least %lld, got %lld", name, (long long)lo,
+        return ot_fail(C, at, "%s must be at least %lld, got %lld", name, (long long)lo,
                     (long long)x);
-    return fail(C, at, "%s must be in [%lld, %lld], got %lld", name, (long long)lo,
+    return ot_fail(C, at, "%s must be in [%lld, %lld], got %lld", name, (long long)lo,
                 (long long)hi, (long long)x);
 }
 
 /* Number k of field f (of its array, when repeated) within its bounds. */
-static bool in_range(const checker *C, const tp_field *f, const void *v, size_t k, tp_loc at)
+static bool in_range(const ot_report *C, const tp_field *f, const void *v, size_t k, tp_loc at)
 {
     const void *slot = cslot_of(v, f->offset);
     char name[128];
@@ -103,8 +94,8 @@ static bool in_range(const checker *C, const tp_field *f, const void *v, size_t 
     if (x >= f->lo && x <= f->hi)
         return true;
     if (isinf(f->hi))
-        return fail(C, at, "%s must be at least %g, got %g", name, f->lo, x);
-    return fail(C, at, "%s must be in [%g, %g], got %g", name, f->lo, f->hi, x);
+        return ot_fail(C, at, "%s must be at least %g, got %g", name, f->lo, x);
+    return ot_fail(C, at, "%s must be in [%g, %g], got %g", name, f->lo, f->hi, x);
 }
 
 static bool bounded(const tp_field *f)
@@ -114,12 +105,12 @@ static bool bounded(const tp_field *f)
 
 static bool differs(const tp_field *f, const void *slot);
 
-static bool check_field(const checker *C, const tp_field *f, const tp_message *m,
+static bool check_field(const ot_report *C, const tp_field *f, const tp_message *m,
                         const void *v, tp_loc at, unsigned what)
 {
     if ((what & OT_CHECK_REQUIRED) && (f->flags & TP_REQUIRED) && !f->repeated &&
         !place(f, v, 0, (tp_loc){0}).line && !differs(f, cslot_of(v, f->offset)))
-        return fail(C, at, "%s needs %s (%s)", m->name, f->name, f->doc ? f->doc : "required");
+        return ot_fail(C, at, "%s needs %s (%s)", m->name, f->name, f->doc ? f->doc : "required");
     if (!bounded(f))
         return true;
     if (!f->repeated)
@@ -134,7 +125,7 @@ static bool check_field(const checker *C, const tp_field *f, const tp_message *m
 bool ot_check(const tp_message *m, const void *v, tp_loc at, unsigned what, const char *source,
               char *err, size_t errlen)
 {
-    checker C = {source ? source : "<options>", err, errlen};
+    ot_report C = {source ? source : "<options>", err, errlen};
     for (int i = 0; i < m->n_fields; i++)
         if (!check_field(&C, &m->fields[i], m, v, at, what))
             return false;

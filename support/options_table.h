@@ -26,6 +26,19 @@
  * fill, since the reader writes only the fields the text gives). */
 void ot_defaults(const tp_message *m, void *v);
 
+/* Where checks after parsing report: the text's name and the caller's
+ * buffer. The checks across fields of a message's owner use it too. */
+typedef struct ot_report {
+    const char *source;
+    char *err;
+    size_t errlen;
+} ot_report;
+
+/* "source:line:col: message" into r->err, or "source: message" when at
+ * has no place (a value set in code rather than read). Always false. */
+__attribute__((format(printf, 3, 4))) bool ot_fail(const ot_report *r, tp_loc at,
+                                                   const char *fmt, ...);
+
 /* Which checks ot_check makes, so that a caller's rules across fields
  * can run between them. */
 enum {
