@@ -100,15 +100,20 @@ static char *path_in(const ag_saved_model *m, const char *name)
 }
 
 /* A file's size and checksum must be what the manifest recorded. */
+/* A file of n bytes where the manifest says `bytes`. Always false. */
+static bool size_differs(const char *path, int64_t n, int64_t bytes, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s: %lld bytes, but the manifest says %lld: the file is %s; save the "
+                          "model again", path, (long long)n, (long long)bytes,
+             n < bytes ? "truncated" : "not the one saved");
+    return false;
+}
+
 static bool check_bytes(const char *path, const char *data, size_t n, int64_t bytes,
                         int64_t checksum, char *err, size_t errlen)
 {
-    if ((int64_t)n != bytes) {
-        snprintf(err, errlen, "%s: %zu bytes, but the manifest says %lld: the file is %s; "
-                              "save the model again", path, n, (long long)bytes,
-                 (int64_t)n < bytes ? "truncated" : "not the one saved");
-        return false;
-    }
+    if ((int64_t)n != bytes)
+        return size_differs(path, (int64_t)n, bytes, err, errlen);
     if (rt_crc32(0, data, n) != (uint32_t)checksum) {
         snprintf(err, errlen, "%s: checksum mismatch: the file was changed or damaged after "
                               "it was saved; save the model again", path);
@@ -285,7 +290,7 @@ static bool load_function(ag_saved_model *m, int i, char *err, size_t errlen)
     int64_t size = 0;
     bool ok = sm_file_size(path, &size, err, errlen);
     if (ok && size != f->bytes) /* never read: a sparse file of gigabytes, say */
-        ok = check_bytes(path, "", (size_t)size, f->bytes, f->checksum, err, errlen);
+        ok = size_differs(path, size, f->bytes, err, errlen);
     else if (ok)
         lf->text = sm_read_file(path, MAX_FUNCTION_TEXT, &n, err, errlen);
     ok = ok && lf->text && check_bytes(path, lf->text, n, f->bytes, f->checksum, err, errlen);
