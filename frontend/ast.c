@@ -699,7 +699,7 @@ static fe_expr *expr_of(parser *p, CXCursor c, fe_range r)
 #define BOOL_RESULT_SAME_ANY(name)
 #define BOOL_RESULT_OWN(domain, name)
 #define BOOL_RESULT_NONE(domain, name)
-#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api) \
+#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api, grad) \
     BOOL_RESULT(elem, name)
 static const char *const bool_ops[] = {
 #include "../runtime/core/ops.def"

@@ -300,6 +300,21 @@ static void build_cond(ir_trace *t, ag_loc loc, ir_node *pred, int n_vars,
     free(rtypes);
 }
 
+/* A gradient tape recording this graph cannot see inside the construct:
+ * it notes its results so that a gradient reaching them is an error. */
+static void tape_sees_opaque(ag_loc loc, const char *what, int n_vars, ag_tensor *const *vars)
+{
+    if (!rt_tapes_recording)
+        return;
+    rt_value **outs = rt_xcalloc((size_t)n_vars + 1, sizeof *outs);
+    int n = 0;
+    for (int i = 0; i < n_vars; i++)
+        if ((outs[n] = rt_handle_peek(*vars[i])) && outs[n]->dtype != RT_LIST)
+            n++;
+    rt_tape_record_opaque(loc, what, NULL, 0, outs, n);
+    free(outs);
+}
+
 static void traced_if(ir_trace *t, ag_loc loc, ag_tensor pred, int n_vars,
                       ag_tensor *const *vars, const char *const *names, ag_body_fn then_fn,
                       ag_body_fn else_fn, void *state)
@@ -326,10 +341,12 @@ static void traced_if(ir_trace *t, ag_loc loc, ag_tensor pred, int n_vars,
         if (defined[i])
             ok = merge_branch_types(loc, names[i], &br[0].outs[i]->type,
                                     &br[1].outs[i]->type, &types[i]);
-    if (ok)
+    if (ok) {
         build_cond(t, loc, p, n_vars, vars, br, defined, types);
-    else
+        tape_sees_opaque(loc, "a staged if (its condition is a tensor)", n_vars, vars);
+    } else {
         t->failed = true;
+    }
     for (int b = 0; b < 2; b++) {
         ir_frame_release(&br[b].f);
         free(br[b].outs);
@@ -766,9 +783,10 @@ static void traced_while(ir_trace *t, ag_loc loc, int n_vars, ag_tensor *const *
         saved[i] = *vars[i];
     bool ok = loop_entry(t, &L, body, state) && trace_loop(t, &L, cond, body, state);
     t->loop = L.outer;
-    if (ok)
+    if (ok) {
         build_while(t, &L);
-    else {
+        tape_sees_opaque(loc, "a staged loop (its condition is a tensor)", n_vars, vars);
+    } else {
         t->failed = true;
         for (int i = 0; i < n_vars; i++)
             *vars[i] = saved[i];

@@ -67,11 +67,13 @@ void ir_frame_push(ir_trace *t, ir_frame *f, ir_graph *g)
     f->g = g;
     f->outer = t->cur;
     t->cur = f;
+    rt_trace_frame = f;
 }
 
 void ir_frame_pop(ir_trace *t, ir_frame *f)
 {
     t->cur = f->outer;
+    rt_trace_frame = t->cur;
 }
 
 void ir_frame_release(ir_frame *f)
@@ -246,6 +248,7 @@ bool ir_trace_end(ir_trace *t)
     rt_trace_concretize = t->saved_concretize;
     rt_error_latch(false);
     current = t->saved;
+    rt_trace_frame = current ? current->cur : NULL;
     ir_frame_release(&t->top);
     free(t->invariants);
     free(t);

@@ -788,7 +788,9 @@ bool ag_function_call_at(ag_loc loc, const ag_function_desc *d, const ag_arg *ar
     if (ir_trace_active())
         return trace_inline(loc, d, args, outputs);
     const rt_config *c = rt_config_get(); /* the call's settings, and its trace's */
-    if (rt_config_on(c, RT_CFG_RUN_FUNCTIONS_EAGERLY)) {
+    /* A gradient tape records ops one by one: on a tape, the function's
+     * body runs eagerly so that the tape sees every op of it. */
+    if (rt_config_on(c, RT_CFG_RUN_FUNCTIONS_EAGERLY) || rt_tapes_recording) {
         rt_config_release(c);
         d->trace(args, outputs);
         return true;

@@ -19,7 +19,7 @@
 #define DEFINE_API_OWN(id, name)
 #define DEFINE_API_OTHER(id, name)
 
-#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api) \
+#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api, grad) \
     DEFINE_##api(id, name)
 #include "../core/ops.def"
 #undef X
@@ -35,7 +35,7 @@
 #define BINARY_ROW_API_UNARY(name)
 #define BINARY_ROW_API_OWN(name)
 #define BINARY_ROW_API_OTHER(name)
-#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api) \
+#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api, grad) \
     BINARY_ROW_##api(name)
 enum api_binary_rows {
 #include "../core/ops.def"
@@ -47,7 +47,7 @@ enum api_binary_rows {
 #define UNARY_ROW_API_UNARY(name) api_unary_##name,
 #define UNARY_ROW_API_OWN(name)
 #define UNARY_ROW_API_OTHER(name)
-#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api) \
+#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api, grad) \
     UNARY_ROW_##api(name)
 enum api_unary_rows {
 #include "../core/ops.def"

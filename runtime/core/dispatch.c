@@ -12,6 +12,7 @@
 #include <string.h>
 
 _Thread_local rt_trace_hook_fn rt_trace_hook;
+_Thread_local const void *rt_trace_frame;
 rt_loop_options_fn _Atomic rt_loop_options_hook;
 
 void ag_set_loop_options_at(ag_loc loc, const ag_tensor *var, const char *var_text,
@@ -103,17 +104,28 @@ rt_value *rt_apply_eager(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *cons
     return out;
 }
 
-rt_value *rt_apply(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in, int n)
+static rt_value *apply_or_trace(ag_loc loc, rt_op op, const rt_attrs *a,
+                                rt_value *const *in, int n)
 {
     if (!rt_trace_hook)
         return rt_apply_eager(loc, op, a, in, n);
     ag_dtype dt;
     ag_shape shape;
-    if (!a)
-        a = &no_attrs;
     if (!infer_or_report(loc, op, a, in, n, &dt, &shape))
         return NULL;
     return rt_trace_hook(loc, op, a, in, n, dt, &shape);
+}
+
+rt_value *rt_apply(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in, int n)
+{
+    if (!a)
+        a = &no_attrs;
+    rt_value *out = apply_or_trace(loc, op, a, in, n);
+    /* Tapes see the public ops, eager or traced, never the executors'
+     * (they call rt_apply_eager): a graph a tape records is one op. */
+    if (out && rt_tapes_recording)
+        rt_tape_record(loc, op, a, in, n, out);
+    return out;
 }
 
 /* Resolves handles to values; false (already reported) if one is bad. */

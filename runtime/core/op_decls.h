@@ -14,10 +14,17 @@
 #define RT_KERNEL(f) bool f(const rt_attrs *a, rt_value *const *in, int n, \
                             rt_value *out, rt_err *e)
 
-#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api) \
+#define RT_GRAD_RULE(f) bool f(struct rt_grad_args *g)
+#define GRAD_DECL(kind, fn) GRAD_DECL_##kind(fn)
+#define GRAD_DECL_RULE(fn) RT_GRAD_RULE(fn);
+#define GRAD_DECL_NONE(fn)
+#define GRAD_DECL_MISSING(fn)
+
+#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api, grad) \
     RT_DTYPE_RULE(dtype_fn);                                                     \
     RT_SHAPE_RULE(shape_fn);                                                     \
-    RT_KERNEL(kernel);
+    RT_KERNEL(kernel);                                                           \
+    GRAD_DECL(grad)
 #include "ops.def"
 #undef X
 

@@ -11,11 +11,17 @@
 #define EW_FLAGS_CMP RT_F_ELEMENTWISE
 #define EW_FLAGS_OWN RT_F_ELEMENTWISE
 #define EW_DOMAIN(form, domain) RT_DOM_##domain
+/* The gradient column is a kind and a rule (see ops.def). */
+#define GRAD_KIND(kind, fn) RT_GRAD_##kind
+#define GRAD_FN(kind, fn) GRAD_FN_##kind(fn)
+#define GRAD_FN_RULE(fn) fn
+#define GRAD_FN_NONE(fn) NULL
+#define GRAD_FN_MISSING(fn) NULL
 
 const rt_op_info rt_ops[RT_OP_COUNT] = {
-#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api) \
+#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api, grad) \
     [RT_OP_##id] = {#name, arity, attrs, (flags) | EW_FLAGS(elem), cost, EW_DOMAIN(elem), \
-                    dtype_fn, shape_fn, kernel},
+                    dtype_fn, shape_fn, kernel, GRAD_KIND(grad), GRAD_FN(grad)},
 #include "ops.def"
 #undef X
 };

@@ -124,6 +124,8 @@ typedef struct rt_value {
                             element shape (rank -1 until known) */
     ag_dtype elem_dtype; /* dtype RT_LIST: the elements' dtype */
     void *sym;           /* symbolic values */
+    uint64_t tape_id;    /* non-zero once a gradient tape tracks the value
+                            (runtime/autodiff/tape.c); aliases start at 0 */
 } rt_value;
 
 /* A new concrete value of that type, or NULL with the reason in e: a
@@ -321,8 +323,16 @@ typedef bool (*rt_shape_fn)(const rt_attrs *a, rt_value *const *in, int n,
 typedef bool (*rt_kernel_fn)(const rt_attrs *a, rt_value *const *in, int n,
                              rt_value *out, rt_err *e);
 
+/* What reverse-mode differentiation does with an op (ops.def's gradient
+ * column): a rule, nothing (not differentiable), or an error (a rule not
+ * written yet). */
+typedef enum rt_grad_kind { RT_GRAD_NONE, RT_GRAD_RULE, RT_GRAD_MISSING } rt_grad_kind;
+/* A gradient rule: runtime/autodiff/grad.h defines its argument. */
+struct rt_grad_args;
+typedef bool (*rt_grad_fn)(struct rt_grad_args *g);
+
 typedef enum rt_op {
-#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api) RT_OP_##id,
+#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api, grad) RT_OP_##id,
 #include "ops.def"
 #undef X
     RT_OP_COUNT
@@ -338,6 +348,8 @@ typedef struct rt_op_info {
     rt_dtype_fn dtype_rule;
     rt_shape_fn shape_rule;
     rt_kernel_fn kernel;
+    rt_grad_kind grad_kind;
+    rt_grad_fn grad; /* RT_GRAD_RULE only */
 } rt_op_info;
 
 extern const rt_op_info rt_ops[RT_OP_COUNT];
@@ -392,6 +404,24 @@ typedef rt_value *(*rt_trace_hook_fn)(ag_loc loc, rt_op op, const rt_attrs *a,
                                       rt_value *const *in, int n, ag_dtype dt,
                                       const ag_shape *shape);
 extern _Thread_local rt_trace_hook_fn rt_trace_hook;
+/* The graph region the tracer records into (NULL: none, eager). A gradient
+ * tape records only the ops of the region it was made in: a staged
+ * branch's or loop body's values do not exist outside its region. */
+extern _Thread_local const void *rt_trace_frame;
+
+/* ------------------------------------------------------- gradient tapes */
+
+/* Non-zero while a gradient tape records on this thread; rt_apply then
+ * gives every op it applied to rt_tape_record (runtime/autodiff/tape.c). */
+extern _Thread_local int rt_tapes_recording;
+void rt_tape_record(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in, int n,
+                    rt_value *out);
+/* A construct the tapes cannot see inside (a staged branch or loop traced
+ * into regions): the tapes recording this region track its results, and
+ * a gradient that reaches them is an error naming `what` at loc rather
+ * than a silent zero. */
+void rt_tape_record_opaque(ag_loc loc, const char *what, rt_value *const *in, int n_in,
+                           rt_value *const *out, int n_out);
 /* Where ag_set_loop_options sends a checked invariant, with the variable's
  * address and its text as written ("&x"): the tracer sets it (eagerly
  * there is nothing to record, and libag_rt has no tracer). */

@@ -78,6 +78,7 @@ rt_value *rt_value_alias(const rt_value *src, const ag_shape *s)
     rt_value *v = rt_xcalloc(1, sizeof *v);
     *v = *src;
     v->shape = *s;
+    v->tape_id = 0; /* a new value to the tapes: the op making it is recorded */
     v->numel = rt_shape_numel(s);
     if (v->storage)
         atomic_fetch_add(&v->storage->refs, 1);

@@ -508,6 +508,60 @@ ag_tensor ag_tensor_array_size_at(ag_loc loc, ag_tensor_array ta);
 #define ag_tensor_array_stack(ta) ag_tensor_array_stack_at(AG_HERE, (ta))
 #define ag_tensor_array_size(ta) ag_tensor_array_size_at(AG_HERE, (ta))
 
+/* ----------------------------------------------------- gradient tapes */
+
+/*
+ * Reverse-mode gradients, as tf.GradientTape. A tape records, from
+ * ag_tape_new until ag_tape_free, the ops of this thread that use a value
+ * it follows: variables read meanwhile (automatically), tensors given to
+ * ag_tape_watch, and every result of an op it recorded. Inside an
+ * AG_FUNCTION the recorded ops are graph nodes, and the gradient's ops
+ * join the same graph. A tape gives gradients once, unless made
+ * persistent. The target may have any shape: its gradient is that of its
+ * sum. A source the target does not depend on through differentiable ops
+ * is "unconnected": its gradient is the null tensor (ag_is_null), or zeros
+ * after ag_tape_set_unconnected(t, AG_UNCONNECTED_ZERO). Gradients are of
+ * float tensors only. Another live tape records a tape's gradient
+ * computation, which gives gradients of gradients.
+ */
+typedef struct ag_tape_s *ag_tape;
+typedef enum ag_unconnected {
+    AG_UNCONNECTED_NONE, /* the null tensor (tf: UnconnectedGradients.NONE) */
+    AG_UNCONNECTED_ZERO  /* zeros of the source's shape (tf: ZERO) */
+} ag_unconnected;
+
+ag_tape ag_tape_new_at(ag_loc loc);
+ag_tape ag_tape_new_persistent_at(ag_loc loc);
+void ag_tape_watch_at(ag_loc loc, ag_tape t, ag_tensor x);
+void ag_tape_set_unconnected_at(ag_loc loc, ag_tape t, ag_unconnected u);
+ag_tensor ag_tape_gradient_at(ag_loc loc, ag_tape t, ag_tensor target, ag_tensor source);
+ag_tensor ag_tape_gradient_variable_at(ag_loc loc, ag_tape t, ag_tensor target,
+                                       ag_variable v);
+/* Every source's gradient at once (what a non-persistent tape needs for
+ * several sources): grads[i] for sources[i] (or vars[i]). False after
+ * reporting an error. */
+bool ag_tape_gradients_at(ag_loc loc, ag_tape t, ag_tensor target, int n,
+                          const ag_tensor *sources, ag_tensor *grads);
+bool ag_tape_gradients_variables_at(ag_loc loc, ag_tape t, ag_tensor target, int n,
+                                    const ag_variable *vars, ag_tensor *grads);
+void ag_tape_free_at(ag_loc loc, ag_tape t);
+/* Whether t is the null tensor (an unconnected gradient), not an error. */
+bool ag_is_null(ag_tensor t);
+
+#define ag_tape_new() ag_tape_new_at(AG_HERE)
+#define ag_tape_new_persistent() ag_tape_new_persistent_at(AG_HERE)
+#define ag_tape_watch(t, x) ag_tape_watch_at(AG_HERE, (t), (x))
+#define ag_tape_set_unconnected(t, u) ag_tape_set_unconnected_at(AG_HERE, (t), (u))
+#define ag_tape_gradient(t, target, source) \
+    ag_tape_gradient_at(AG_HERE, (t), (target), (source))
+#define ag_tape_gradient_variable(t, target, v) \
+    ag_tape_gradient_variable_at(AG_HERE, (t), (target), (v))
+#define ag_tape_gradients(t, target, n, sources, grads) \
+    ag_tape_gradients_at(AG_HERE, (t), (target), (n), (sources), (grads))
+#define ag_tape_gradients_variables(t, target, n, vars, grads) \
+    ag_tape_gradients_variables_at(AG_HERE, (t), (target), (n), (vars), (grads))
+#define ag_tape_free(t) ag_tape_free_at(AG_HERE, (t))
+
 /* ------------------------------------------- staged control flow (agc) */
 
 /*

@@ -519,7 +519,7 @@ RT_KERNEL(rt_k_where)
 #define GENERATE(form, domain, op, arity, flags, kernel)                      \
     GENERATE_##form(domain, op, arity, flags, kernel)
 
-#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api) \
+#define X(id, name, arity, attrs, flags, cost, elem, dtype_fn, shape_fn, kernel, api, grad) \
     GENERATE(elem, name, arity, (flags), kernel)
 #include "../core/ops.def"
 #undef X

@@ -1,0 +1,308 @@
+/*
+ * test_tape.c - gradient tapes (runtime/autodiff/): the contract's example,
+ * watching, variables, persistence, the unconnected rule, integer sources,
+ * non-scalar targets, broadcasting, products, gradients of gradients, ops
+ * without a rule, and a tape inside an AG_FUNCTION (eager and staged give
+ * the same gradient, which becomes nodes of the traced graph).
+ */
+#include "staged_util.h"
+
+#define NO_ERROR()                                                           \
+    do {                                                                     \
+        if (ag_last_error())                                                 \
+            fail_msg("line %d: unexpected error: %s", __LINE__, ag_last_error()); \
+    } while (0)
+
+/* The contract's example: d sum(w * x) / dw = x. */
+static void test_variable_gradient(void **state)
+{
+    (void)state;
+    ag_variable w = ag_variable_new(ag_ones(AG_F32, AG_SHAPE(3)));
+    ag_tensor x = F32(AG_SHAPE(3), 1, 2, 3);
+    ag_tape tape = ag_tape_new();
+    ag_tensor loss = ag_reduce_sum(ag_mul(ag_variable_read(w), x), AG_ALL_AXES, false);
+    ag_tensor g = ag_tape_gradient_variable(tape, loss, w);
+    CHECK_VALUES(g, 1, 2, 3);
+    ag_tape_free(tape);
+    ag_variable_free(w);
+    NO_ERROR();
+}
+
+/* A variable read twice: its gradient is the sum over its reads. */
+static void test_variable_read_twice(void **state)
+{
+    (void)state;
+    ag_variable w = ag_variable_new(F64(AG_SHAPE(2), 3, -1));
+    ag_tape tape = ag_tape_new();
+    ag_tensor y = ag_mul(ag_variable_read(w), ag_variable_read(w)); /* w^2: 2w */
+    CHECK_VALUES(ag_tape_gradient_variable(tape, y, w), 6, -2);
+    ag_tape_free(tape);
+    ag_variable_free(w);
+}
+
+static void test_watched_tensor_and_persistence(void **state)
+{
+    (void)state;
+    ag_tensor x = F32(AG_SHAPE(2), 2, -3);
+    ag_tape t = ag_tape_new_persistent();
+    ag_tape_watch(t, x);
+    ag_tensor y = ag_mul(x, x);
+    ag_tensor z = ag_mul(y, x);
+    CHECK_VALUES(ag_tape_gradient(t, y, x), 4, -6);
+    CHECK_VALUES(ag_tape_gradient(t, z, x), 12, 27); /* 3x^2, asked again */
+    ag_tape_free(t);
+
+    ag_tape once = ag_tape_new();
+    ag_tape_watch(once, x);
+    y = ag_square(x);
+    CHECK_VALUES(ag_tape_gradient(once, y, x), 4, -6);
+    EXPECT_ERROR(ag_tape_gradient(once, y, x), "already given its gradients");
+    ag_tape_free(once);
+}
+
+/* Several sources in one call: what a non-persistent tape needs. */
+static void test_gradients_of_several_sources(void **state)
+{
+    (void)state;
+    ag_tensor a = F32(AG_SHAPE(1), 3), b = F32(AG_SHAPE(1), 5);
+    ag_tape t = ag_tape_new();
+    ag_tape_watch(t, a);
+    ag_tape_watch(t, b);
+    ag_tensor y = ag_sub(ag_mul(a, b), ag_div(a, b));
+    ag_tensor g[2];
+    ag_tensor src[2] = {a, b};
+    assert_true(ag_tape_gradients(t, y, 2, src, g));
+    CHECK_CLOSE(g[0], 1e-6, 5 - 1.0 / 5);
+    CHECK_CLOSE(g[1], 1e-6, 3 + 3.0 / 25);
+    ag_tape_free(t);
+}
+
+static void test_unconnected_none_and_zero(void **state)
+{
+    (void)state;
+    ag_tensor x = F32(AG_SHAPE(2), 1, 2), u = F32(AG_SHAPE(2), 5, 6);
+    ag_tape t = ag_tape_new_persistent();
+    ag_tape_watch(t, x);
+    ag_tape_watch(t, u);
+    ag_tensor y = ag_exp(x);
+    ag_tensor k = ag_cast(ag_greater(u, 5.5), AG_F32); /* through a comparison */
+    ag_tensor g = ag_tape_gradient(t, y, u);
+    assert_true(ag_is_null(g));
+    assert_true(ag_is_null(ag_tape_gradient(t, k, u)));
+    NO_ERROR();
+    ag_tape_set_unconnected(t, AG_UNCONNECTED_ZERO);
+    CHECK_VALUES(ag_tape_gradient(t, y, u), 0, 0);
+    CHECK_VALUES(ag_tape_gradient(t, k, u), 0, 0);
+    ag_tape_free(t);
+}
+
+static void test_integer_source_is_an_error(void **state)
+{
+    (void)state;
+    ag_tensor i = I32(AG_SHAPE(2), 1, 2);
+    ag_tape t = ag_tape_new();
+    ag_tape_watch(t, i);
+    ag_tensor y = ag_mul(i, i);
+    EXPECT_ERROR(ag_tape_gradient(t, ag_cast(y, AG_F32), i), "the source is i32");
+    ag_tape_free(t);
+}
+
+/* A non-scalar target: the gradient of its sum; broadcast operands get
+ * their gradient summed back to their shape. */
+static void test_broadcast_and_non_scalar_target(void **state)
+{
+    (void)state;
+    ag_tensor x = F32(AG_SHAPE(2, 3), 1, 2, 3, 4, 5, 6);
+    ag_tensor b = F32(AG_SHAPE(3), 10, 20, 30);
+    ag_tensor s = F32(AG_SHAPE(2, 1), 2, 3);
+    ag_tape t = ag_tape_new();
+    ag_tape_watch(t, b);
+    ag_tape_watch(t, s);
+    ag_tensor y = ag_mul(ag_add(x, b), s); /* [2,3] */
+    ag_tensor g[2];
+    ag_tensor src[2] = {b, s};
+    assert_true(ag_tape_gradients(t, y, 2, src, g));
+    CHECK_VALUES(g[0], 5, 5, 5);
+    CHECK_VALUES(g[1], 11 + 22 + 33, 14 + 25 + 36);
+    ag_tape_free(t);
+}
+
+/* z = sum(a @ b): da = 1 b^T, db = a^T 1. */
+static void test_matmul(void **state)
+{
+    (void)state;
+    ag_tensor a = F64(AG_SHAPE(2, 3), 1, 2, 3, 4, 5, 6);
+    ag_tensor b = F64(AG_SHAPE(3, 2), 1, 0, 0, 1, 2, -1);
+    ag_tape t = ag_tape_new();
+    ag_tape_watch(t, a);
+    ag_tape_watch(t, b);
+    ag_tensor z = ag_matmul(a, b);
+    ag_tensor g[2];
+    ag_tensor src[2] = {a, b};
+    assert_true(ag_tape_gradients(t, z, 2, src, g));
+    CHECK_VALUES(g[0], 1, 1, 1, 1, 1, 1);
+    CHECK_VALUES(g[1], 5, 5, 7, 7, 9, 9);
+    ag_tape_free(t);
+}
+
+/* Nested tapes: the outer one records the inner one's gradient. */
+static void test_gradient_of_gradient(void **state)
+{
+    (void)state;
+    ag_tensor x = F64(AG_SHAPE(2), 2, -1);
+    ag_tape outer = ag_tape_new();
+    ag_tape_watch(outer, x);
+    ag_tape inner = ag_tape_new();
+    ag_tape_watch(inner, x);
+    ag_tensor y = ag_mul(ag_mul(x, x), x);
+    ag_tensor dy = ag_tape_gradient(inner, y, x); /* 3x^2 */
+    CHECK_VALUES(dy, 12, 3);
+    ag_tensor d2y = ag_tape_gradient(outer, dy, x); /* 6x */
+    CHECK_VALUES(d2y, 12, -6);
+    ag_tape_free(inner);
+    ag_tape_free(outer);
+    NO_ERROR();
+}
+
+/* An op whose rule is not written yet is an error, never a silent zero. */
+static void test_missing_rule_is_an_error(void **state)
+{
+    (void)state;
+    ag_tensor p = F32(AG_SHAPE(3), 1, 2, 3);
+    ag_tape t = ag_tape_new();
+    ag_tape_watch(t, p);
+    ag_tensor y = ag_gather(p, I32(AG_SHAPE(2), 0, 2), 0);
+    EXPECT_ERROR(ag_tape_gradient(t, y, p), "ag_gather, which has no gradient rule yet");
+    ag_tape_free(t);
+}
+
+static void test_bad_tape(void **state)
+{
+    (void)state;
+    ag_tape t = ag_tape_new();
+    ag_tape_free(t);
+    EXPECT_ERROR_VOID(ag_tape_watch(t, F32(AG_SHAPE(1), 1)), "not a live gradient tape");
+}
+
+/* ------------------------------------------- a tape inside an AG_FUNCTION */
+
+/* AG_FUNCTION ag_tensor grad_of_cube_sum(ag_tensor x) {
+ *     ag_tape t = ag_tape_new(); ag_tape_watch(t, x);
+ *     ag_tensor y = ag_reduce_sum(ag_mul(ag_mul(x, x), x), AG_ALL_AXES, false);
+ *     ag_tensor g = ag_tape_gradient(t, y, x); ag_tape_free(t); return g; } */
+static ag_tensor grad_of_cube_sum__staged(ag_tensor x)
+{
+    ag_tape t = ag_tape_new();
+    ag_tape_watch(t, x);
+    ag_tensor y = ag_reduce_sum(ag_mul(ag_mul(x, x), x), AG_ALL_AXES, false);
+    ag_tensor g = ag_tape_gradient(t, y, x);
+    ag_tape_free(t);
+    return g;
+}
+static void grad_of_cube_sum__trace(const ag_arg *a, ag_tensor *o)
+{
+    o[0] = grad_of_cube_sum__staged(a[0].tensor);
+}
+AG_TEST_DESC(grad_of_cube_sum, 1, N_X, K_T, NULL, 1, grad_of_cube_sum__trace);
+static ag_tensor grad_of_cube_sum(ag_tensor x)
+{
+    ag_arg a[1] = {targ(x)};
+    ag_tensor o[1];
+    ag_function_call_at(AG_HERE, &grad_of_cube_sum__desc, a, o);
+    return o[0];
+}
+static ag_tensor cube_sum_at_1_2(void) { return grad_of_cube_sum(F32(AG_SHAPE(2), 1, -2)); }
+
+static void test_tape_inside_a_function(void **state)
+{
+    (void)state;
+    free(BOTH_WAYS(cube_sum_at_1_2));
+    CHECK_VALUES(grad_of_cube_sum(F32(AG_SHAPE(2), 1, -2)), 3, 12);
+    assert_int_equal(ag_function_trace_count("grad_of_cube_sum"), 1);
+}
+
+
+/* An eager tape over a call of an AG_FUNCTION sees the ops of its body. */
+static void test_eager_tape_over_a_call(void **state)
+{
+    (void)state;
+    ag_tensor x = F32(AG_SHAPE(2), 2, 3);
+    ag_tape t = ag_tape_new();
+    ag_tape_watch(t, x);
+    ag_tensor g = grad_of_cube_sum(x); /* 3x^2, itself differentiable */
+    ag_tensor y = ag_reduce_sum(g, AG_ALL_AXES, false);
+    CHECK_VALUES(ag_tape_gradient(t, y, x), 12, 18); /* 6x */
+    ag_tape_free(t);
+}
+
+/* AG_FUNCTION ag_tensor grad_through_if(ag_tensor x) {
+ *     ag_tape t = ag_tape_new(); ag_tape_watch(t, x);
+ *     ag_tensor y = x; if (ag_bool(ag_reduce_sum(x, AG_ALL_AXES, false) > 0)) y = x * x;
+ *     ag_tensor g = ag_tape_gradient(t, y, x); ag_tape_free(t); return g; } */
+struct grad_through_if__if_1 {
+    ag_tensor x, y;
+};
+static void grad_through_if__if_1_then(void *s_)
+{
+    struct grad_through_if__if_1 *s = s_;
+    s->y = ag_mul(s->x, s->x);
+}
+static void grad_through_if__if_1_else(void *s_) { (void)s_; }
+static ag_tensor grad_through_if__staged(ag_tensor x)
+{
+    ag_tape t = ag_tape_new();
+    ag_tape_watch(t, x);
+    struct grad_through_if__if_1 s = {x, x};
+    ag_tensor *vars[] = {&s.y};
+    static const char *const names[] = {"y"};
+    ag_if_at(AG_HERE, ag_greater(ag_reduce_sum(x, AG_ALL_AXES, false), 0), 1, vars, names,
+             grad_through_if__if_1_then, grad_through_if__if_1_else, &s);
+    ag_tensor g = ag_tape_gradient(t, s.y, x);
+    ag_tape_free(t);
+    return g;
+}
+static void grad_through_if__trace(const ag_arg *a, ag_tensor *o)
+{
+    o[0] = grad_through_if__staged(a[0].tensor);
+}
+AG_TEST_DESC(grad_through_if, 1, N_X, K_T, NULL, 1, grad_through_if__trace);
+static ag_tensor grad_through_if(ag_tensor x)
+{
+    ag_arg a[1] = {targ(x)};
+    ag_tensor o[1];
+    ag_function_call_at(AG_HERE, &grad_through_if__desc, a, o);
+    return o[0];
+}
+
+/* Eagerly the if is C control flow and the tape sees the branch taken;
+ * staged, agc cannot differentiate the cond yet and says so. */
+static void test_staged_if_on_a_tape(void **state)
+{
+    (void)state;
+    ag_run_functions_eagerly(true);
+    CHECK_VALUES(grad_through_if(F32(AG_SHAPE(2), 1, 2)), 2, 4);
+    CHECK_VALUES(grad_through_if(F32(AG_SHAPE(2), -1, -2)), 1, 1);
+    ag_run_functions_eagerly(false);
+    EXPECT_ERROR(grad_through_if(F32(AG_SHAPE(2), 1, 2)), "a staged if");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TU_TEST(test_variable_gradient),
+        TU_TEST(test_variable_read_twice),
+        TU_TEST(test_watched_tensor_and_persistence),
+        TU_TEST(test_gradients_of_several_sources),
+        TU_TEST(test_unconnected_none_and_zero),
+        TU_TEST(test_integer_source_is_an_error),
+        TU_TEST(test_broadcast_and_non_scalar_target),
+        TU_TEST(test_matmul),
+        TU_TEST(test_gradient_of_gradient),
+        TU_TEST(test_missing_rule_is_an_error),
+        TU_TEST(test_bad_tape),
+        TU_TEST(test_tape_inside_a_function),
+        TU_TEST(test_eager_tape_over_a_call),
+        TU_TEST(test_staged_if_on_a_tape),
+    };
+    TU_RUN(tests);
+}
