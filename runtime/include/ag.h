@@ -562,6 +562,27 @@ bool ag_is_null(ag_tensor t);
     ag_tape_gradients_variables_at(AG_HERE, (t), (target), (n), (vars), (grads))
 #define ag_tape_free(t) ag_tape_free_at(AG_HERE, (t))
 
+/*
+ * Checks a function's gradients as tf.test.compute_gradient does: the
+ * tape's gradient of sum(fn(inputs) * w) (w: fixed weights in [0.5, 1.5))
+ * with respect to every float input, against central finite differences
+ * evaluated in f64 (fn is called with f64 copies of the float inputs, so
+ * it must accept them: write its constants as C numbers). result gets
+ * the largest error |analytic - numeric| / (1 + |numeric|) and where it
+ * is. False after reporting an error (fn failed, bad arguments).
+ */
+typedef ag_tensor (*ag_check_fn)(void *ctx, const ag_tensor *inputs);
+typedef struct ag_gradient_check {
+    double max_error;      /* the largest error; 0 when every one is exact */
+    int input;             /* where it is: the input, */
+    int64_t element;       /* its element, */
+    double analytic, numeric; /* and the two values compared there */
+} ag_gradient_check;
+bool ag_check_gradients_at(ag_loc loc, ag_check_fn fn, void *ctx, int n,
+                           const ag_tensor *inputs, ag_gradient_check *result);
+#define ag_check_gradients(fn, ctx, n, inputs, result) \
+    ag_check_gradients_at(AG_HERE, (fn), (ctx), (n), (inputs), (result))
+
 /* ------------------------------------------- staged control flow (agc) */
 
 /*
