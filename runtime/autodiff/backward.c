@@ -106,21 +106,22 @@ static bool apply_rule(backward *b, const tape_entry *e, rt_value *dy)
 {
     if (e->op == RT_OP_COUNT || rt_ops[e->op].grad_kind != RT_GRAD_RULE)
         return refuse(b, e);
-    rt_value *dx[RT_MAX_OPERANDS > 8 ? RT_MAX_OPERANDS : 8] = {0};
-    rt_value **slots = e->n_in <= 8 ? dx : rt_xcalloc((size_t)e->n_in, sizeof *slots);
+    rt_value **slots = rt_xcalloc((size_t)e->n_in + 1, sizeof *slots);
+    bool *want = rt_xcalloc((size_t)e->n_in + 1, sizeof *want);
+    for (int i = 0; i < e->n_in; i++)
+        want[i] = e->in_id[i] && id_map_has(&b->reaches, e->in_id[i]);
     rt_grad_args g = {.loc = e->loc, .attrs = &e->attrs, .in = e->in, .n = e->n_in,
-                      .out = e->out[0], .dy = dy, .dx = slots};
+                      .out = e->out[0], .dy = dy, .dx = slots, .want = want};
     bool ok = rt_ops[e->op].grad(&g) && !g.failed;
     for (int i = 0; ok && i < e->n_in; i++) {
-        if (slots[i] && e->in_id[i] && id_map_has(&b->reaches, e->in_id[i]) &&
-            rt_is_float(e->in[i]->dtype))
+        if (slots[i] && want[i] && rt_is_float(e->in[i]->dtype))
             accumulate(b, e->in_id[i], take(&g, slots[i]), e->loc);
     }
     for (int i = 0; i < g.n_made; i++)
         rt_value_free(g.made[i]);
     free(g.made);
-    if (slots != dx)
-        free(slots);
+    free(slots);
+    free(want);
     b->failed |= !ok;
     return ok;
 }

@@ -23,6 +23,8 @@ typedef struct rt_grad_args {
     rt_value *out;         /* its result */
     rt_value *dy;          /* the gradient of its result */
     rt_value **dx;         /* n slots: the operands' gradients (NULL: none) */
+    const bool *want;      /* n: whether operand i's gradient is wanted (a
+                              source depends on it); rules may skip others */
     rt_value **made;       /* what the helpers made */
     int n_made, cap_made;
     bool failed;

@@ -15,6 +15,8 @@
 #define X1 (g->in[1])
 #define Z (g->out)
 #define DY (g->dy)
+/* Whether operand i's gradient is needed: costly ones are skipped. */
+#define WANT(i) (g->want[i])
 
 /* ------------------------------------------------------ binary arithmetic */
 
@@ -34,17 +36,22 @@ RT_GRAD_RULE(rt_g_sub)
 
 RT_GRAD_RULE(rt_g_mul)
 {
-    gb_set(g, 0, gb_binary(g, RT_OP_MUL, DY, X1));
-    gb_set(g, 1, gb_binary(g, RT_OP_MUL, DY, X0));
+    if (WANT(0))
+        gb_set(g, 0, gb_binary(g, RT_OP_MUL, DY, X1));
+    if (WANT(1))
+        gb_set(g, 1, gb_binary(g, RT_OP_MUL, DY, X0));
     return !g->failed;
 }
 
 /* d(x/y) = dy/y, -dy*z/y */
 RT_GRAD_RULE(rt_g_div)
 {
-    gb_set(g, 0, gb_binary(g, RT_OP_DIV, DY, X1));
-    rt_value *t = gb_binary(g, RT_OP_MUL, DY, Z);
-    gb_set(g, 1, gb_unary(g, RT_OP_NEG, gb_binary(g, RT_OP_DIV, t, X1)));
+    if (WANT(0))
+        gb_set(g, 0, gb_binary(g, RT_OP_DIV, DY, X1));
+    if (WANT(1)) {
+        rt_value *t = gb_binary(g, RT_OP_MUL, DY, Z);
+        gb_set(g, 1, gb_unary(g, RT_OP_NEG, gb_binary(g, RT_OP_DIV, t, X1)));
+    }
     return !g->failed;
 }
 
@@ -260,8 +267,10 @@ static rt_value *swap_last(rt_grad_args *g, rt_value *x)
 /* z = x y: dx = dy y^T, dy = x^T dy (batch axes summed back by gb_set). */
 RT_GRAD_RULE(rt_g_matmul)
 {
-    gb_set(g, 0, gb_binary(g, RT_OP_MATMUL, DY, swap_last(g, X1)));
-    gb_set(g, 1, gb_binary(g, RT_OP_MATMUL, swap_last(g, X0), DY));
+    if (WANT(0))
+        gb_set(g, 0, gb_binary(g, RT_OP_MATMUL, DY, swap_last(g, X1)));
+    if (WANT(1))
+        gb_set(g, 1, gb_binary(g, RT_OP_MATMUL, swap_last(g, X0), DY));
     return !g->failed;
 }
 

@@ -286,6 +286,61 @@ static void test_staged_if_on_a_tape(void **state)
     EXPECT_ERROR(grad_through_if(F32(AG_SHAPE(2), 1, 2)), "a staged if");
 }
 
+/* AG_FUNCTION ag_tensor fit_step(ag_tensor w, ag_tensor x, ag_tensor y):
+ * the gradient of a least-squares loss through a product, on each target. */
+static ag_tensor fit_step__staged(ag_tensor w, ag_tensor x, ag_tensor y)
+{
+    ag_tape t = ag_tape_new();
+    ag_tape_watch(t, w);
+    ag_tensor err = ag_sub(ag_tanh(ag_matmul(x, w)), y);
+    ag_tensor loss = ag_reduce_mean(ag_square(err), AG_ALL_AXES, false);
+    ag_tensor g = ag_tape_gradient(t, loss, w);
+    ag_tape_free(t);
+    return g;
+}
+static void fit_step__trace(const ag_arg *a, ag_tensor *o)
+{
+    o[0] = fit_step__staged(a[0].tensor, a[1].tensor, a[2].tensor);
+}
+static const ag_arg_kind K_TTT[] = {AG_ARG_TENSOR, AG_ARG_TENSOR, AG_ARG_TENSOR};
+static const char *const N_WXY[] = {"w", "x", "y"};
+AG_TEST_DESC(fit_step, 3, N_WXY, K_TTT, NULL, 1, fit_step__trace);
+
+static ag_tensor fit_step_call(int rows)
+{
+    ag_tensor w = ag_random_uniform(AG_SHAPE(3, 2), -1, 1, AG_F32, 11);
+    ag_tensor x = ag_random_uniform(AG_SHAPE(rows, 3), -1, 1, AG_F32, 12);
+    ag_tensor y = ag_random_uniform(AG_SHAPE(rows, 2), -1, 1, AG_F32, 13);
+    ag_arg a[3] = {targ(w), targ(x), targ(y)};
+    ag_tensor o[1];
+    ag_function_call_at(AG_HERE, &fit_step__desc, a, o);
+    return o[0];
+}
+
+/* Each target runs the traced gradient graph; all agree with eager
+ * (the tpu-model's products round operands to bf16: its bound is wider). */
+static void test_gradient_graph_on_every_target(void **state)
+{
+    (void)state;
+    static const char *const targets[] = {"reference", "cpu", "tpu-model"};
+    static const double bounds[] = {1e-6, 1e-5, 2e-2};
+    for (int k = 0; k < 3; k++) {
+        int rows = 8 + k; /* a new signature: traced for this target */
+        ag_run_functions_eagerly(true);
+        ag_tensor want = fit_step_call(rows);
+        ag_run_functions_eagerly(false);
+        assert_true(ag_set_target(targets[k]));
+        ag_tensor got = fit_step_call(rows);
+        for (int i = 0; i < 6; i++) {
+            double a = ag_get_f64(want, i), b = ag_get_f64(got, i);
+            if (!(fabs(a - b) <= bounds[k] * (1 + fabs(a))))
+                fail_msg("%s: element %d is %g, eager gives %g", targets[k], i, b, a);
+        }
+    }
+    assert_true(ag_set_target(NULL));
+    assert_int_equal(ag_function_concrete_count("fit_step"), 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +358,7 @@ int main(void)
         TU_TEST(test_tape_inside_a_function),
         TU_TEST(test_eager_tape_over_a_call),
         TU_TEST(test_staged_if_on_a_tape),
+        TU_TEST(test_gradient_graph_on_every_target),
     };
     TU_RUN(tests);
 }
