@@ -124,7 +124,7 @@ static ir_node *condition_node(ir_trace *t, ag_tensor c, ag_loc loc)
 }
 
 /* The captures of several frames, unique by the captured node, in order. */
-static int union_captures(ir_frame *const *frames, int nf, ir_capture **out)
+int ir_union_captures(ir_frame *const *frames, int nf, ir_capture **out)
 {
     int n = 0, cap = 0;
     ir_capture *u = NULL;
@@ -149,7 +149,7 @@ static int union_captures(ir_frame *const *frames, int nf, ir_capture **out)
 
 /* Gives region f the parameters [its first n_fixed, then the union's
  * captures in union order], adding unused ones it lacks. */
-static void align_params(ir_frame *f, int n_fixed, const ir_capture *u, int nu)
+void ir_align_params(ir_frame *f, int n_fixed, const ir_capture *u, int nu)
 {
     ir_graph *g = f->g;
     ir_node **params = ir_alloc(g->fn->arena, (size_t)(n_fixed + nu + 1) * sizeof *params);
@@ -264,13 +264,13 @@ static bool defined_outputs(ag_loc loc, int n_vars, const char *const *names,
     return true;
 }
 
-static void build_cond(ir_trace *t, ag_loc loc, ir_node *pred, int n_vars,
+static ir_node *build_cond(ir_trace *t, ag_loc loc, ir_node *pred, int n_vars,
                        ag_tensor *const *vars, branch *br, const bool *defined,
                        const ir_type *types)
 {
     ir_frame *frames[2] = {&br[0].f, &br[1].f};
     ir_capture *u;
-    int nu = union_captures(frames, 2, &u);
+    int nu = ir_union_captures(frames, 2, &u);
     ir_node **ins = rt_xmalloc((size_t)(nu + 1) * sizeof *ins);
     ir_node **res = rt_xmalloc((size_t)(n_vars + 1) * sizeof *res);
     ir_type *rtypes = rt_xmalloc((size_t)(n_vars + 1) * sizeof *rtypes);
@@ -282,7 +282,7 @@ static void build_cond(ir_trace *t, ag_loc loc, ir_node *pred, int n_vars,
         if (defined[i])
             rtypes[k++] = types[i];
     for (int b = 0; b < 2; b++) {
-        align_params(frames[b], 0, u, nu);
+        ir_align_params(frames[b], 0, u, nu);
         int r = 0;
         for (int i = 0; i < n_vars; i++)
             if (defined[i])
@@ -298,10 +298,27 @@ static void build_cond(ir_trace *t, ag_loc loc, ir_node *pred, int n_vars,
     free(ins);
     free(res);
     free(rtypes);
+    return node;
 }
 
-/* A gradient tape recording this graph cannot see inside the construct:
- * it notes its results so that a gradient reaching them is an error. */
+/* Records the cond on the gradient tapes (staged_grad.c), its results
+ * those of the variables it defines. */
+static void record_cond(ir_node *cond, int n_vars, ag_tensor *const *vars, const bool *defined,
+                        ag_loc loc)
+{
+    if (!rt_tapes_recording)
+        return;
+    rt_value **outs = rt_xcalloc((size_t)n_vars + 1, sizeof *outs);
+    int n = 0;
+    for (int i = 0; i < n_vars; i++)
+        if (defined[i])
+            outs[n++] = rt_handle_peek(*vars[i]);
+    ir_tape_record_cond(cond, outs, n, loc);
+    free(outs);
+}
+
+/* A gradient tape recording this graph cannot see inside a staged loop
+ * yet: it notes its results so that a gradient reaching them is an error. */
 static void tape_sees_opaque(ag_loc loc, const char *what, int n_vars, ag_tensor *const *vars)
 {
     if (!rt_tapes_recording)
@@ -311,7 +328,7 @@ static void tape_sees_opaque(ag_loc loc, const char *what, int n_vars, ag_tensor
     for (int i = 0; i < n_vars; i++)
         if ((outs[n] = rt_handle_peek(*vars[i])) && outs[n]->dtype != RT_LIST)
             n++;
-    rt_tape_record_opaque(loc, what, NULL, 0, outs, n);
+    rt_tape_record_custom(loc, what, NULL, 0, outs, n, NULL, NULL);
     free(outs);
 }
 
@@ -342,8 +359,8 @@ static void traced_if(ir_trace *t, ag_loc loc, ag_tensor pred, int n_vars,
             ok = merge_branch_types(loc, names[i], &br[0].outs[i]->type,
                                     &br[1].outs[i]->type, &types[i]);
     if (ok) {
-        build_cond(t, loc, p, n_vars, vars, br, defined, types);
-        tape_sees_opaque(loc, "a staged if (its condition is a tensor)", n_vars, vars);
+        ir_node *cond = build_cond(t, loc, p, n_vars, vars, br, defined, types);
+        record_cond(cond, n_vars, vars, defined, loc);
     } else {
         t->failed = true;
     }
@@ -731,13 +748,13 @@ static void build_while(ir_trace *t, loop *L)
 {
     ir_frame *frames[2] = {&L->fc, &L->fb};
     ir_capture *u;
-    int nu = union_captures(frames, 2, &u);
+    int nu = ir_union_captures(frames, 2, &u);
     int total = L->n + nu;
     ir_node **ins = rt_xmalloc((size_t)total * sizeof *ins);
     ir_node **res = rt_xmalloc((size_t)total * sizeof *res);
     ir_type *types = rt_xmalloc((size_t)total * sizeof *types);
     for (int b = 0; b < 2; b++)
-        align_params(frames[b], L->n, u, nu);
+        ir_align_params(frames[b], L->n, u, nu);
     for (int i = 0; i < L->n; i++) {
         ins[i] = L->init[i];
         res[i] = L->outs[i];

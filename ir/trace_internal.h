@@ -58,5 +58,17 @@ bool ir_invariant_is_for(const ir_invariant *inv, ag_tensor *const var, const ch
 bool ir_trace_take_invariant(ir_trace *t, ag_tensor *const var, const char *name,
                              ag_shape *out);
 bool ir_loop_take_option(ir_trace *t, const ir_invariant *inv);
+/* The captures of several frames, unique by the captured node, in order
+ * (a new array in *out; returns their number). */
+int ir_union_captures(ir_frame *const *frames, int nf, ir_capture **out);
+/* Gives region f the parameters [its first n_fixed, then the union's
+ * captures in union order], adding unused ones it lacks. */
+void ir_align_params(ir_frame *f, int n_fixed, const ir_capture *u, int nu);
+
+/* staged_grad.c: a staged if just built (cond, its results in outs) is
+ * recorded on the gradient tapes of this region with its gradient: a
+ * cond on the same predicate whose branches are the gradients of the
+ * branches. */
+void ir_tape_record_cond(ir_node *cond, rt_value *const *outs, int n_outs, ag_loc loc);
 
 #endif

@@ -30,7 +30,7 @@ typedef struct backward {
 static bool entry_reaches(const backward *b, const tape_entry *e)
 {
     if (e->op == RT_OP_COUNT)
-        return true; /* opaque: it may depend on anything */
+        return true; /* custom: its captures may depend on anything */
     for (int i = 0; i < e->n_in; i++)
         if (e->in_id[i] && id_map_has(&b->reaches, e->in_id[i]))
             return true;
@@ -92,7 +92,7 @@ static bool refuse(backward *b, const tape_entry *e)
         rt_report(e->loc, "ag_tape_gradient: the gradient reaches %s, which agc cannot "
                           "differentiate yet when it is staged; run it eagerly on the "
                           "tape (a C condition, or ag_run_functions_eagerly) or keep it "
-                          "off the path from the sources to the target", e->opaque);
+                          "off the path from the sources to the target", e->what);
     else
         rt_report(e->loc, "ag_tape_gradient: the gradient reaches ag_%s, which has no "
                           "gradient rule yet; keep it off the path from the sources to "
@@ -101,20 +101,51 @@ static bool refuse(backward *b, const tape_entry *e)
     return false;
 }
 
+static bool *wanted(const backward *b, const tape_entry *e)
+{
+    bool *want = rt_xcalloc((size_t)e->n_in + 1, sizeof *want);
+    for (int i = 0; i < e->n_in; i++)
+        want[i] = e->in_id[i] && id_map_has(&b->reaches, e->in_id[i]) &&
+                  rt_is_float(e->in[i]->dtype);
+    return want;
+}
+
+/* A custom entry's own backward: dx are new values it made. */
+static bool apply_custom(backward *b, const tape_entry *e)
+{
+    rt_value **dy = rt_xcalloc((size_t)e->n_out + 1, sizeof *dy);
+    rt_value **dx = rt_xcalloc((size_t)e->n_in + 1, sizeof *dx);
+    bool *want = wanted(b, e);
+    for (int j = 0; j < e->n_out; j++)
+        dy[j] = id_map_get(&b->grads, e->out_id[j]);
+    bool ok = e->backward(e->ctx, e->loc, e->in, e->n_in, e->out, dy, e->n_out, want, dx);
+    for (int i = 0; i < e->n_in; i++) {
+        if (ok && dx[i] && want[i])
+            accumulate(b, e->in_id[i], dx[i], e->loc);
+        else
+            rt_value_free(dx[i]);
+    }
+    free(dy);
+    free(dx);
+    free(want);
+    b->failed |= !ok;
+    return ok;
+}
+
 /* Runs e's rule on its result's gradient dy and adds to its operands'. */
 static bool apply_rule(backward *b, const tape_entry *e, rt_value *dy)
 {
+    if (e->op == RT_OP_COUNT && e->backward)
+        return apply_custom(b, e);
     if (e->op == RT_OP_COUNT || rt_ops[e->op].grad_kind != RT_GRAD_RULE)
         return refuse(b, e);
     rt_value **slots = rt_xcalloc((size_t)e->n_in + 1, sizeof *slots);
-    bool *want = rt_xcalloc((size_t)e->n_in + 1, sizeof *want);
-    for (int i = 0; i < e->n_in; i++)
-        want[i] = e->in_id[i] && id_map_has(&b->reaches, e->in_id[i]);
+    bool *want = wanted(b, e);
     rt_grad_args g = {.loc = e->loc, .attrs = &e->attrs, .in = e->in, .n = e->n_in,
                       .out = e->out[0], .dy = dy, .dx = slots, .want = want};
     bool ok = rt_ops[e->op].grad(&g) && !g.failed;
     for (int i = 0; ok && i < e->n_in; i++) {
-        if (slots[i] && want[i] && rt_is_float(e->in[i]->dtype))
+        if (slots[i] && want[i])
             accumulate(b, e->in_id[i], take(&g, slots[i]), e->loc);
     }
     for (int i = 0; i < g.n_made; i++)
@@ -137,7 +168,7 @@ static void run_backward(backward *b)
             any |= id_map_get(&b->grads, e->out_id[j]) != NULL;
         if (!any || !entry_reaches(b, e))
             continue;
-        if (e->n_out != 1 || !apply_rule(b, e, dy))
+        if ((e->n_out != 1 && !e->backward) || !apply_rule(b, e, dy))
             if (!b->failed)
                 refuse(b, e);
     }
@@ -196,7 +227,8 @@ static ag_tensor result_for(backward *b, const rt_grad_source *src)
 /* Seeds the target's gradient with ones; false if it is not followed. */
 static bool seed(backward *b, rt_value *target)
 {
-    if (!target->tape_id || !id_map_has(&b->reaches, target->tape_id))
+    uint64_t id = rt_tape_peek_id(target);
+    if (!id || !id_map_has(&b->reaches, id))
         return false;
     rt_attrs a = {.value = 1.0};
     rt_value *ones = rt_apply(b->loc, RT_OP_FILL_LIKE, &a, &target, 1);
@@ -204,7 +236,7 @@ static bool seed(backward *b, rt_value *target)
         b->failed = true;
         return false;
     }
-    id_map_put(&b->grads, target->tape_id, ones);
+    id_map_put(&b->grads, id, ones);
     return true;
 }
 

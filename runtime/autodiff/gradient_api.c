@@ -12,8 +12,8 @@ static bool tensor_source(ag_loc loc, ag_tensor x, uint64_t *id, rt_grad_source 
     rt_value *v = rt_handle_get(loc, x);
     if (!v)
         return false;
-    *id = v->tape_id;
-    *src = (rt_grad_source){.ids = id, .n_ids = v->tape_id != 0, .like = v};
+    *id = rt_tape_peek_id(v);
+    *src = (rt_grad_source){.ids = id, .n_ids = *id != 0, .like = v};
     return true;
 }
 

@@ -21,10 +21,23 @@ static _Atomic uint64_t last_id;
 
 rt_tape *rt_tape_top(void) { return live; }
 
+/* A traced value is its graph node: every handle of one node is the same
+ * value to a tape (the tracer makes a new rt_value for each use of a
+ * node, the graph's inputs and outputs included). Node ids have the top
+ * bit set; the counter never reaches it. */
+uint64_t rt_tape_peek_id(const rt_value *v)
+{
+    if (v->tape_id)
+        return v->tape_id;
+    return v->kind == RT_SYMBOLIC && v->sym ? (uint64_t)(uintptr_t)v->sym | (1ull << 63) : 0;
+}
+
 uint64_t rt_tape_id_of(rt_value *v)
 {
     if (!v->tape_id)
-        v->tape_id = atomic_fetch_add(&last_id, 1) + 1;
+        v->tape_id = v->kind == RT_SYMBOLIC && v->sym
+                         ? (uint64_t)(uintptr_t)v->sym | (1ull << 63)
+                         : atomic_fetch_add(&last_id, 1) + 1;
     return v->tape_id;
 }
 
@@ -177,7 +190,7 @@ static bool follows(const rt_tape *t, rt_value *const *in, int n)
     if (t->paused || t->used || t->frame != rt_trace_frame)
         return false;
     for (int i = 0; i < n; i++)
-        if (in[i]->tape_id && id_map_has(&t->tracked, in[i]->tape_id))
+        if (rt_tape_peek_id(in[i]) && id_map_has(&t->tracked, rt_tape_peek_id(in[i])))
             return true;
     return false;
 }
@@ -204,8 +217,9 @@ static void keep_operands(rt_tape *t, tape_entry *e, rt_value *const *in, rt_val
 {
     for (int i = 0; i < e->n_in; i++) {
         e->in[i] = rt_tape_alias(in[i]);
-        if (in[i]->tape_id && id_map_has(&t->tracked, in[i]->tape_id))
-            e->in_id[i] = in[i]->tape_id;
+        uint64_t id = rt_tape_peek_id(in[i]);
+        if (id && id_map_has(&t->tracked, id))
+            e->in_id[i] = id;
     }
     for (int i = 0; i < e->n_out; i++) {
         e->out_id[i] = rt_tape_id_of(out[i]);
@@ -247,17 +261,18 @@ void rt_tape_record(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in
     }
 }
 
-void rt_tape_record_opaque(ag_loc loc, const char *what, rt_value *const *in, int n_in,
-                           rt_value *const *out, int n_out)
+void rt_tape_record_custom(ag_loc loc, const char *what, rt_value *const *in, int n_in,
+                           rt_value *const *out, int n_out, rt_tape_backward_fn backward,
+                           void *ctx)
 {
     for (rt_tape *t = live; t; t = t->below) {
-        /* Whatever it reads (its captures are not known here), it may
-         * depend on what the tape follows: always recorded. */
         if (t->paused || t->used || t->frame != rt_trace_frame)
             continue;
         tape_entry *e = new_entry(t, loc, n_in, n_out);
         e->op = RT_OP_COUNT;
-        e->opaque = what;
+        e->what = what;
+        e->backward = backward;
+        e->ctx = ctx;
         keep_operands(t, e, in, out);
     }
 }

@@ -27,13 +27,16 @@ void *id_map_get(const id_map *m, uint64_t key);
 bool id_map_has(const id_map *m, uint64_t key);
 void id_map_free(id_map *m);
 
-/* One recorded op (or, with op == RT_OP_COUNT, a construct the tape
- * cannot see inside: `opaque` names it). */
+/* One recorded op, or with op == RT_OP_COUNT a custom one: its own
+ * backward, or none (a construct the tape cannot see inside); `what`
+ * names it. */
 typedef struct tape_entry {
     rt_op op;
     rt_attrs attrs;
     ag_loc loc;
-    const char *opaque;
+    const char *what;
+    rt_tape_backward_fn backward;
+    void *ctx;
     int n_in, n_out;
     rt_value **in, **out; /* the tape's own aliases */
     uint64_t *in_id;      /* 0: an operand the tape does not track */
@@ -64,8 +67,10 @@ typedef struct ag_tape_s {
 
 #define RT_TAPE_MAGIC 0x7A9E7A9Eu
 
-/* A fresh tape id for v (once: a value keeps its first id). */
+/* v's tape id, given on first use (a value keeps its first id). */
 uint64_t rt_tape_id_of(rt_value *v);
+/* v's tape id if it has one (a traced value always has: its node's), or 0. */
+uint64_t rt_tape_peek_id(const rt_value *v);
 /* A value the tape can keep: an alias of v, or a copy of a value without
  * storage of its own (a C number's scalar lives on its caller's stack). */
 rt_value *rt_tape_keep(const rt_value *v);

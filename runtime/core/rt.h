@@ -416,12 +416,24 @@ extern _Thread_local const void *rt_trace_frame;
 extern _Thread_local int rt_tapes_recording;
 void rt_tape_record(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in, int n,
                     rt_value *out);
-/* A construct the tapes cannot see inside (a staged branch or loop traced
- * into regions): the tapes recording this region track its results, and
- * a gradient that reaches them is an error naming `what` at loc rather
- * than a silent zero. */
-void rt_tape_record_opaque(ag_loc loc, const char *what, rt_value *const *in, int n_in,
-                           rt_value *const *out, int n_out);
+/*
+ * An op the op table does not have, recorded with its own gradient (the
+ * tracer's staged cond): backward gets the entry's operands and results,
+ * the gradient of each result (dy[j], NULL: none reached it) and which
+ * operands' gradients are wanted, and stores new values in dx[i] (NULL:
+ * none). It runs where the tape answers, so its ops may be recorded by
+ * other tapes. NULL backward: a construct the tapes cannot see inside (a
+ * staged loop): a gradient reaching its results is an error naming
+ * `what` at loc, never a silent zero. Every tape recording this graph
+ * region records it, whatever its operands: its captures may depend on
+ * what a tape follows.
+ */
+typedef bool (*rt_tape_backward_fn)(void *ctx, ag_loc loc, rt_value *const *in, int n_in,
+                                    rt_value *const *out, rt_value *const *dy, int n_out,
+                                    const bool *want, rt_value **dx);
+void rt_tape_record_custom(ag_loc loc, const char *what, rt_value *const *in, int n_in,
+                           rt_value *const *out, int n_out, rt_tape_backward_fn backward,
+                           void *ctx);
 /* Where ag_set_loop_options sends a checked invariant, with the variable's
  * address and its text as written ("&x"): the tracer sets it (eagerly
  * there is nothing to record, and libag_rt has no tracer). */
