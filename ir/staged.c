@@ -779,9 +779,9 @@ static void build_while(ir_trace *t, loop *L)
     free(types);
 }
 
-static void traced_while(ir_trace *t, ag_loc loc, int n_vars, ag_tensor *const *vars,
-                         const char *const *names, ag_cond_fn cond, ag_body_fn body,
-                         void *state)
+void ir_traced_while(ir_trace *t, ag_loc loc, int n_vars, ag_tensor *const *vars,
+                     const char *const *names, ag_cond_fn cond, ag_body_fn body, void *state,
+                     bool tell_tapes)
 {
     size_t cap = (size_t)n_vars + 1;
     loop L = {.loc = loc, .n_vars = n_vars, .n = n_vars, .vars = vars, .names = names};
@@ -802,7 +802,8 @@ static void traced_while(ir_trace *t, ag_loc loc, int n_vars, ag_tensor *const *
     t->loop = L.outer;
     if (ok) {
         build_while(t, &L);
-        tape_sees_opaque(loc, "a staged loop (its condition is a tensor)", n_vars, vars);
+        if (tell_tapes)
+            tape_sees_opaque(loc, "a staged loop (its condition is a tensor)", n_vars, vars);
     } else {
         t->failed = true;
         for (int i = 0; i < n_vars; i++)
@@ -829,6 +830,8 @@ void ag_while_at(ag_loc loc, int n_vars, ag_tensor *const *vars, const char *con
     ir_trace *t = ir_trace_current();
     if (!t)
         eager_while(loc, n_vars, vars, cond, body, state);
+    else if (ir_tape_records_here())
+        ir_while_on_tape(t, loc, n_vars, vars, names, cond, body, state);
     else
-        traced_while(t, loc, n_vars, vars, names, cond, body, state);
+        ir_traced_while(t, loc, n_vars, vars, names, cond, body, state, false);
 }

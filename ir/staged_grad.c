@@ -45,6 +45,11 @@ void ir_tape_record_cond(ir_node *cond, rt_value *const *outs, int n_outs, ag_lo
  * than variable reads are not repeated: a backward prints nothing. */
 static bool replay(const ir_graph *g, rt_value **map, int map_size)
 {
+    return ir_replay_region(g, map, map_size, false);
+}
+
+bool ir_replay_region(const ir_graph *g, rt_value **map, int map_size, bool skip_unmapped)
+{
     for (const ir_node *n = g->first; n; n = n->next) {
         if (n->opcode >= RT_OP_COUNT) {
             rt_report(n->loc, "ag_tape_gradient: a staged if or loop inside a staged if "
@@ -57,6 +62,11 @@ static bool replay(const ir_graph *g, rt_value **map, int map_size)
         bool ok = n->id < map_size;
         for (int i = 0; ok && i < n->n_in; i++)
             ok = n->in[i]->id < map_size && (ins[i] = map[n->in[i]->id]) != NULL;
+        if (!ok && skip_unmapped) {
+            if (ins != stack)
+                free(ins);
+            continue;
+        }
         if (!ok)
             rt_report(n->loc, "ag_tape_gradient: inside a staged if, ag_%s uses the result "
                               "of an assignment or a print, which its gradient cannot "

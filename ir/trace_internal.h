@@ -70,5 +70,26 @@ void ir_align_params(ir_frame *f, int n_fixed, const ir_capture *u, int nu);
  * cond on the same predicate whose branches are the gradients of the
  * branches. */
 void ir_tape_record_cond(ir_node *cond, rt_value *const *outs, int n_outs, ag_loc loc);
+/* Applies region g's nodes again, in order, through rt_apply (so into the
+ * graph being traced, and onto the tapes), to the values in map (indexed
+ * by node id; g's parameters set): map gets each node's new value. Effects
+ * other than variable reads are not repeated. skip_unmapped: a node with
+ * an input not in map is left out, silently. False after reporting. */
+bool ir_replay_region(const ir_graph *g, rt_value **map, int map_size, bool skip_unmapped);
+
+/* loop_grad.c: a staged loop traced while a gradient tape records gets
+ * accumulators (each iteration's variables, its trip count) and is
+ * recorded on the tapes with its gradient, a loop running backward. */
+void ir_while_on_tape(ir_trace *t, ag_loc loc, int n_vars, ag_tensor *const *vars,
+                      const char *const *names, ag_cond_fn cond, ag_body_fn body,
+                      void *state);
+/* Whether a tape records this region (a staged loop then needs the above). */
+bool ir_tape_records_here(void);
+/* staged.c: traces a staged loop into the current graph; tell_tapes: a
+ * tape recording it is told it cannot see inside (an error if a gradient
+ * reaches its results). */
+void ir_traced_while(ir_trace *t, ag_loc loc, int n_vars, ag_tensor *const *vars,
+                     const char *const *names, ag_cond_fn cond, ag_body_fn body, void *state,
+                     bool tell_tapes);
 
 #endif

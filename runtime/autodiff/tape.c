@@ -241,6 +241,14 @@ static void record_read(rt_tape *t, ag_loc loc, const rt_attrs *a, rt_value *out
     id_map_put(&t->tracked, id, NULL);
 }
 
+bool rt_tape_recording_here(void)
+{
+    for (rt_tape *t = live; t; t = t->below)
+        if (!t->paused && !t->used && t->frame == rt_trace_frame)
+            return true;
+    return false;
+}
+
 void rt_tape_record(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in, int n,
                     rt_value *out)
 {

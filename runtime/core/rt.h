@@ -416,6 +416,8 @@ extern _Thread_local const void *rt_trace_frame;
 extern _Thread_local int rt_tapes_recording;
 void rt_tape_record(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in, int n,
                     rt_value *out);
+/* Whether a tape records the current graph region (or eager code) now. */
+bool rt_tape_recording_here(void);
 /*
  * An op the op table does not have, recorded with its own gradient (the
  * tracer's staged cond): backward gets the entry's operands and results,
