@@ -47,13 +47,15 @@ rt_value *gb_cast(rt_grad_args *g, rt_value *x, ag_dtype dt);
 rt_value *gb_unbroadcast(rt_grad_args *g, rt_value *x, const ag_shape *s);
 /* The gradient of a reduction's result (dy) brought back to its operand's
  * shape: the reduced axes restored as 1s, then broadcast. */
-rt_value *gb_unreduce(rt_grad_args *g, rt_value *dy, const rt_value *x, int64_t axis,
+rt_value *gb_unreduce(rt_grad_args *g, rt_value *dy, rt_value *x, int64_t axis,
                       bool keepdims);
 /* dy with the reduced axes restored as 1s (not broadcast). */
 rt_value *gb_keepdims(rt_grad_args *g, rt_value *dy, const rt_value *x, int64_t axis,
                       bool keepdims);
-/* The elements a reduction over `axis` combines into one. */
-int64_t gb_reduced_count(const rt_value *x, int64_t axis);
+/* How many elements of x a reduction combined into each of z's, as a
+ * scalar of z's dtype (computed in the graph when a shape is known only
+ * at run time). */
+rt_value *gb_reduced_count_value(rt_grad_args *g, rt_value *x, rt_value *z);
 
 /* Sets dx[i] = v, unbroadcast to operand i's shape. */
 void gb_set(rt_grad_args *g, int i, rt_value *v);

@@ -105,14 +105,6 @@ rt_value *gb_unbroadcast(rt_grad_args *g, rt_value *x, const ag_shape *s)
     return x;
 }
 
-int64_t gb_reduced_count(const rt_value *x, int64_t axis)
-{
-    if (axis == AG_ALL_AXES)
-        return x->numel;
-    int ax;
-    return rt_norm_axis(axis, x->shape.rank, &ax) ? x->shape.dims[ax] : 1;
-}
-
 rt_value *gb_keepdims(rt_grad_args *g, rt_value *dy, const rt_value *x, int64_t axis,
                       bool keepdims)
 {
@@ -129,13 +121,24 @@ rt_value *gb_keepdims(rt_grad_args *g, rt_value *dy, const rt_value *x, int64_t 
     return gb_reshape(g, dy, &kept);
 }
 
-rt_value *gb_unreduce(rt_grad_args *g, rt_value *dy, const rt_value *x, int64_t axis,
+rt_value *gb_unreduce(rt_grad_args *g, rt_value *dy, rt_value *x, int64_t axis,
                       bool keepdims)
 {
     rt_value *kept = gb_keepdims(g, dy, x, axis, keepdims);
-    /* x + 0 broadcast: adding to zeros of x's shape gives kept at x's shape */
-    rt_value *zeros = kept ? gb_fill(g, kept->dtype, &x->shape, 0.0) : NULL;
+    /* zeros like x (x's shape may be known only when the graph runs) plus
+     * kept, broadcast: kept at x's shape */
+    rt_value *zeros = kept ? gb_cast(g, gb_fill_like(g, x, 0.0), kept->dtype) : NULL;
     return gb_binary(g, RT_OP_ADD, zeros, kept);
+}
+
+rt_value *gb_reduced_count_value(rt_grad_args *g, rt_value *x, rt_value *z)
+{
+    if (rt_shape_known(&x->shape) && rt_shape_known(&z->shape))
+        return gb_scalar_like(g, z, (double)(z->numel > 0 ? x->numel / z->numel : 1));
+    rt_value *nx = gb_cast(g, gb_unary(g, RT_OP_SIZE, x), z->dtype);
+    rt_value *nz = gb_cast(g, gb_unary(g, RT_OP_SIZE, z), z->dtype);
+    return gb_binary(g, RT_OP_MAXIMUM, gb_binary(g, RT_OP_DIV, nx, nz),
+                     gb_scalar_like(g, z, 1.0));
 }
 
 void gb_set(rt_grad_args *g, int i, rt_value *v)

@@ -201,8 +201,8 @@ RT_GRAD_RULE(rt_g_reduce_sum)
 
 RT_GRAD_RULE(rt_g_reduce_mean)
 {
-    double count = (double)gb_reduced_count(X0, AXIS);
-    g->dx[0] = gb_unreduce(g, times(g, DY, 1.0 / (count > 0 ? count : 1)), X0, AXIS, KEEP);
+    rt_value *count = gb_reduced_count_value(g, X0, Z);
+    g->dx[0] = gb_unreduce(g, gb_binary(g, RT_OP_DIV, DY, count), X0, AXIS, KEEP);
     return !g->failed;
 }
 

@@ -478,6 +478,41 @@ static void test_staged_loop_with_a_captured_weight(void **state)
     assert_int_equal(ag_function_trace_count("rnn_grad"), 1); /* n is data */
 }
 
+/* AG_FUNCTION AG_SIGNATURE("f32[?,3]") ag_tensor grad_of_mean(ag_tensor x):
+ * the gradient of a mean over a dim known only when the graph runs. */
+static ag_tensor grad_of_mean__staged(ag_tensor x)
+{
+    ag_tape t = ag_tape_new();
+    ag_tape_watch(t, x);
+    ag_tensor y = ag_reduce_mean(ag_mul(x, x), AG_ALL_AXES, false);
+    ag_tensor z = ag_reduce_sum(ag_reduce_max(x, 1, false), AG_ALL_AXES, false);
+    ag_tensor g[1];
+    ag_tape_gradients(t, ag_add(y, z), 1, &x, g);
+    ag_tape_free(t);
+    return g[0];
+}
+static void grad_of_mean__trace(const ag_arg *a, ag_tensor *o) { o[0] = grad_of_mean__staged(a[0].tensor); }
+AG_TEST_DESC(grad_of_mean, 1, N_X, K_T, "f32[?,3]", 1, grad_of_mean__trace);
+static ag_tensor grad_of_mean(ag_tensor x)
+{
+    ag_arg a[1] = {targ(x)};
+    ag_tensor o[1];
+    ag_function_call_at(AG_HERE, &grad_of_mean__desc, a, o);
+    return o[0];
+}
+
+static void test_unknown_dims(void **state)
+{
+    (void)state;
+    /* d/dx mean(x^2) = 2x/6; max of each row adds 1 at its argmax */
+    ag_tensor x = F32(AG_SHAPE(2, 3), 1, 2, 3, 6, 5, 4);
+    CHECK_CLOSE(grad_of_mean(x), 1e-6, 2.0 / 6, 4.0 / 6, 6.0 / 6 + 1, 12.0 / 6 + 1, 10.0 / 6,
+                8.0 / 6);
+    ag_tensor x3 = F32(AG_SHAPE(1, 3), 3, 0, 0);
+    CHECK_CLOSE(grad_of_mean(x3), 1e-6, 2.0 + 1, 0, 0);
+    assert_int_equal(ag_function_trace_count("grad_of_mean"), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -497,6 +532,7 @@ int main(void)
         TU_TEST(test_staged_if_on_a_tape),
         TU_TEST(test_staged_while_on_a_tape),
         TU_TEST(test_staged_loop_with_a_captured_weight),
+        TU_TEST(test_unknown_dims),
         TU_TEST(test_gradient_graph_on_every_target),
     };
     TU_RUN(tests);
