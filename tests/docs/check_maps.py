@@ -45,6 +45,7 @@ MAPS = {
     "runtime/core": "runtime/CMakeLists.txt",
     "runtime/kernels": "runtime/CMakeLists.txt",
     "runtime/api": "runtime/CMakeLists.txt",
+    "runtime/autodiff": "runtime/CMakeLists.txt",
     "ir": "ir/CMakeLists.txt",
     "passes": "passes/CMakeLists.txt",
     "backend": "backend/target.h",
