@@ -332,7 +332,7 @@ static const char *const N_XO[] = {"x", "opt"};
 AG_TEST_DESC(scaled, 2, N_XO, K_TO, NULL, 1, scaled__trace);
 
 /* A function with an optimizer parameter has no signature to trace or
- * export. */
+ * export, and is not batched. */
 static void test_optimizer_not_in_signature(void **state)
 {
     (void)state;
@@ -353,6 +353,10 @@ static void test_optimizer_not_in_signature(void **state)
     assert_non_null(strstr(ag_last_error(), "ag_optimizer parameters cannot be given in a "
                                             "signature"));
     tu_remove_dir(dir);
+    ag_batch_options bo = {.max_batch_size = 4};
+    ag_clear_error();
+    assert_null(ag_batcher_new("scaled", "f32[?]", &bo));
+    assert_non_null(strstr(ag_last_error(), "parameter 'opt' of 'scaled' is an optimizer"));
 }
 
 int main(void)
