@@ -3,7 +3,8 @@
 #
 #   bash scripts/build.sh demo    install what is missing, build, run the main job:
 #                                 agc converts an example, both builds run; then
-#                                 the other examples, and an MLP on the TPU-model
+#                                 the other examples, an MLP on the TPU-model,
+#                                 and an MLP trained on scikit-learn's digits
 #   bash scripts/build.sh test    install what is missing, build, run every test
 #                                 (the normal build and the ASan+UBSan build),
 #                                 the threading tests under ThreadSanitizer,
@@ -11,12 +12,15 @@
 #                                 converter's options, the saved model's
 #                                 manifest and its loader for AG_FUZZ_SECONDS
 #                                 (60) in all
-#   bash scripts/build.sh deps    only install what is missing
+#   bash scripts/build.sh deps    only install what is missing (and get the
+#                                 digits data set: scripts/get_digits.sh)
 #   bash scripts/build.sh build   only configure and build (build/)
 #
 # Both `demo` and `test` work on their own, in either order. .ci/run runs
 # `test`. Environment: AG_JOBS (parallel jobs, default: nproc),
-# AG_BUILD_DIR (default: build), AG_SKIP_DEPS=1 to skip the package step.
+# AG_BUILD_DIR (default: build), AG_SKIP_DEPS=1 to skip the package step,
+# AG_DATA_DIR (default: $AG_BUILD_DIR/data) where digits.csv goes, one
+# file for every build tree.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -24,6 +28,8 @@ cd "$here"
 jobs=${AG_JOBS:-$(nproc 2>/dev/null || echo 2)}
 build_dir=${AG_BUILD_DIR:-build}
 asan_dir=${build_dir}-asan
+data_dir=${AG_DATA_DIR:-$build_dir/data}
+case "$data_dir" in /*) ;; *) data_dir=$here/$data_dir ;; esac
 
 # Debian bookworm packages the project needs (pinned stack: LLVM/clang 19).
 packages=(
@@ -53,10 +59,19 @@ install_deps() {
   $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
+# scikit-learn's digits, from Debian's python3-sklearn package without
+# installing it (examples/digits trains on it; its test needs it).
+get_data() {
+  [ -s "$data_dir/digits.csv" ] && return 0
+  say "getting scikit-learn's digits into $data_dir (scripts/get_digits.sh)"
+  bash scripts/get_digits.sh "$data_dir"
+}
+
 configure_and_build() { # dir, extra cmake args...
   local dir=$1; shift
   say "building $dir"
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DAG_DIGITS_CSV="$data_dir/digits.csv" "$@" >/dev/null
   cmake --build "$dir" -j "$jobs"
 }
 
@@ -109,6 +124,13 @@ run_demo() {
   say "the converted model, run by agc-model on the batch the program ran"
   "$build_dir/bin/agc-model" run "$out/mlp_tpu" --signature serving_default \
     --input pixels="$out/batch.txt"
+  say "examples/digits: an MLP trained on scikit-learn's digits (one AG_FUNCTION per step), then saved"
+  "$build_dir/frontend/agc" examples/digits/train_digits.c -o "$out/train_digits.ag.c"
+  cc "${cflags[@]}" -Iexamples/digits "$out/train_digits.ag.c" examples/digits/digits_data.c \
+    "${libs[@]}" -o "$out/train_digits"
+  rm -rf "$out/digits_model"
+  "$out/train_digits" "$data_dir/digits.csv" "$out/digits_model"
+  "$build_dir/bin/agc-model" show "$out/digits_model" | head -n 12
 }
 
 run_tests() { # dir
@@ -151,11 +173,12 @@ run_tsan_tests() { # dir
 
 cmd=${1:-demo}
 case "$cmd" in
-  deps) install_deps ;;
-  build) install_deps; configure_and_build "$build_dir" ;;
-  demo) install_deps; configure_and_build "$build_dir"; run_demo ;;
+  deps) install_deps; get_data ;;
+  build) install_deps; get_data; configure_and_build "$build_dir" ;;
+  demo) install_deps; get_data; configure_and_build "$build_dir"; run_demo ;;
   test)
     install_deps
+    get_data
     configure_and_build "$build_dir"
     run_tests "$build_dir"
     configure_and_build "$asan_dir" -DAG_SANITIZE=ON -DAG_BUILD_BENCH=OFF
