@@ -35,7 +35,8 @@ target_link_libraries(ag_layer_runtime INTERFACE ag_layer_support)
 target_include_directories(ag_layer_runtime INTERFACE
   ${PROJECT_SOURCE_DIR}/runtime/include
   ${PROJECT_SOURCE_DIR}/runtime/core
-  ${PROJECT_SOURCE_DIR}/runtime/kernels)
+  ${PROJECT_SOURCE_DIR}/runtime/kernels
+  ${PROJECT_SOURCE_DIR}/runtime/autodiff)
 target_link_libraries(ag_layer_runtime INTERFACE Threads::Threads)
 
 set(_below runtime)

@@ -247,8 +247,9 @@ static fe_tclass classify(CXType t)
     case CXType_LongDouble:
         return FE_TY_FLOAT;
     case CXType_Pointer:
-        return canonical_is(clang_getPointeeType(c), "struct ag_variable_s") ? FE_TY_VARIABLE
-                                                                             : FE_TY_POINTER;
+        return canonical_is(clang_getPointeeType(c), "struct ag_variable_s")    ? FE_TY_VARIABLE
+               : canonical_is(clang_getPointeeType(c), "struct ag_optimizer_s") ? FE_TY_OPTIMIZER
+                                                                                : FE_TY_POINTER;
     case CXType_ConstantArray:
     case CXType_IncompleteArray:
     case CXType_VariableArray:
@@ -1089,8 +1090,8 @@ static fe_stmt *build_stmt(parser *p, CXCursor c, fe_stmt *parent)
 
 static bool is_param_type(fe_tclass t)
 {
-    return t == FE_TY_TENSOR || t == FE_TY_TENSOR_ARRAY || t == FE_TY_VARIABLE || t == FE_TY_INT ||
-           t == FE_TY_FLOAT;
+    return t == FE_TY_TENSOR || t == FE_TY_TENSOR_ARRAY || t == FE_TY_VARIABLE ||
+           t == FE_TY_OPTIMIZER || t == FE_TY_INT || t == FE_TY_FLOAT;
 }
 
 typedef struct field_walk {

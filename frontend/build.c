@@ -97,6 +97,9 @@ static bool aot_params_ok(const build *B, const fe_func_info *f)
         if (p->tclass == FE_TY_VARIABLE)
             why = "an ag_variable lives in the process that made it, so a function that "
                   "takes one cannot be traced at build time; pass its value as a tensor";
+        else if (p->tclass == FE_TY_OPTIMIZER)
+            why = "an ag_optimizer and its slot variables live in the process that made "
+                  "them, so a function that takes one cannot be traced at build time";
         else if (p->tclass == FE_TY_TENSOR_ARRAY)
             why = "a signature cannot describe an ag_tensor_array yet, so a function that "
                   "takes one cannot be traced at build time; pass its elements as a tensor";

@@ -26,6 +26,8 @@ static const char *arg_kind(const fe_var *v)
         return "AG_ARG_TENSOR_ARRAY";
     case FE_TY_VARIABLE:
         return "AG_ARG_VARIABLE";
+    case FE_TY_OPTIMIZER:
+        return "AG_ARG_OPTIMIZER";
     case FE_TY_FLOAT:
         return "AG_ARG_FLOAT";
     default:
@@ -64,6 +66,8 @@ static const char *arg_value(const fe_unit *u, const fe_var *v, int i)
         return fe_format("(ag_tensor_array){ag__args[%d].tensor}", i);
     case FE_TY_VARIABLE:
         return fe_format("ag__args[%d].variable", i);
+    case FE_TY_OPTIMIZER:
+        return fe_format("ag__args[%d].optimizer", i);
     case FE_TY_FLOAT:
         return fe_format("(%s)ag__args[%d].f", scalar_type(u, v), i);
     default:
@@ -81,6 +85,8 @@ static const char *arg_init(const fe_var *v)
         return fe_format("{.kind = AG_ARG_TENSOR_ARRAY, .tensor = %s.list}", v->name);
     case FE_TY_VARIABLE:
         return fe_format("{.kind = AG_ARG_VARIABLE, .variable = %s}", v->name);
+    case FE_TY_OPTIMIZER:
+        return fe_format("{.kind = AG_ARG_OPTIMIZER, .optimizer = %s}", v->name);
     case FE_TY_FLOAT:
         return fe_format("{.kind = AG_ARG_FLOAT, .f = %s}", v->name);
     default:

@@ -188,6 +188,7 @@ typedef enum fe_tclass {
     FE_TY_TENSOR,
     FE_TY_TENSOR_ARRAY,
     FE_TY_VARIABLE,
+    FE_TY_OPTIMIZER, /* ag_optimizer: a parameter keyed by identity */
     FE_TY_INT, /* integers, bool, enums */
     FE_TY_FLOAT,
     FE_TY_POINTER,

@@ -193,10 +193,13 @@ static rt_value *concretize(ag_loc loc, const rt_value *v)
     ir_trace *t = current;
     const ir_node *n = v->sym;
     if (!t->first_trace) {
-        rt_report(loc, "ag_variable_new: a variable may be created inside '%s' only on "
-                       "its first trace; this call is traced again (a new input "
-                       "signature) and would create a second variable. Create the "
-                       "variable outside the function and pass it in", t->fn->name);
+        rt_report(loc, "ag_variable_new: '%s' only supports singleton variables created "
+                       "on the first call: a variable may be created inside it only on "
+                       "its first trace, and this call traces it again (a new input "
+                       "signature, or a new optimizer) and would create another one. "
+                       "Create the variable outside the function and pass it in; for an "
+                       "optimizer's slot variables, give each optimizer its own "
+                       "AG_FUNCTION (one concrete function per optimizer)", t->fn->name);
         t->failed = true;
         return NULL;
     }

@@ -74,10 +74,12 @@ static bool check_params(const ag_function_desc *d, bool have_signature, char *e
     for (int i = 0; i < d->n_params; i++) {
         ag_arg_kind k = d->param_kinds[i];
         const char *pname = d->param_names ? d->param_names[i] : "?";
-        if (k == AG_ARG_TENSOR_ARRAY || k == AG_ARG_VARIABLE)
+        if (k == AG_ARG_TENSOR_ARRAY || k == AG_ARG_VARIABLE || k == AG_ARG_OPTIMIZER)
             return snprintf(err, n, "parameter '%s' of '%s' is %s; batched functions take "
                                     "tensors (and C scalars a signature gives)", pname, d->name,
-                            k == AG_ARG_VARIABLE ? "a variable" : "a tensor array"), false;
+                            k == AG_ARG_VARIABLE    ? "a variable"
+                            : k == AG_ARG_OPTIMIZER ? "an optimizer"
+                                                    : "a tensor array"), false;
         if ((k == AG_ARG_INT || k == AG_ARG_FLOAT) && !have_signature)
             return snprintf(err, n, "parameter '%s' of '%s' is a C scalar: give its value in "
                                     "the signature (\"..., %s=VALUE\")", pname, d->name, pname),

@@ -17,6 +17,7 @@
  * and is freed when the last goes. ag_shutdown frees them all.
  */
 #include "function.h"
+#include "optimizer.h"
 
 #include "profile.h"
 #include "tiered.h"
@@ -362,6 +363,11 @@ static bool make_keys(const fn_entry *e, ag_loc loc, const ag_arg *args, arg_key
                 return false;
             break;
         case AG_ARG_VARIABLE: k->var = args[i].variable; break;
+        case AG_ARG_OPTIMIZER:
+            if (!(k->i = (int64_t)rt_optimizer_serial(loc, args[i].optimizer)))
+                return false;
+            k->opt = args[i].optimizer;
+            break;
         case AG_ARG_INT: k->i = args[i].i; break;
         case AG_ARG_FLOAT: k->f = args[i].f; break;
         }
@@ -375,6 +381,7 @@ static bool key_equal(const arg_key *a, const arg_key *b)
     case AG_ARG_TENSOR:
     case AG_ARG_TENSOR_ARRAY: return ir_type_equal(&a->type, &b->type);
     case AG_ARG_VARIABLE: return a->var == b->var;
+    case AG_ARG_OPTIMIZER: return a->opt == b->opt && a->i == b->i;
     case AG_ARG_INT: return a->i == b->i;
     case AG_ARG_FLOAT: return memcmp(&a->f, &b->f, sizeof a->f) == 0;
     }
@@ -550,6 +557,7 @@ static void describe_key(const arg_key *k, char *buf, size_t n)
     case AG_ARG_TENSOR:
     case AG_ARG_TENSOR_ARRAY: ir_type_str(&k->type, buf, n); break;
     case AG_ARG_VARIABLE: snprintf(buf, n, "variable %p", (void *)k->var); break;
+    case AG_ARG_OPTIMIZER: snprintf(buf, n, "optimizer %p", (void *)k->opt); break;
     case AG_ARG_INT: snprintf(buf, n, "%lld", (long long)k->i); break;
     case AG_ARG_FLOAT: snprintf(buf, n, "%g", k->f); break;
     }
@@ -569,6 +577,9 @@ static void retrace_cause(const fn_entry *e, const arg_key *old, const arg_key *
                  now[i].kind == AG_ARG_INT || now[i].kind == AG_ARG_FLOAT
                      ? " (every new value of a C scalar parameter is a new trace; pass a "
                        "tensor instead)"
+                 : now[i].kind == AG_ARG_OPTIMIZER
+                     ? " (every new optimizer is a new trace, as a new Python object is "
+                       "for tf.function)"
                      : " (give the function an AG_SIGNATURE with '?' dims to trace once)");
         return;
     }
@@ -724,6 +735,7 @@ static bool same_call(const ag_function_desc *d, const ag_arg *a, const ag_arg *
         case AG_ARG_TENSOR:
         case AG_ARG_TENSOR_ARRAY: same = same_tensor_type(a[i].tensor, b[i].tensor); break;
         case AG_ARG_VARIABLE: same = a[i].variable == b[i].variable; break;
+        case AG_ARG_OPTIMIZER: same = a[i].optimizer == b[i].optimizer; break;
         case AG_ARG_INT: same = a[i].i == b[i].i; break;
         case AG_ARG_FLOAT: same = memcmp(&a[i].f, &b[i].f, sizeof a[i].f) == 0; break;
         }
@@ -925,6 +937,8 @@ static bool keys_from_spec(const fn_entry *e, ag_loc loc, const ir_spec *spec,
                       : k->kind == AG_ARG_TENSOR ? ": add a dtype[dims] for each tensor"
                       : k->kind == AG_ARG_TENSOR_ARRAY
                           ? ": a signature cannot describe an ag_tensor_array yet"
+                      : k->kind == AG_ARG_OPTIMIZER
+                          ? ": ag_optimizer parameters cannot be given in a signature"
                           : ": ag_variable parameters cannot be given in a signature");
             return false;
         }

@@ -234,6 +234,7 @@ static bool trace_args(ir_trace *t, const pl_request *r, ag_arg *args)
         case AG_ARG_TENSOR:
         case AG_ARG_TENSOR_ARRAY: args[i].tensor = ir_trace_param(t, &type); break;
         case AG_ARG_VARIABLE: args[i].variable = keys[i].var; break;
+        case AG_ARG_OPTIMIZER: args[i].optimizer = keys[i].opt; break;
         case AG_ARG_INT: args[i].i = keys[i].i; break;
         case AG_ARG_FLOAT: args[i].f = keys[i].f; break;
         }

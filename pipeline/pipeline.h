@@ -28,6 +28,7 @@ typedef struct pl_arg {
     int64_t i;
     double f;
     ag_variable var;
+    ag_optimizer opt; /* AG_ARG_OPTIMIZER; its serial (identity) is in i */
 } pl_arg;
 
 /* Where a function's compile time goes, summed over its traces

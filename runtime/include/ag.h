@@ -562,6 +562,54 @@ bool ag_is_null(ag_tensor t);
     ag_tape_gradients_variables_at(AG_HERE, (t), (target), (n), (vars), (grads))
 #define ag_tape_free(t) ag_tape_free_at(AG_HERE, (t))
 
+/* ----------------------------------------------------------- optimizers */
+
+/*
+ * Keras's optimizers (docs/dsl.md "Optimizers"): apply updates variables
+ * from gradients with ops, so the update runs eagerly or is traced into
+ * the graph of an AG_FUNCTION (a training step). Slot variables (SGD's
+ * momentum, Adam's moments, the step count) are made on the first apply,
+ * one set per variable; ag_optimizer_free frees them. An ag_optimizer may
+ * be a parameter of an AG_FUNCTION: it is part of the trace key by
+ * identity, as a Python object passed to tf.function is.
+ */
+typedef struct ag_optimizer_s *ag_optimizer;
+
+/* Keras's defaults (tf.keras.optimizers.SGD, Adam, AdamW). */
+#define AG_SGD_LEARNING_RATE 0.01
+#define AG_ADAM_LEARNING_RATE 0.001
+#define AG_ADAM_BETA_1 0.9
+#define AG_ADAM_BETA_2 0.999
+#define AG_ADAM_EPSILON 1e-7
+#define AG_ADAMW_WEIGHT_DECAY 0.004
+
+ag_optimizer ag_optimizer_sgd_at(ag_loc loc, double learning_rate, double momentum,
+                                 bool nesterov);
+ag_optimizer ag_optimizer_adam_at(ag_loc loc, double learning_rate, double beta_1,
+                                  double beta_2, double epsilon);
+ag_optimizer ag_optimizer_adamw_at(ag_loc loc, double learning_rate, double beta_1,
+                                   double beta_2, double epsilon, double weight_decay);
+/* grads[i] updates vars[i]; a null gradient ({0}: unconnected) leaves its
+ * variable alone (warned once per optimizer, as Keras warns for None). */
+void ag_optimizer_apply_at(ag_loc loc, ag_optimizer o, int n, const ag_tensor *grads,
+                           const ag_variable *vars);
+void ag_optimizer_free_at(ag_loc loc, ag_optimizer o);
+#define ag_optimizer_sgd(lr, momentum, nesterov) \
+    ag_optimizer_sgd_at(AG_HERE, (lr), (momentum), (nesterov))
+#define ag_optimizer_adam(lr, beta_1, beta_2, epsilon) \
+    ag_optimizer_adam_at(AG_HERE, (lr), (beta_1), (beta_2), (epsilon))
+#define ag_optimizer_adamw(lr, beta_1, beta_2, epsilon, weight_decay) \
+    ag_optimizer_adamw_at(AG_HERE, (lr), (beta_1), (beta_2), (epsilon), (weight_decay))
+/* The same with Keras's defaults for everything but the learning rate. */
+#define ag_optimizer_adam_default(lr) \
+    ag_optimizer_adam_at(AG_HERE, (lr), AG_ADAM_BETA_1, AG_ADAM_BETA_2, AG_ADAM_EPSILON)
+#define ag_optimizer_adamw_default(lr)                                          \
+    ag_optimizer_adamw_at(AG_HERE, (lr), AG_ADAM_BETA_1, AG_ADAM_BETA_2, AG_ADAM_EPSILON, \
+                          AG_ADAMW_WEIGHT_DECAY)
+#define ag_optimizer_apply(o, n, grads, vars) \
+    ag_optimizer_apply_at(AG_HERE, (o), (n), (grads), (vars))
+#define ag_optimizer_free(o) ag_optimizer_free_at(AG_HERE, (o))
+
 /* ------------------------------------------- staged control flow (agc) */
 
 /*
@@ -602,13 +650,15 @@ typedef enum ag_arg_kind {
     AG_ARG_TENSOR_ARRAY,
     AG_ARG_VARIABLE,
     AG_ARG_INT,   /* int, long, bool, enums: trace-time constants */
-    AG_ARG_FLOAT  /* float, double: trace-time constants */
+    AG_ARG_FLOAT, /* float, double: trace-time constants */
+    AG_ARG_OPTIMIZER /* ag_optimizer: keyed by identity, as variables are */
 } ag_arg_kind;
 
 typedef struct ag_arg {
     ag_arg_kind kind;
     ag_tensor tensor; /* AG_ARG_TENSOR; AG_ARG_TENSOR_ARRAY: its .list */
     ag_variable variable;
+    ag_optimizer optimizer; /* AG_ARG_OPTIMIZER */
     int64_t i;
     double f;
 } ag_arg;

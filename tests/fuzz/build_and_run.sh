@@ -112,12 +112,13 @@ compiled_all
 # fuzz_ir and fuzz_converter_options: the runtime and the IR's core (what
 # libag_rt holds of them), the text-format reader and the options.
 build_start=$(date +%s)
-layers="-I$root/runtime/include -I$root/runtime/core -I$root/runtime/kernels -I$root/ir
+layers="-I$root/runtime/include -I$root/runtime/core -I$root/runtime/kernels
+  -I$root/runtime/autodiff -I$root/ir
   -I$root/backend -I$root/converter -I$root/support -I$root/pipeline"
 core_objs=""
 for src in "$root"/runtime/core/*.c "$root"/runtime/kernels/*.c "$root"/runtime/api/*.c \
-    "$root"/ir/ir.c "$root"/ir/print.c "$root"/ir/parse.c "$root"/ir/verify.c \
-    "$root"/ir/signature.c; do
+    "$root"/runtime/autodiff/*.c "$root"/ir/ir.c "$root"/ir/print.c "$root"/ir/parse.c \
+    "$root"/ir/verify.c "$root"/ir/signature.c; do
     obj="$work/obj/core-$(basename "$(dirname "$src")")-$(basename "$src" .c).o"
     core_objs="$core_objs $obj"
     # (clang, unlike gcc, warns about the unused static inline functions
