@@ -3,9 +3,9 @@
  * softmax cross-entropy averaged over the batch, Adam) at batch 64, f32,
  * four ways in one run (issue 27, "Performance"):
  *
- *   A. agc compiled: the whole step (forward, tape, gradient, Adam) is one
- *      AG_FUNCTION, written here in agc's generated form, so one graph and
- *      one compiled function;
+ *   A. agc compiled: the whole step (forward, tape, gradient, Adam by
+ *      ag_optimizer_adam) is one AG_FUNCTION, written here in agc's
+ *      generated form, so one graph and one compiled function;
  *   B. agc eager: the same body with ag_run_functions_eagerly(true);
  *   C. hand-written C: cblas_sgemm for the 3 forward and 5 backward
  *      products (dW of the 3 layers, dX of the upper 2), the elementwise
@@ -16,12 +16,13 @@
  *
  * All four start from the same data and initial weights (each trains its
  * own copy while it is timed). Before timing, the step is checked: after
- * one step from the same start, A's and B's weights agree with C's to
- * 1e-4 relative, and every side's loss with C's; otherwise the program
- * prints FAIL and exits with 1, since a benchmark of a wrong computation
- * is worthless. It also prints the graph sizes (the forward with its loss
- * against the training step, after the passes) and the first call's
- * latency of the step (trace, passes, LLVM compile, one run).
+ * the first step from the same start, A's and B's weights agree with C's
+ * to 1e-4 relative, and so do their gradients at the start and every
+ * side's loss; otherwise the program prints FAIL and exits with 1, since a
+ * benchmark of a wrong computation is worthless. It also prints the graph
+ * sizes (the forward with its loss against the training step, after the
+ * passes) and the first call's latency of the step (trace, tape, passes,
+ * LLVM compile, one run).
  *
  * Every row runs on one thread: OpenBLAS (openblas_set_num_threads(1)),
  * agc's parallel loops (AG_NUM_THREADS=1) and torch (set_num_threads(1)).
@@ -98,31 +99,21 @@ static void make_start(void)
 
 /* ======================================================= agc's side */
 
-/* A model's state: its parameters and Adam's slots (the moments m and v,
- * the step count). A and B each have one, made from the start. */
+/* A model: its parameters and its Adam (ag_optimizer_adam, which makes
+ * the slots, m and v, on its first apply). A and B each train one, made
+ * from the start; the third keeps the start, for the gradient check. */
 struct agc_model {
-    ag_variable p[NP], m[NP], v[NP], step;
+    ag_variable p[NP];
+    ag_optimizer opt;
 };
-static struct agc_model models[2]; /* [0]: compiled, [1]: eager */
+enum { COMPILED, EAGER, AT_START };
+static struct agc_model models[3];
 
-static void model_reset(struct agc_model *md)
+static void model_new(struct agc_model *md, bool trained)
 {
-    for (int i = 0; i < NP; i++) {
-        ag_assign(md->p[i], ag_from_data(AG_F32, pshape(i), start.p[i]));
-        ag_assign(md->m[i], ag_zeros(AG_F32, pshape(i)));
-        ag_assign(md->v[i], ag_zeros(AG_F32, pshape(i)));
-    }
-    ag_assign(md->step, ag_scalar_f32(0));
-}
-
-static void model_new(struct agc_model *md)
-{
-    for (int i = 0; i < NP; i++) {
+    for (int i = 0; i < NP; i++)
         md->p[i] = ag_variable_new(ag_from_data(AG_F32, pshape(i), start.p[i]));
-        md->m[i] = ag_variable_new(ag_zeros(AG_F32, pshape(i)));
-        md->v[i] = ag_variable_new(ag_zeros(AG_F32, pshape(i)));
-    }
-    md->step = ag_variable_new(ag_scalar_f32(0));
+    md->opt = trained ? ag_optimizer_adam(LR, B1, B2, EPS) : NULL;
 }
 
 /* The mean over the batch of softmax cross-entropy, from the logits z and
@@ -145,46 +136,35 @@ static ag_tensor train_loss_staged(ag_tensor x, ag_tensor y, int which)
     return xent(ag_add(ag_matmul(h2, ag_variable_read(p[4])), ag_variable_read(p[5])), y);
 }
 
-/* Keras's Adam for one variable, alpha = lr sqrt(1 - b2^t) / (1 - b1^t):
- *   m += (g - m)(1 - b1);  v += (g^2 - v)(1 - b2);  w -= m alpha / (sqrt(v) + eps) */
-static void adam_one(ag_variable w, ag_variable m, ag_variable v, ag_tensor g, ag_tensor alpha)
+/* The loss of models[which] and its gradients g[NP], from a tape. */
+static ag_tensor loss_and_grads(ag_tensor x, ag_tensor y, int which, ag_tensor *g)
 {
-    ag_tensor m0 = ag_variable_read(m), v0 = ag_variable_read(v);
-    ag_tensor m1 = ag_add(m0, ag_mul(ag_sub(g, m0), 1 - B1));
-    ag_tensor v1 = ag_add(v0, ag_mul(ag_sub(ag_square(g), v0), 1 - B2));
-    ag_assign(m, m1);
-    ag_assign(v, v1);
-    ag_assign_sub(w, ag_div(ag_mul(m1, alpha), ag_add(ag_sqrt(v1), EPS)));
-}
-
-static void adam(struct agc_model *md, const ag_tensor *g)
-{
-    ag_tensor t = ag_add(ag_variable_read(md->step), 1.0f);
-    ag_assign(md->step, t);
-    ag_tensor alpha = ag_div(ag_mul(ag_sqrt(ag_sub(1.0f, ag_pow(B2, t))), LR),
-                             ag_sub(1.0f, ag_pow(B1, t)));
-    for (int i = 0; i < NP; i++)
-        adam_one(md->p[i], md->m[i], md->v[i], g[i], alpha);
+    ag_tape tape = ag_tape_new();
+    ag_tensor loss = train_loss_staged(x, y, which);
+    ag_tape_gradients_variables(tape, loss, NP, models[which].p, g);
+    ag_tape_free(tape);
+    return loss;
 }
 
 /*   AG_FUNCTION ag_tensor train_step(ag_tensor x, ag_tensor y, int which) {
- *       ag_tape tape = ag_tape_new();
- *       ag_tensor loss = train_loss(x, y, which);
  *       ag_tensor g[6];
- *       ag_tape_gradients_variables(tape, loss, 6, models[which].p, g);
- *       ag_tape_free(tape);
- *       adam(&models[which], g);
+ *       ag_tensor loss = loss_and_grads(x, y, which, g);
+ *       ag_optimizer_apply(models[which].opt, 6, g, models[which].p);
  *       return loss;
  *   }                                                                  */
 static ag_tensor train_step_staged(ag_tensor x, ag_tensor y, int which)
 {
-    ag_tape tape = ag_tape_new();
-    ag_tensor loss = train_loss_staged(x, y, which);
     ag_tensor g[NP];
-    ag_tape_gradients_variables(tape, loss, NP, models[which].p, g);
-    ag_tape_free(tape);
-    adam(&models[which], g);
+    ag_tensor loss = loss_and_grads(x, y, which, g);
+    ag_optimizer_apply(models[which].opt, NP, g, models[which].p);
     return loss;
+}
+
+/*   AG_FUNCTION struct grads train_grads(ag_tensor x, ag_tensor y, int which)
+ *   (the step without its update, for the check: the 6 gradients) */
+static void train_grads_trace(const ag_arg *a, ag_tensor *o)
+{
+    (void)loss_and_grads(a[0].tensor, a[1].tensor, (int)a[2].i, o);
 }
 
 static void train_loss_trace(const ag_arg *a, ag_tensor *o)
@@ -202,27 +182,37 @@ static const ag_function_desc train_loss_desc = {
     "train_loss", __FILE__, __LINE__, 3, NAMES, KINDS, NULL, NULL, 1, train_loss_trace, 0};
 static const ag_function_desc train_step_desc = {
     "train_step", __FILE__, __LINE__, 3, NAMES, KINDS, NULL, NULL, 1, train_step_trace, 0};
+static const ag_function_desc train_grads_desc = {
+    "train_grads", __FILE__, __LINE__, 3, NAMES, KINDS, NULL, NULL, NP, train_grads_trace, 0};
 
 static ag_tensor tx, ty; /* the batch, made once */
 
 /* One step of models[which]; its loss (before the update), or NaN. */
-static float agc_step(int which)
+/* Calls fn on the batch for models[which], eagerly or not, into o. */
+static bool agc_call(const ag_function_desc *fn, int which, bool eagerly, ag_tensor *o)
 {
     ag_arg a[3] = {{.kind = AG_ARG_TENSOR, .tensor = tx},
                    {.kind = AG_ARG_TENSOR, .tensor = ty},
                    {.kind = AG_ARG_INT, .i = which}};
+    ag_run_functions_eagerly(eagerly);
+    bool ok = ag_function_call_at(AG_HERE, fn, a, o);
+    ag_run_functions_eagerly(false);
+    return ok;
+}
+
+/* One step of models[which]; its loss (before the update), or NaN. */
+static float agc_step(int which)
+{
     ag_tensor o[1];
     ag_scope_push();
-    ag_run_functions_eagerly(which == 1);
-    bool ok = ag_function_call_at(AG_HERE, &train_step_desc, a, o);
-    ag_run_functions_eagerly(false);
+    bool ok = agc_call(&train_step_desc, which, which == EAGER, o);
     float loss = ok ? *(const float *)ag_data(o[0]) : NAN;
     ag_scope_pop();
     return loss;
 }
 
-static void run_compiled(void *arg) { (void)arg, agc_step(0); }
-static void run_eager(void *arg) { (void)arg, agc_step(1); }
+static void run_compiled(void *arg) { (void)arg, agc_step(COMPILED); }
+static void run_eager(void *arg) { (void)arg, agc_step(EAGER); }
 
 /* ==================================================== hand-written C */
 
@@ -233,25 +223,15 @@ static struct hand {
     float step, loss;
 } hand;
 
-static void hand_reset(void)
-{
-    for (int i = 0; i < NP; i++) {
-        memcpy(hand.p[i], start.p[i], numel(i) * sizeof(float));
-        memset(hand.m[i], 0, numel(i) * sizeof(float));
-        memset(hand.v[i], 0, numel(i) * sizeof(float));
-    }
-    hand.step = 0;
-}
-
 static void hand_new(void)
 {
     for (int i = 0; i < NP; i++) {
         hand.p[i] = malloc(numel(i) * sizeof(float));
-        hand.m[i] = malloc(numel(i) * sizeof(float));
-        hand.v[i] = malloc(numel(i) * sizeof(float));
+        memcpy(hand.p[i], start.p[i], numel(i) * sizeof(float));
+        hand.m[i] = calloc(numel(i), sizeof(float));
+        hand.v[i] = calloc(numel(i), sizeof(float));
         hand.g[i] = malloc(numel(i) * sizeof(float));
     }
-    hand_reset();
 }
 
 static void hand_free(void)
@@ -474,17 +454,15 @@ static double rel_diff(const float *a, const float *b, size_t n)
     return d / scale;
 }
 
-static const double TOL = 1e-4; /* relative, for the loss, slots and weights */
+static const double TOL = 1e-4; /* relative, for the loss, gradients and weights */
 
-/* The worst rel_diff of a model's variables (v[NP]) against hand's. */
-static double compare_vars(const ag_variable *v, float *const *hand_v)
+/* The worst rel_diff of the tensors t[NP] against the hand-written ones. */
+static double compare(const ag_tensor *t, float *const *hand_t)
 {
     double worst = 0;
     for (int i = 0; i < NP; i++) {
-        ag_scope_push();
-        const float *w = ag_data(ag_variable_read(v[i]));
-        double d = w ? rel_diff(w, hand_v[i], numel(i)) : INFINITY;
-        ag_scope_pop();
+        const float *v = ag_is_error(t[i]) ? NULL : ag_data(t[i]);
+        double d = v ? rel_diff(v, hand_t[i], numel(i)) : INFINITY;
         if (!(d <= TOL))
             printf("    %s differs: %.3g relative\n", PNAME[i], d);
         worst = d > worst || isnan(d) ? d : worst;
@@ -492,43 +470,62 @@ static double compare_vars(const ag_variable *v, float *const *hand_v)
     return worst;
 }
 
-/* After one step: Adam's first moment m = (1 - b1) g checks the gradients
- * (the weights alone would not: Adam's first step is nearly lr sign(g),
- * blind to a gradient's scale); the weights check the update. */
-static bool check_state(int which, const char *what)
+static bool verdict(const char *what, const char *of, double d)
 {
-    double dm = compare_vars(models[which].m, hand.m);
-    double dw = compare_vars(models[which].p, hand.p);
-    bool ok = dm <= TOL && dw <= TOL;
-    printf("  %-30s gradients (Adam's m) rel diff %.2g, weights %.2g  %s\n", what, dm, dw,
-           ok ? "ok" : "FAIL");
-    return ok;
+    printf("  %-14s %-42s rel diff %.2g  %s\n", what, of, d, d <= TOL ? "ok" : "FAIL");
+    return d <= TOL;
+}
+
+/* The gradients at the start (train_grads on models[AT_START]) against
+ * the hand-written step's first ones. They need a check of their own:
+ * Adam's first step is nearly lr sign(g), blind to a gradient's scale. */
+static bool check_grads(const char *what, bool eagerly)
+{
+    ag_tensor g[NP];
+    ag_scope_push();
+    bool ok = agc_call(&train_grads_desc, AT_START, eagerly, g);
+    double d = ok ? compare(g, hand.g) : INFINITY;
+    ag_scope_pop();
+    return verdict(what, "gradients at the start", d);
+}
+
+/* models[which]'s weights against the hand-written ones. */
+static bool check_weights(const char *what, int which)
+{
+    ag_tensor w[NP];
+    ag_scope_push();
+    for (int i = 0; i < NP; i++)
+        w[i] = ag_variable_read(models[which].p[i]);
+    double d = compare(w, hand.p);
+    ag_scope_pop();
+    return verdict(what, "weights after the first step (Adam)", d);
 }
 
 static bool check_loss(const char *what, float loss)
 {
-    double d = fabs((double)loss - hand.loss) / fabs((double)hand.loss);
-    printf("  %-30s loss %.6f vs hand C %.6f: rel diff %.2g  %s\n", what, loss, hand.loss, d,
-           d <= TOL ? "ok" : "FAIL");
-    return d <= TOL;
+    char of[64];
+    snprintf(of, sizeof of, "loss %.6f (hand C %.6f)", loss, hand.loss);
+    return verdict(what, of, fabs((double)loss - hand.loss) / fabs((double)hand.loss));
 }
 
-/* One step of each side from the start, then everything back to it. */
-static bool check_numerics(void)
+/* After the first step of A, B and C from the start (A's is the first
+ * call). */
+static bool check_numerics(float loss_compiled, float loss_eager)
 {
-    printf("numerics: one step from the same start against hand C (tolerance %g relative)\n",
-           TOL);
-    hand_step();
-    float lc = agc_step(0), le = agc_step(1);
-    bool ok = check_loss("agc compiled", lc) & check_state(0, "agc compiled");
-    ok &= check_loss("agc eager", le) & check_state(1, "agc eager");
+    printf("numerics: the first step from the same start against hand C (tolerance %g "
+           "relative to each tensor's largest element)\n", TOL);
+    bool ok = check_loss("agc compiled", loss_compiled);
+    ok &= check_grads("agc compiled", false) & check_weights("agc compiled", COMPILED);
+    ok &= check_loss("agc eager", loss_eager);
+    ok &= check_grads("agc eager", true) & check_weights("agc eager", EAGER);
     if (torch.ready) {
-        ok &= check_loss("torch eager (its first step)", torch.loss_eager);
-        ok &= check_loss("TorchScript (its first step)", torch.loss_script);
+        ok &= check_loss("torch eager", torch.loss_eager);
+        ok &= check_loss("TorchScript", torch.loss_script);
+        printf("  (PyTorch: the loss of its first step; torch.get_num_threads() = %s in the "
+               "child)\n", torch.threads);
+    } else {
+        printf("  PyTorch: skipped (%s)\n", torch.why);
     }
-    hand_reset();
-    model_reset(&models[0]);
-    model_reset(&models[1]);
     return ok;
 }
 
@@ -667,29 +664,24 @@ int main(int argc, char **argv)
         snprintf(torch.why, sizeof torch.why, "could not write %s", data);
     tx = ag_keep(ag_from_data(AG_F32, AG_SHAPE(B, IN), start.x));
     ty = ag_keep(ag_from_data(AG_F32, AG_SHAPE(B, OUT), start.y));
-    model_new(&models[0]);
-    model_new(&models[1]);
+    model_new(&models[COMPILED], true);
+    model_new(&models[EAGER], true);
+    model_new(&models[AT_START], false);
     hand_new();
     ag_function_register(&train_loss_desc);
     ag_function_register(&train_step_desc);
 
     double t0 = bench_now_s();
-    float first_loss = agc_step(0); /* traced and compiled here */
+    float loss_compiled = agc_step(COMPILED); /* traced and compiled here */
     double first_call = bench_now_s() - t0;
-    if (isnan(first_loss)) {
-        printf("FAIL: the training step did not run: %s\n", ag_last_error());
-        torch_stop();
-        return 1;
-    }
-    model_reset(&models[0]);
-    bool ok = check_numerics();
-    if (torch.ready)
-        printf("  PyTorch: torch.get_num_threads() = %s in the child\n", torch.threads);
-    else
-        printf("  PyTorch: skipped (%s)\n", torch.why);
+    float loss_eager = agc_step(EAGER);
+    hand_step();
+    if (isnan(loss_compiled) || isnan(loss_eager))
+        printf("the training step did not run: %s\n", ag_last_error());
+    bool ok = check_numerics(loss_compiled, loss_eager);
     printf("\n");
     if (!ok) {
-        printf("FAIL: the step computes something else than the hand-written one\n");
+        printf("FAIL: agc's step computes something else than the hand-written one\n");
         torch_stop();
         unlink(data);
         return 1;
