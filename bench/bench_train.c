@@ -358,19 +358,19 @@ static bool write_start(char *path)
     return fclose(f) == 0 && ok;
 }
 
+/* In the child after fork: little more than exec (the environment was set
+ * before the fork; libag may have threads). */
 static void exec_torch(int in, int out, const char *data)
 {
     dup2(in, 0);
     dup2(out, 1);
-    setenv("OMP_NUM_THREADS", "1", 1);
-    setenv("OPENBLAS_NUM_THREADS", "1", 1);
-    setenv("MKL_NUM_THREADS", "1", 1);
-    char dims[64], hyper[128];
+    char dims[64], hyper[128], why[256];
     snprintf(dims, sizeof dims, "%d,%d,%d,%d", B, IN, H, OUT);
     snprintf(hyper, sizeof hyper, "%.17g,%.17g,%.17g,%.17g", LR, B1, B2, EPS);
     execlp(BENCH_TRAIN_PYTHON, "python3", BENCH_TRAIN_TORCH, data, dims, hyper, (char *)NULL);
-    printf("skip %s: %s\n", BENCH_TRAIN_PYTHON, strerror(errno));
-    fflush(stdout);
+    int n = snprintf(why, sizeof why, "skip %s: %s\n", BENCH_TRAIN_PYTHON, strerror(errno));
+    if (write(1, why, (size_t)n) < 0)
+        _exit(126);
     _exit(127);
 }
 
@@ -399,6 +399,11 @@ static void torch_start(char *data)
     snprintf(torch.why, sizeof torch.why, "could not start python3");
     if (pipe(to) || pipe(from))
         return;
+    /* torch's threads (and its BLAS's), set here since the child may only
+     * exec; libag's OpenBLAS is already pinned by then */
+    setenv("OMP_NUM_THREADS", "1", 1);
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    setenv("MKL_NUM_THREADS", "1", 1);
     fflush(stdout);
     torch.pid = fork();
     if (torch.pid == 0) {
