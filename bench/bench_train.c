@@ -187,7 +187,6 @@ static const ag_function_desc train_grads_desc = {
 
 static ag_tensor tx, ty; /* the batch, made once */
 
-/* One step of models[which]; its loss (before the update), or NaN. */
 /* Calls fn on the batch for models[which], eagerly or not, into o. */
 static bool agc_call(const ag_function_desc *fn, int which, bool eagerly, ag_tensor *o)
 {
