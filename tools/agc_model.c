@@ -359,7 +359,27 @@ static bool optimized(ag_saved_model *m, int fi, const aot_args *a, pl_result *r
     return pl_run(&r, res);
 }
 
-static int aot(ag_saved_model *m, const aot_args *a)
+/* The CPU and triple the object is for: the settings (--cpu and
+ * --target-triple are flags of them). */
+static void aot_target(aot_args *a, const rt_config *c)
+{
+    a->cpu = rt_config_str(c, RT_CFG_CPU);
+    a->triple = rt_config_str(c, RT_CFG_TRIPLE);
+}
+
+static int aot_with(ag_saved_model *m, const aot_args *a);
+
+static int aot(ag_saved_model *m, const aot_args *given)
+{
+    const rt_config *c = rt_config_get();
+    aot_args a = *given;
+    aot_target(&a, c);
+    int status = aot_with(m, &a);
+    rt_config_release(c);
+    return status;
+}
+
+static int aot_with(ag_saved_model *m, const aot_args *a)
 {
     const ag_signature_def *s = ag_model_signature(m, a->sig);
     const char *name = a->name ? a->name : a->sig;
