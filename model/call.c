@@ -16,59 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether v is one of m's variables that hold a graph's constant. */
-static bool is_constant(const rt_variable *v, void *ctx)
-{
-    const ag_saved_model *m = ctx;
-    for (int k = 0; k < m->man->n_variables; k++)
-        if (m->vars[k] == v)
-            return m->man->variables[k].constant;
-    return false;
-}
-
-bool sm_request(ag_saved_model *m, int i, pl_stage stop, pl_request *r,
-                pass_bf16_options *bf16, char *err, size_t errlen)
-{
-    const sm_function *f = &m->man->functions[i];
-    memset(r, 0, sizeof *r);
-    r->stop = stop;
-    if (f->target[0] && !(r->target = tgt_find(f->target))) {
-        char names[256];
-        snprintf(err, errlen, "%s/%s: function '%s' runs on the target '%s', which this agc "
-                              "does not have (it has: %s)", m->dir, SM_MANIFEST_FILE, f->name,
-                 f->target, tgt_names(names, sizeof names));
-        return false;
-    }
-    r->strict = r->target != NULL; /* a placement the converter chose is not optional */
-    r->soft_placement = f->soft_device_placement;
-    for (int k = 0; k < f->n_device_scopes; k++)
-        m->fns[i].scope_names[k] = f->device_scopes[k].name;
-    r->device_scopes = m->fns[i].scope_names;
-    r->n_device_scopes = f->n_device_scopes;
-    r->options.io_shapes = f->io_shape_optimization;
-    if (f->has_bf16) {
-        memset(bf16, 0, sizeof *bf16);
-        bf16->enabled = f->bf16.enabled;
-        bf16->scope = f->bf16.scope == 2 ? PASS_BF16_SCOPE_ALL : PASS_BF16_SCOPE_DEVICE;
-        snprintf(bf16->filterlist, sizeof bf16->filterlist, "%s", f->bf16.filterlist);
-        bf16->skip_safety_checks = f->bf16.skip_safety_checks;
-        r->bf16_options = bf16;
-    }
-    if (!(r->graph = sm_function_graph(m, i, err, errlen)))
-        return false;
-    /* the constants saved in binary are constants again; with
-     * freeze_variables, so are the variables */
-    bool ok = f->freeze_variables ? sm_freeze_variables(r->graph, err, errlen)
-                                  : sm_freeze_variables_if(r->graph, is_constant, m, err,
-                                                           errlen);
-    if (!ok) {
-        ir_function_free(r->graph);
-        r->graph = NULL;
-        return false;
-    }
-    return true;
-}
-
 /* A batch of calls: what the batcher runs (the function, or its middle
  * when batched in the graph) on the batched inputs (on a batch thread). */
 static bool run_batch(void *state, const ag_tensor *inputs, ag_tensor *outputs)
@@ -159,19 +106,6 @@ static bool compile_in_graph(ag_loc loc, ag_saved_model *m, int i)
     ok = (s.pre ? compile_part(s.pre, &r, false, &lf->pre) : true) && ok;
     ok = compile_part(s.post, &r, false, &lf->post) && ok;
     return ok;
-}
-
-void sm_loaded_function_release(sm_loaded_function *lf)
-{
-    if (lf->batcher)
-        ag_batcher_free(lf->batcher);
-    lf->batcher = NULL;
-    pl_result_free(&lf->compiled);
-    pl_result_free(&lf->pre);
-    pl_result_free(&lf->post);
-    free(lf->middle_in);
-    free(lf->post_in);
-    lf->middle_in = lf->post_in = NULL;
 }
 
 /* Compiles function i once; false after reporting (and for every later

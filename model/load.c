@@ -353,6 +353,22 @@ static bool load_signatures(ag_saved_model *m, char *err, size_t errlen)
 
 /* ------------------------------------------------------------ the model */
 
+/* Frees what call.c compiled of lf, its batcher first (whose threads
+ * run the compiled code); lf may compile again. Here, with the model's
+ * lifetime: freeing a model releases each function. */
+void sm_loaded_function_release(sm_loaded_function *lf)
+{
+    if (lf->batcher)
+        ag_batcher_free(lf->batcher);
+    lf->batcher = NULL;
+    pl_result_free(&lf->compiled);
+    pl_result_free(&lf->pre);
+    pl_result_free(&lf->post);
+    free(lf->middle_in);
+    free(lf->post_in);
+    lf->middle_in = lf->post_in = NULL;
+}
+
 static void free_model(ag_saved_model *m)
 {
     if (!m)

@@ -64,7 +64,7 @@ typedef struct sm_extra_file {
 bool sm_write(ag_loc loc, const char *dir, sm_manifest *man, char *const *texts,
               const rt_value *const *vars, const sm_extra_file *extra, int n_extra);
 
-/* "dir/name", malloc'ed. */
+/* "dir/name", malloc'ed (replace.c). */
 char *sm_path_join(const char *dir, const char *name);
 
 /* The files besides the graphs and variables that agc writes into a
@@ -96,7 +96,7 @@ ir_function *sm_function_graph(const ag_saved_model *m, int i, char *err, size_t
 /* The values of the model's variables, in order (owned by the model). */
 const rt_value *sm_variable_value(const ag_saved_model *m, int i);
 
-/* A pipeline request for function i of m, from a fresh graph: its
+/* A pipeline request for function i of m (request.c), from a fresh graph: its
  * target (the record's, else the process's), device scopes, soft
  * placement and bf16 options; `bf16` receives the bf16 options the
  * request points at. False with a message in err. */
@@ -104,7 +104,7 @@ bool sm_request(ag_saved_model *m, int i, pl_stage stop, pl_request *r,
                 pass_bf16_options *bf16, char *err, size_t errlen);
 
 /* Frees what function lf compiled and its batcher (first: its threads run
- * the compiled code); it may compile again. */
+ * the compiled code); it may compile again (load.c, which frees models). */
 void sm_loaded_function_release(sm_loaded_function *lf);
 
 /* Function i's graph cut for batching in the graph (its record's batch is

@@ -47,6 +47,14 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
     return remove(path);
 }
 
+char *sm_path_join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *s = rt_xmalloc(n);
+    snprintf(s, n, "%s/%s", dir, name);
+    return s;
+}
+
 void sm_remove_tree(const char *path)
 {
     nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);

@@ -29,14 +29,6 @@ static bool write_bytes(ag_loc loc, const char *path, const void *data, size_t n
     return ok;
 }
 
-char *sm_path_join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *s = rt_xmalloc(n);
-    snprintf(s, n, "%s/%s", dir, name);
-    return s;
-}
-
 static bool write_functions(ag_loc loc, const char *tmp, sm_manifest *man, char *const *texts)
 {
     char *fdir = sm_path_join(tmp, "functions");

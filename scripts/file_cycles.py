@@ -2,7 +2,7 @@
 """file_cycles.py - cycles between the files of each folder.
 
 Usage:
-    file_cycles.py SOURCE_DIR BUILD_DIR
+    file_cycles.py [--check] SOURCE_DIR BUILD_DIR
 
 Two graphs per folder, and their cycles (strongly connected components of
 more than one file):
@@ -14,9 +14,12 @@ more than one file):
             the including file's folder).
 
 A cycle is fine when the files are one unit split for size (their map
-says so); otherwise one of the edges is an accident to remove. Prints
-each cycle with the edges in it and the symbols behind each edge. Exit
-status 0; this is a survey, not a test. Python 3 standard library only.
+says so, and UNITS below lists them); otherwise one of the edges is an
+accident to remove. Prints each cycle with the edges in it and the
+symbols behind each edge. Exit status 0: a survey. With --check (the
+ctest docs.cycles) it is a test: prints only the cycles that are not
+inside one unit of UNITS, and exits 1 when there is one (2 on bad usage,
+or when BUILD_DIR has no objects). Python 3 standard library only.
 """
 
 import collections
@@ -24,6 +27,15 @@ import os
 import re
 import subprocess
 import sys
+
+# The units split for size, whose files may need each other: folder ->
+# a pattern of their names. Each is described as one unit in its map and
+# in docs/architecture.md ("A file is one concern").
+UNITS = {
+    "backend/cpu": r"lower(_\w+)?\.c",       # the lowering, over lower.h
+    "ir": r"(trace|staged)\.c",              # the tracer and staged control flow
+    "passes": r"(analysis|fusion|memplan)\.c",  # the analysis manager and its plans
+}
 
 ROOTS = ["support", "runtime", "ir", "passes", "backend", "pipeline", "model",
          "converter", "tools", "frontend"]
@@ -47,16 +59,22 @@ def objects(source, build):
     return out
 
 
-def symbols(obj):
-    out = subprocess.run(["nm", obj], capture_output=True, text=True, check=True).stdout
-    defined, used = set(), set()
+def symbols(objs):
+    """{object: (defined, used)} from one `nm` run over all of them."""
+    out = subprocess.run(["nm", "-A"] + objs, capture_output=True, text=True,
+                         check=True).stdout
+    syms = {o: (set(), set()) for o in objs}
     for line in out.splitlines():
-        parts = line.split()
+        # "path.o:[address] type name"
+        cut = line.find(".o:") + 2
+        obj, parts = line[:cut], line[cut + 1:].split()
+        if obj not in syms:
+            continue
         if len(parts) == 2 and parts[0] == "U":
-            used.add(parts[1])
+            syms[obj][1].add(parts[1])
         elif len(parts) == 3 and parts[1] in "TDBRVWG":
-            defined.add(parts[2])
-    return defined, used
+            syms[obj][0].add(parts[2])
+    return syms
 
 
 def sccs(nodes, edges):
@@ -92,9 +110,21 @@ def sccs(nodes, edges):
     return [c for c in out if len(c) > 1]
 
 
-def use_cycles(source, build):
+def in_unit(folder, files):
+    """Whether every file of a cycle is in folder's unit (UNITS)."""
+    pattern = UNITS.get(folder)
+    return bool(pattern) and all(re.fullmatch(pattern, os.path.basename(f)) for f in files)
+
+
+def use_cycles(source, build, check):
+    """Prints the cycles (with check: those outside a unit); their count."""
     objs = objects(source, build)
-    syms = {src: symbols(o) for src, o in objs.items()}
+    if not objs:
+        print("file_cycles.py: no objects under %s: build first" % build, file=sys.stderr)
+        return -1
+    found = 0
+    by_obj = symbols(sorted(objs.values()))
+    syms = {src: by_obj[o] for src, o in objs.items()}
     owner = {}
     for src, (defined, _) in syms.items():
         for s in defined:
@@ -111,15 +141,20 @@ def use_cycles(source, build):
                     edges[a].add(b)
                     why[(a, b)].add(s)
         for comp in sccs(files, edges):
+            if check and in_unit(folder, comp):
+                continue
+            found += 1
             print("uses cycle in %s/: %s" % (folder, " ".join(os.path.basename(f) for f in comp)))
             for a in comp:
                 for b in sorted(edges[a]):
                     if b in comp:
                         print("    %s -> %s: %s" % (os.path.basename(a), os.path.basename(b),
                                                    ", ".join(sorted(why[(a, b)])[:6])))
+    return found
 
 
 def include_cycles(source):
+    """Prints the cycles between headers; their count."""
     files = []
     for top in ROOTS:
         for dirpath, _, filenames in os.walk(os.path.join(source, top)):
@@ -132,16 +167,25 @@ def include_cycles(source):
                 target = os.path.normpath(os.path.join(os.path.dirname(h), inc))
                 if target in files:
                     edges[h].add(target)
-    for comp in sccs(files, edges):
+    comps = sccs(files, edges)
+    for comp in comps:
         print("include cycle: %s" % " ".join(comp))
+    return len(comps)
 
 
 def main(argv):
-    if len(argv) != 3:
-        print("usage: file_cycles.py SOURCE_DIR BUILD_DIR", file=sys.stderr)
+    check = len(argv) > 1 and argv[1] == "--check"
+    args = argv[2:] if check else argv[1:]
+    if len(args) != 2:
+        print("usage: file_cycles.py [--check] SOURCE_DIR BUILD_DIR", file=sys.stderr)
         return 2
-    use_cycles(argv[1], argv[2])
-    include_cycles(argv[1])
+    uses = use_cycles(args[0], args[1], check)
+    if uses < 0:
+        return 2
+    found = uses + include_cycles(args[0])
+    if check:
+        print("%d cycle(s) between files outside the units split for size" % found)
+        return 1 if found else 0
     return 0
 
 

@@ -8,6 +8,11 @@
  * docs/converter-options.md), writes the converted model to OUT and
  * prints the conversion report. Exit status: 0 converted, 1 the model or
  * the options are wrong (nothing is written), 2 a bad command line.
+ *
+ *   agc-convert --print-config
+ *
+ * prints the settings a conversion uses (runtime/core/config.def; its
+ * own flags are none of them: the converter's options are the model's).
  */
 #include "convert.h"
 
@@ -17,6 +22,7 @@
 static const char usage[] =
     "usage: agc-convert --input_model_dir=DIR --output_model_dir=DIR\n"
     "                   [--converter_options_string=TEXT | --converter_options=FILE]\n"
+    "       agc-convert --print-config\n"
     "\n"
     "  --input_model_dir     the saved model to convert (ag_saved_model_save wrote it)\n"
     "  --output_model_dir    where the converted model goes (a new directory, or a model\n"
@@ -24,6 +30,8 @@ static const char usage[] =
     "  --converter_options_string  ConverterOptions in protobuf text format, e.g.\n"
     "                        'tpu_functions { function_alias: \"tpu_func\" }'\n"
     "  --converter_options   the same, from a file\n"
+    "  --print-config        print every setting (target, device_spec, ...), its value\n"
+    "                        and where it came from (default, environment), then exit\n"
     "\n"
     "docs/converter.md walks through a conversion; docs/converter-options.md lists\n"
     "every option.\n";
@@ -97,6 +105,12 @@ int main(int argc, char **argv)
     }
     if (argc == 2 && strcmp(argv[1], "--version") == 0) {
         printf("agc-convert (agc) %s\n", AG_VERSION);
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "--print-config") == 0) {
+        const rt_config *cfg = rt_config_get();
+        rt_config_print(cfg, stdout);
+        rt_config_release(cfg);
         return 0;
     }
     cli c = {0};

@@ -6,6 +6,11 @@
  *   agc-model run DIR --signature S --input NAME=FILE... [--output_dir D]
  *   agc-model aot DIR --signature S -o OBJ [--header H] [--name C_NAME]
  *                     [--cpu CPU] [--target-triple T]
+ *   agc-model --print-config [--cpu CPU] [--target-triple T]
+ *
+ * --cpu and --target-triple are settings (runtime/core/config.def): they
+ * go into the configuration's flag layer, which run's and aot's compiles
+ * read through their snapshot, and --print-config prints.
  *
  * Exit status: 0 on success, 1 when the model or a call fails, 2 for a
  * bad command line.
@@ -24,6 +29,7 @@ static const char usage[] =
     "       agc-model run DIR --signature NAME --input IN=FILE... [--output_dir DIR]\n"
     "       agc-model aot DIR --signature NAME -o OBJECT [--header HEADER] [--name C_NAME]\n"
     "                 [--cpu CPU] [--target-triple TRIPLE]\n"
+    "       agc-model --print-config [--cpu CPU] [--target-triple TRIPLE]\n"
     "\n"
     "  show   the model's signatures, functions (placement, calls, aliases) and variables\n"
     "  run    calls a signature; FILE is a .npy file, or text holding the numbers in\n"
@@ -31,6 +37,8 @@ static const char usage[] =
     "         outputs are printed, and written as OUTPUT.npy into --output_dir\n"
     "  aot    compiles a signature for the CPU into an object file and its header\n"
     "         (variables become constants); link with -lag_rt\n"
+    "  --print-config  print every setting (target, cpu, triple, ...), its value and\n"
+    "         where it came from (default, environment, flag), then exit\n"
     "\n"
     "docs/saved-model.md describes the format and each command.\n";
 
@@ -351,7 +359,27 @@ static bool optimized(ag_saved_model *m, int fi, const aot_args *a, pl_result *r
     return pl_run(&r, res);
 }
 
-static int aot(ag_saved_model *m, const aot_args *a)
+/* The CPU and triple the object is for: the settings (--cpu and
+ * --target-triple are flags of them). */
+static void aot_target(aot_args *a, const rt_config *c)
+{
+    a->cpu = rt_config_str(c, RT_CFG_CPU);
+    a->triple = rt_config_str(c, RT_CFG_TRIPLE);
+}
+
+static int aot_with(ag_saved_model *m, const aot_args *a);
+
+static int aot(ag_saved_model *m, const aot_args *given)
+{
+    const rt_config *c = rt_config_get();
+    aot_args a = *given;
+    aot_target(&a, c);
+    int status = aot_with(m, &a);
+    rt_config_release(c);
+    return status;
+}
+
+static int aot_with(ag_saved_model *m, const aot_args *a)
 {
     const ag_signature_def *s = ag_model_signature(m, a->sig);
     const char *name = a->name ? a->name : a->sig;
@@ -390,6 +418,7 @@ typedef struct cli {
     const char *command, *dir, *sig, *out_dir;
     const char **inputs;
     int n_inputs;
+    bool print_config;
     aot_args aot;
 } cli;
 
@@ -423,6 +452,7 @@ static int parse_cli(int argc, char **argv, cli *c)
         {"--target-triple", offsetof(cli, aot.triple)},
     };
     c->inputs = calloc((size_t)argc, sizeof *c->inputs);
+    c->print_config = strcmp(c->command, "--print-config") == 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v;
         bool known = false;
@@ -436,7 +466,9 @@ static int parse_cli(int argc, char **argv, cli *c)
         }
         if (known)
             continue;
-        if (is_flag(a, "--input")) {
+        if (strcmp(a, "--print-config") == 0) {
+            c->print_config = true;
+        } else if (is_flag(a, "--input")) {
             if (!(v = value_of(argc, argv, &i, "--input")))
                 return 2;
             c->inputs[c->n_inputs++] = v;
@@ -448,6 +480,9 @@ static int parse_cli(int argc, char **argv, cli *c)
             return bad_usage("one model directory only; '%s' is one too many", a);
         }
     }
+    c->aot.sig = c->sig;
+    if (c->print_config)
+        return 0;
     if (!c->dir)
         return bad_usage("%s: which model? give its directory", c->command);
     bool wants_sig = strcmp(c->command, "show") != 0;
@@ -455,7 +490,23 @@ static int parse_cli(int argc, char **argv, cli *c)
         return bad_usage("%s needs --signature NAME", c->command);
     if (strcmp(c->command, "aot") == 0 && !c->aot.object)
         return bad_usage("%s needs -o OBJECT", c->command);
-    c->aot.sig = c->sig;
+    return 0;
+}
+
+/* The flags that are settings, into the configuration's flag layer. */
+static void apply_flags(const cli *c)
+{
+    if (c->aot.cpu)
+        rt_config_set_flag(RT_CFG_CPU, c->aot.cpu);
+    if (c->aot.triple)
+        rt_config_set_flag(RT_CFG_TRIPLE, c->aot.triple);
+}
+
+static int print_config(void)
+{
+    const rt_config *c = rt_config_get();
+    rt_config_print(c, stdout);
+    rt_config_release(c);
     return 0;
 }
 
@@ -470,10 +521,15 @@ int main(int argc, char **argv)
         return 0;
     }
     cli c = {.command = argv[1]};
-    if (strcmp(c.command, "show") && strcmp(c.command, "run") && strcmp(c.command, "aot"))
+    if (strcmp(c.command, "show") && strcmp(c.command, "run") && strcmp(c.command, "aot") &&
+        strcmp(c.command, "--print-config"))
         return bad_usage("unknown command '%s' (show, run, aot)", c.command);
     int status = parse_cli(argc, argv, &c);
-    if (status == 0) {
+    if (status == 0)
+        apply_flags(&c);
+    if (status == 0 && c.print_config) {
+        status = print_config();
+    } else if (status == 0) {
         ag_set_error_mode(AG_ERRORS_RETURN);
         ag_saved_model *m = ag_saved_model_load(c.dir);
         if (!m)

@@ -8,9 +8,15 @@
  * Exit status: 0 on success, 1 when the input does not parse or verify or
  * a pass fails (the message, "file:line:col: error: ...", goes to stderr),
  * 2 on a bad command line.
+ *
+ * The flags that are settings (runtime/core/config.def: --target,
+ * --passes and -O, --bf16-*) go into the configuration's flag layer, as
+ * agc's do; the passes then read one snapshot of it, which
+ * --print-config prints and AG_DUMP_IR's dumps record.
  */
 #include "ir.h"
 #include "pass.h"
+#include "pipeline.h"
 #include "target.h"
 
 #include <math.h>
@@ -28,7 +34,11 @@ typedef struct options {
     bool print_memory_plan;
     bool emit_dot; /* Graphviz instead of text IR */
     bool bf16_report; /* compare with the f32 function on sample inputs */
+    bool print_config;
     const tgt_target *target; /* whose capabilities the passes plan for */
+    /* the settings among the flags (NULL: not given), for the flag layer */
+    const char *bf16_filterlist, *bf16_scope, *bf16_elementwise;
+    bool bf16_io, bf16_skip_safety_checks;
     pass_options pass;
 } options;
 
@@ -68,6 +78,9 @@ static void usage(FILE *out)
           "  --print-memory-plan  after the function, print the memory plan\n"
           "  --emit-dot           print the function (after the passes) as a\n"
           "                       Graphviz dot graph instead of text IR\n"
+          "  --print-config       print every setting (target, passes, bf16_*, ...), its\n"
+          "                       value and where it came from (default, environment,\n"
+          "                       flag), then exit; the flags before it show as flag\n"
           "  --help               show this help\n"
           "  --version            show the version\n",
           out);
@@ -110,8 +123,9 @@ static bool flag_option(const char *a, options *o)
         {"--print-memory-plan", offsetof(options, print_memory_plan), true},
         {"--emit-dot", offsetof(options, emit_dot), true},
         {"--bf16-report", offsetof(options, bf16_report), true},
-        {"--bf16-io", offsetof(options, pass.bf16.io), true},
-        {"--bf16-skip-safety-checks", offsetof(options, pass.bf16.skip_safety_checks), true},
+        {"--print-config", offsetof(options, print_config), true},
+        {"--bf16-io", offsetof(options, bf16_io), true},
+        {"--bf16-skip-safety-checks", offsetof(options, bf16_skip_safety_checks), true},
         {"--print-after-all", offsetof(options, pass.print_after_all), true},
         {"--verify-each", offsetof(options, pass.verify_each), true},
         {"--no-verify-each", offsetof(options, pass.verify_each), false},
@@ -147,13 +161,13 @@ static int value_option(const char *a, options *o)
             return 3;
         }
     } else if ((v = option_value(a, "--bf16-filterlist"))) {
-        snprintf(o->pass.bf16.filterlist, sizeof o->pass.bf16.filterlist, "%s", v);
+        o->bf16_filterlist = v;
     } else if ((v = option_value(a, "--bf16-scope"))) {
         if (strcmp(v, "all") != 0 && strcmp(v, "tpu") != 0) {
             fprintf(stderr, "agc-opt: --bf16-scope=%s: the scopes are all and tpu\n", v);
             return 3;
         }
-        o->pass.bf16.scope = v[0] == 't' ? PASS_BF16_SCOPE_DEVICE : PASS_BF16_SCOPE_ALL;
+        o->bf16_scope = v;
     } else if ((v = option_value(a, "--bf16-elementwise"))) {
         if (strcmp(v, "f32") != 0 && strcmp(v, "bf16") != 0) {
             fprintf(stderr, "agc-opt: --bf16-elementwise=%s: elementwise ops compute in f32 "
@@ -161,8 +175,7 @@ static int value_option(const char *a, options *o)
                     v);
             return 3;
         }
-        o->pass.bf16.elementwise =
-            v[0] == 'f' ? PASS_BF16_ELEMENTWISE_F32 : PASS_BF16_ELEMENTWISE_BF16;
+        o->bf16_elementwise = v;
     } else if ((v = option_value(a, "--print-after"))) {
         if (!known_passes(v))
             return 3;
@@ -216,6 +229,34 @@ static int parse_args(int argc, char **argv, options *o)
         return 3;
     }
     return 0;
+}
+
+static void set_flag(rt_config_id id, const char *value)
+{
+    if (value)
+        rt_config_set_flag(id, value);
+}
+
+/* The flags that are settings, into the configuration's flag layer. */
+static void apply_flags(const options *o)
+{
+    set_flag(RT_CFG_TARGET, o->target ? o->target->name : NULL);
+    set_flag(RT_CFG_PASSES, o->passes);
+    set_flag(RT_CFG_BF16_FILTERLIST, o->bf16_filterlist);
+    set_flag(RT_CFG_BF16_SCOPE, o->bf16_scope);
+    set_flag(RT_CFG_BF16_ELEMENTWISE, o->bf16_elementwise);
+    set_flag(RT_CFG_BF16_IO, o->bf16_io ? "1" : NULL);
+    set_flag(RT_CFG_BF16_SKIP_SAFETY_CHECKS, o->bf16_skip_safety_checks ? "1" : NULL);
+}
+
+/* What the passes run with, from the snapshot c: its target (cpu when
+ * unset) and bf16 options. */
+static void take_config(options *o, const rt_config *c)
+{
+    const char *target = rt_config_str(c, RT_CFG_TARGET);
+    o->target = tgt_find(target && *target ? target : "cpu");
+    o->pass.config = c;
+    o->pass.bf16 = pl_bf16_from_config(c);
 }
 
 /* The whole stream as a NUL-terminated string; NULL (reported) on error. */
@@ -361,14 +402,37 @@ static bool report_bf16(const ir_function *f32_fn, const ir_function *fn)
     return ok;
 }
 
+/* The function read, verified, optimized and printed; the exit status. */
+static int run(options *o);
+
 int main(int argc, char **argv)
 {
     options o = {0};
     int stop = parse_args(argc, argv, &o);
     if (stop)
         return stop - 1;
+    apply_flags(&o);
+    const rt_config *c = rt_config_get();
+    int status = 0;
+    if (o.print_config) {
+        rt_config_print(c, stdout);
+    } else {
+        take_config(&o, c);
+        status = o.target ? run(&o) : 1;
+        if (!o.target)
+            fprintf(stderr, "agc-opt: the target '%s' does not exist\n",
+                    rt_config_str(c, RT_CFG_TARGET));
+    }
+    rt_config_release(c);
+    if (fflush(stdout) != 0)
+        status = 1;
+    return status;
+}
+
+static int run(options *o)
+{
     const char *name;
-    char *text = read_input(o.input, &name);
+    char *text = read_input(o->input, &name);
     if (!text)
         return 1;
     char err[1024];
@@ -382,25 +446,21 @@ int main(int argc, char **argv)
     free(text);
     int status = 0;
     char copy_err[512];
-    ir_function *before = o.bf16_report ? ir_copy(fn, copy_err, sizeof copy_err) : NULL;
-    if (!o.target)
-        o.target = tgt_find("cpu");
-    pass_analyses *am = pass_analyses_new(fn, &o.target->caps);
-    if (!o.no_verify && !ir_verify(fn, err, sizeof err)) {
+    ir_function *before = o->bf16_report ? ir_copy(fn, copy_err, sizeof copy_err) : NULL;
+    pass_analyses *am = pass_analyses_new(fn, &o->target->caps);
+    if (!o->no_verify && !ir_verify(fn, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         status = 1;
-    } else if (o.passes && !run_passes(fn, &o, am)) {
+    } else if (o->passes && !run_passes(fn, o, am)) {
         status = 1;
-    } else if (!o.verify_only) {
-        print_output(fn, &o, am);
-        if (o.bf16_report && !report_bf16(before, fn))
+    } else if (!o->verify_only) {
+        print_output(fn, o, am);
+        if (o->bf16_report && !report_bf16(before, fn))
             status = 1;
     }
     pass_analyses_free(am);
     if (before)
         ir_function_free(before);
     ir_function_free(fn);
-    if (fflush(stdout) != 0)
-        status = 1;
     return status;
 }

@@ -74,6 +74,7 @@ cg_cache_stats cg_cache_get_stats(void)
     pthread_mutex_lock(&stats_lock);
     cg_cache_stats s = stats;
     pthread_mutex_unlock(&stats_lock);
+    s.llvm_compiles = cg_llvm_compiles();
     return s;
 }
 
@@ -84,9 +85,7 @@ static void count(long *field)
     pthread_mutex_unlock(&stats_lock);
 }
 
-void cg_cache_count_llvm(void) { count(&stats.llvm_compiles); }
-
-void cg_cache_count_seconds(double s)
+static void count_seconds(double s)
 {
     pthread_mutex_lock(&stats_lock);
     stats.compile_seconds += s;
@@ -233,7 +232,7 @@ static bool reserve(const char *sym)
     return !taken;
 }
 
-void cg_cache_unloaded(const char *sym)
+static void unloaded(const char *sym)
 {
     pthread_mutex_lock(&loaded_lock);
     for (int i = 0; i < n_loaded; i++)
@@ -281,7 +280,7 @@ static bool compile_object(const ir_function *fn, pass_analyses *am, const tgt_o
         LLVMSetLinkage(table, LLVMExternalLinkage);
         e->n_nodes = (uint32_t)LLVMGetArrayLength2(LLVMGlobalGetValueType(table));
         cg_mark_functions(mod, tm);
-        cg_cache_count_llvm();
+        cg_count_llvm();
         ok = cg_optimize(mod, tm, err, errlen) && emit_object(mod, tm, e, err, errlen);
         LLVMDisposeModule(mod);
     }
@@ -313,8 +312,8 @@ static cg_code *load(const ir_function *fn, pass_analyses *am, const tgt_options
                      const cache_key *k, const cg_cache_entry *e, char *err, size_t errlen)
 {
     const void **table = NULL;
-    cg_code *c = cg_jit_add_object(fn, am, o, k->sym, k->table, e->object, e->object_len, &table,
-                                   err, errlen);
+    cg_code *c = cg_jit_add_object(fn, am, o, k->sym, k->table, e->object, e->object_len,
+                                   unloaded, &table, err, errlen);
     if (c && !fill_table(table, e->n_nodes, fn->body)) {
         snprintf(err, errlen, "its node table does not fit the graph");
         cg_free(c); /* releases the name: take it again */
@@ -431,11 +430,11 @@ cg_code *cg_cache_compile(const ir_function *fn, pass_analyses *am, const tgt_op
         if (!c)
             c = miss(fn, am, o, tm, dir, &k, err, errlen);
         if (!c)
-            cg_cache_unloaded(k.sym);
+            unloaded(k.sym);
     }
     free_key(&k);
     LLVMDisposeTargetMachine(tm);
     if (*handled)
-        cg_cache_count_seconds(now_s() - t0);
+        count_seconds(now_s() - t0);
     return c;
 }

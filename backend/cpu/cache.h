@@ -26,17 +26,13 @@
 
 /* ------------------------------------------------------------ cache.c */
 
-/* Called by cg_compile first. When the cache is off, or this process
+/* Called by cg_compile (target_cpu.c) first. When the cache is off, or this process
  * already holds code under the same key (symbol names in the JIT must be
  * unique), *handled is false and the JIT compiles as usual. Otherwise the
  * result is the code (loaded or compiled and stored), or NULL with the
  * reason in err when the graph cannot be compiled at all. */
 cg_code *cg_cache_compile(const ir_function *fn, pass_analyses *am, const tgt_options *o,
                           bool *handled, char *err, size_t errlen);
-
-/* cg_free's: the cached code named sym left the JIT, so the name may be
- * loaded again. */
-void cg_cache_unloaded(const char *sym);
 
 /* What the cache did in this process, for tests and benchmarks. */
 typedef struct cg_cache_stats {
@@ -49,10 +45,6 @@ typedef struct cg_cache_stats {
 } cg_cache_stats;
 cg_cache_stats cg_cache_get_stats(void);
 
-/* cg_jit.c's accounting of a compile that ran LLVM's optimizer, and of
- * the time a cg_compile took. */
-void cg_cache_count_llvm(void);
-void cg_cache_count_seconds(double s);
 
 /* The key of fn compiled for o and the entry's file name in dir, for
  * tests (malloc'ed strings; false when the target machine cannot be
@@ -65,10 +57,18 @@ bool cg_cache_describe(const ir_function *fn, const tgt_options *o, const char *
 /* Links an object that defines `sym` (the entry, cg_lower_function's
  * signature) and `table_sym` (the node table) into the JIT and returns
  * code for fn that runs it, with *table the node table to fill before
- * the first call. NULL with a message in err. */
+ * the first call; freeing the code calls unloaded(sym) (the cache's
+ * names loaded). NULL with a message in err. */
 cg_code *cg_jit_add_object(const ir_function *fn, pass_analyses *am, const tgt_options *o,
                            const char *sym, const char *table_sym, const char *obj, size_t len,
-                           const void ***table, char *err, size_t errlen);
+                           void (*unloaded)(const char *sym), const void ***table, char *err,
+                           size_t errlen);
+
+/* The JIT's accounting of a graph LLVM lowered and optimized (it counts
+ * its own; the cache counts those it compiles), read into
+ * cg_cache_stats.llvm_compiles. */
+void cg_count_llvm(void);
+long cg_llvm_compiles(void);
 
 /* ------------------------------------------------------ cache_entry.c */
 

@@ -21,6 +21,10 @@ typedef struct cg_code cg_code;
 
 /* The cpu target (target_cpu.c); its caps are what the lowering can do. */
 extern const tgt_target tgt_cpu;
+/* The dtypes generated code computes on directly (tgt_cpu.caps'), here
+ * so that the lowering asks without naming the target (lower.h). */
+#define CG_NATIVE_DTYPES                                                                  \
+    (1u << AG_F32 | 1u << AG_F64 | 1u << AG_BF16 | 1u << AG_I32 | 1u << AG_I64 | 1u << AG_BOOL)
 
 /* How the generated code computes an op (ops_cpu.c, one row per op). */
 typedef enum cg_op_use {
@@ -41,6 +45,11 @@ extern const cg_op_use cg_ops[RT_OP_COUNT];
  */
 cg_code *cg_compile(const ir_function *fn, pass_analyses *am, const tgt_options *o, char *err,
                     size_t errlen);
+/* cg_compile's parts (cg_jit.c): whether the JIT could be made (the
+ * reason in err if not), and compiling without the cache. */
+bool cg_jit_ready(char *err, size_t errlen);
+cg_code *cg_jit_compile(const ir_function *fn, pass_analyses *am, const tgt_options *o,
+                        char *err, size_t errlen);
 
 /*
  * Runs compiled code, with ir_execute's contract: one value per
@@ -73,11 +82,13 @@ char *cg_module_text(const cg_code *c);
 
 /* -------------------------------------------- ahead of time (cg_aot.c) */
 
-/* Compiles fns into one module for the options' triple and CPU
- * (backend/cpu/aot.h describes what it holds) and returns it as an object
+/* Compiles fns into one module for the options' triple and CPU, each
+ * graph planned for caps (the target's; backend/cpu/aot.h describes what
+ * the module holds) and returns it as an object
  * file, assembly or LLVM IR text in *out (malloc'ed, *len bytes). False
  * with a message in err. */
 bool cg_aot_compile(const tgt_aot_function *fns, int n, const tgt_options *target,
-                    tgt_emit_kind kind, char **out, size_t *len, char *err, size_t errlen);
+                    const pass_caps *caps, tgt_emit_kind kind, char **out, size_t *len,
+                    char *err, size_t errlen);
 
 #endif /* CG_H */

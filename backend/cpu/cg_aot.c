@@ -42,6 +42,7 @@ typedef struct aot {
     abi abi;
     char *triple; /* the target machine's */
     const tgt_options *target;
+    const pass_caps *caps; /* what each graph is planned for */
     LLVMTypeRef t_i1, t_i32, t_i64, t_f64, t_ptr, t_void;
     char *err;
     size_t errlen;
@@ -337,7 +338,7 @@ static LLVMModuleRef function_module(aot *A, const tgt_aot_function *f)
     snprintf(table, sizeof table, "agc_%s_nodes", f->name);
     char err[512], *text = NULL;
     ir_function *g = graph_as_loaded(A, f, &text);
-    pass_analyses *am = g ? pass_analyses_new(g, &tgt_cpu.caps) : NULL;
+    pass_analyses *am = g ? pass_analyses_new(g, A->caps) : NULL;
     LLVMModuleRef mod =
         g ? cg_lower_function_aot(g, am, A->ctx, entry, table, A->triple, A->target, err,
                                    sizeof err)
@@ -428,10 +429,12 @@ static bool emit(aot *A, LLVMModuleRef mod, LLVMTargetMachineRef tm, tgt_emit_ki
     return true;
 }
 
-bool cg_aot_compile(const tgt_aot_function *fns, int n, const tgt_options *target, tgt_emit_kind kind,
-                    char **out, size_t *len, char *err, size_t errlen)
+bool cg_aot_compile(const tgt_aot_function *fns, int n, const tgt_options *target,
+                    const pass_caps *caps, tgt_emit_kind kind, char **out, size_t *len,
+                    char *err, size_t errlen)
 {
-    aot A = {.ctx = LLVMContextCreate(), .err = err, .errlen = errlen, .target = target};
+    aot A = {.ctx = LLVMContextCreate(), .err = err, .errlen = errlen, .target = target,
+             .caps = caps};
     init_types(&A);
     A.b = LLVMCreateBuilderInContext(A.ctx);
     *out = NULL;

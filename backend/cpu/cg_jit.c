@@ -19,9 +19,12 @@
  * LLJIT's default compiler owns one target machine that is not
  * thread-safe.
  *
- * With a compilation cache directory (cache.h), cg_compile hands the
- * graph to cache.c first, which loads or makes a relocatable object and
- * links it here (cg_jit_add_object); such code is named after its key.
+ * With a compilation cache directory (cache.h), cg_compile (target_cpu.c)
+ * hands the graph to cache.c first, which loads or makes a relocatable
+ * object and links it here (cg_jit_add_object); such code is named after
+ * its key, and freeing it tells the cache through the hook it gave. This
+ * file knows nothing of the cache: the cache uses the JIT, not the
+ * reverse.
  * With AG_PERF=1 the code is registered with perf (`perf record` then
  * `perf report` name it): the JIT links with RuntimeDyld instead of
  * JITLink, because LLVM's perf JIT event listener hears only RuntimeDyld,
@@ -32,7 +35,7 @@
  */
 #include "cg.h"
 
-#include "cache.h"
+#include "cache.h" /* cg_jit_add_object's declaration only */
 #include "cg_runtime.h"
 #include "cg_target.h"
 #include "lower.h"
@@ -61,7 +64,9 @@ struct cg_code {
     int number; /* in name; back to free_numbers when the code is removed */
     cg_entry entry;
     LLVMOrcResourceTrackerRef tracker;
-    bool cached; /* loaded from the compilation cache (cache.h): name is its key's */
+    /* loaded from the compilation cache (cache.h): name is its key's, and
+     * freeing the code calls this with it */
+    void (*unloaded)(const char *name);
 };
 
 /* ------------------------------------------------------------ the JIT */
@@ -97,6 +102,13 @@ static void give_number_locked(int k)
 }
 
 int cg_live_codes(void) { return atomic_load(&live_codes); }
+
+/* Graphs LLVM lowered and optimized, by the JIT or for the cache. */
+static atomic_long llvm_runs;
+
+void cg_count_llvm(void) { atomic_fetch_add(&llvm_runs, 1); }
+
+long cg_llvm_compiles(void) { return atomic_load(&llvm_runs); }
 
 static bool take_error(LLVMErrorRef e, const char *what, char *buf, size_t n)
 {
@@ -289,7 +301,7 @@ static LLVMModuleRef build_module(const cg_code *c, LLVMContextRef ctx, char *er
 {
     LLVMModuleRef mod = cg_lower_function(c->fn, c->am, ctx, c->name, &c->opt, err, errlen);
     if (mod) {
-        cg_cache_count_llvm();
+        cg_count_llvm();
         name_after_entry(mod, c->name);
     }
     if (mod && !optimize(mod, &c->opt, err, errlen)) {
@@ -299,32 +311,13 @@ static LLVMModuleRef build_module(const cg_code *c, LLVMContextRef ctx, char *er
     return mod;
 }
 
-static cg_code *compile_with(const ir_function *fn, pass_analyses *am, const tgt_options *o,
-                             char *err, size_t errlen);
+bool cg_jit_ready(char *err, size_t errlen) { return jit_ready(err, errlen); }
 
-/* Called directly (tests, tools), without the pipeline's snapshot: the
- * settings in force (the cache directory) for this compile. */
-cg_code *cg_compile(const ir_function *fn, pass_analyses *am, const tgt_options *o, char *err,
-                    size_t errlen)
-{
-    tgt_options with = o ? *o : (tgt_options){0};
-    const rt_config *own = with.config ? NULL : rt_config_get();
-    if (own)
-        with.config = own;
-    cg_code *c = compile_with(fn, am, &with, err, errlen);
-    rt_config_release(own);
-    return c;
-}
-
-static cg_code *compile_with(const ir_function *fn, pass_analyses *am, const tgt_options *o,
-                             char *err, size_t errlen)
+cg_code *cg_jit_compile(const ir_function *fn, pass_analyses *am, const tgt_options *o,
+                        char *err, size_t errlen)
 {
     if (!jit_ready(err, errlen))
         return NULL;
-    bool handled;
-    cg_code *cached = cg_cache_compile(fn, am, o, &handled, err, errlen);
-    if (handled)
-        return cached;
     cg_code *c = rt_xcalloc(1, sizeof *c);
     c->fn = fn;
     c->am = am;
@@ -361,7 +354,8 @@ static cg_code *compile_with(const ir_function *fn, pass_analyses *am, const tgt
 
 cg_code *cg_jit_add_object(const ir_function *fn, pass_analyses *am, const tgt_options *o,
                            const char *sym, const char *table_sym, const char *obj, size_t len,
-                           const void ***table, char *err, size_t errlen)
+                           void (*unloaded)(const char *sym), const void ***table, char *err,
+                           size_t errlen)
 {
     if (!jit_ready(err, errlen))
         return NULL;
@@ -387,7 +381,7 @@ cg_code *cg_jit_add_object(const ir_function *fn, pass_analyses *am, const tgt_o
         cg_free(c); /* not yet cached: the caller keeps the name reserved */
         return NULL;
     }
-    c->cached = true;
+    c->unloaded = unloaded;
     c->entry = (cg_entry)(uintptr_t)entry;
     *table = (const void **)(uintptr_t)nodes;
     return c;
@@ -410,8 +404,8 @@ void cg_free(cg_code *c)
     if (removed && c->number >= 0)
         give_number_locked(c->number);
     pthread_mutex_unlock(&jit_lock);
-    if (removed && c->cached)
-        cg_cache_unloaded(c->name);
+    if (removed && c->unloaded)
+        c->unloaded(c->name);
     atomic_fetch_sub(&live_codes, 1);
     free(c);
 }

@@ -177,7 +177,10 @@ LLVMModuleRef cg_lower_function_aot(const ir_function *fn, pass_analyses *am,
 bool cg_fail(cg_lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static inline cg_info *cg_info_of(cg_lower *L, const ir_node *n) { return &L->info[n->id]; }
 /* Whether generated code computes on dt directly (the cpu target's caps). */
-static inline bool cg_native_dtype(ag_dtype dt) { return pass_caps_native(&tgt_cpu.caps, dt); }
+static inline bool cg_native_dtype(ag_dtype dt)
+{
+    return (unsigned)dt < 32 && (CG_NATIVE_DTYPES >> dt & 1u);
+}
 
 /* lower_plan.c */
 bool cg_plan(cg_lower *L);

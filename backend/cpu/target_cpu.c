@@ -11,6 +11,8 @@
  */
 #include "cg.h"
 
+#include "cache.h"
+
 #include <stdlib.h>
 
 struct tgt_exe {
@@ -19,6 +21,27 @@ struct tgt_exe {
 
 /* Its op table's loop ops (ops_cpu.c): every elementwise op. */
 static bool fuses(int op) { return op >= 0 && op < RT_OP_COUNT && cg_ops[op] == CG_OP_LOOP; }
+
+/* Through the compilation cache when it is on (it links what it loads or
+ * makes into the JIT), else straight through the JIT. Called directly
+ * (tests, tools), without the pipeline's snapshot: the settings in force
+ * (the cache directory) for this compile. */
+cg_code *cg_compile(const ir_function *fn, pass_analyses *am, const tgt_options *o, char *err,
+                    size_t errlen)
+{
+    if (!cg_jit_ready(err, errlen))
+        return NULL;
+    tgt_options with = o ? *o : (tgt_options){0};
+    const rt_config *own = with.config ? NULL : rt_config_get();
+    if (own)
+        with.config = own;
+    bool handled;
+    cg_code *c = cg_cache_compile(fn, am, &with, &handled, err, errlen);
+    if (!handled)
+        c = cg_jit_compile(fn, am, &with, err, errlen);
+    rt_config_release(own);
+    return c;
+}
 
 static tgt_exe *cpu_compile(const ir_function *fn, pass_analyses *am, const tgt_options *o,
                                   tgt_diag *d)
@@ -57,7 +80,7 @@ static tgt_cost cpu_cost(const ir_function *fn, pass_analyses *am)
 static bool cpu_emit(const tgt_aot_function *fns, int n, const tgt_options *o,
                      tgt_emit_kind kind, char **out, size_t *len, char *err, size_t errlen)
 {
-    return cg_aot_compile(fns, n, o, kind, out, len, err, errlen);
+    return cg_aot_compile(fns, n, o, &tgt_cpu.caps, kind, out, len, err, errlen);
 }
 
 const tgt_target tgt_cpu = {
@@ -65,8 +88,7 @@ const tgt_target tgt_cpu = {
     .summary = "native code from LLVM: fused vectorized loops, BLAS for large products",
     .falls_back = true,
     .caps = {.target = "cpu",
-             .native_dtypes = 1u << AG_F32 | 1u << AG_F64 | 1u << AG_BF16 | 1u << AG_I32 |
-                              1u << AG_I64 | 1u << AG_BOOL,
+             .native_dtypes = CG_NATIVE_DTYPES,
              .supports = NULL,
              .fuses = fuses,
              .precision = PASS_PRECISION_IEEE},

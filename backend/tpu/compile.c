@@ -239,7 +239,8 @@ static bool in_loop(const tpu_program *p, const ir_node *v, int c)
     return v->id < p->fusion->n_ids && p->fusion->cluster[v->id] == c;
 }
 
-bool tpu_loop_value_stored(const tpu_program *p, const ir_node *v, int c)
+/* Whether v, of loop `c`, is read outside it (or is a result). */
+static bool loop_value_stored(const tpu_program *p, const ir_node *v, int c)
 {
     const ir_graph *g = v->graph;
     for (int i = 0; i < g->n_results; i++)
@@ -280,7 +281,8 @@ static void cost_loops_of(compiler *C, const ir_graph *g)
         for (int i = 0; i < n->n_in; i++)
             if (!in_loop(p, n->in[i], c))
                 *in += tpu_padded_bytes(&n->in[i]->type);
-        if (tpu_loop_value_stored(p, n, c))
+        x->stored = loop_value_stored(p, n, c);
+        if (x->stored)
             head->hbm_bytes += tpu_padded_bytes(&n->type); /* the stores, for now */
     }
     for (const ir_node *n = g->first; n; n = n->next) {

@@ -125,7 +125,7 @@ static bool needs_buffer(const allocator *A, const ir_node *n)
     if (!ir_is_live(A->live, n))
         return false;
     if (x->kind == TPU_VPU_LOOP && x->loop >= 0)
-        return tpu_loop_value_stored(A->p, n, x->loop);
+        return x->stored;
     return true;
 }
 

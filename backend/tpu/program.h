@@ -82,6 +82,9 @@ typedef struct tpu_inst {
     int passes;          /* MXU: bf16 passes (precision) */
     int loop;            /* VPU: the fusion loop it belongs to, or -1 */
     bool loop_head;      /* VPU: the loop's first member: it carries the cost */
+    bool stored;         /* VPU loop member: read outside its loop (or a result),
+                          * so the loop stores it to HBM; the others live in
+                          * vregs only (hbm.c gives only these a buffer) */
     /* VMEM staging (mxu, vpu loops, xlu): the operands stream from HBM into
      * VMEM and the results back, in `blocks` double-buffered blocks on the
      * HBM DMA engine; the first block's load comes before the work and the
@@ -117,10 +120,6 @@ typedef struct tpu_program {
 
 /* Padded bytes of a tensor type in HBM; -1 when a dim is unknown. */
 int64_t tpu_padded_bytes(const ir_type *t);
-
-/* Whether a value of fused loop `loop` is read outside it (or is a
- * result): the loop stores it to HBM; the others live in vregs only. */
-bool tpu_loop_value_stored(const tpu_program *p, const ir_node *v, int loop);
 
 /* Gives every value that needs one an HBM buffer, reusing the buffers of
  * values no longer live (hbm.c), and sets p->hbm_bytes to the peak.

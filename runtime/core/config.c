@@ -90,6 +90,22 @@ rt_config_source rt_config_source_of(const rt_config *c, rt_config_id id)
     return c ? c->source[id] : RT_SRC_DEFAULT;
 }
 
+const rt_config *rt_config_with(const rt_config *base, rt_config_id id, const char *value)
+{
+    const rt_config *from = base ? rt_config_ref(base) : rt_config_get();
+    rt_config *c = rt_xcalloc(1, sizeof *c);
+    atomic_init(&c->refs, 1);
+    for (int i = 0; i < RT_CFG_COUNT; i++) {
+        c->value[i] = from->value[i] ? rt_xstrdup(from->value[i]) : NULL;
+        c->source[i] = from->source[i];
+    }
+    free(c->value[id]);
+    c->value[id] = value ? rt_xstrdup(value) : NULL;
+    c->source[id] = RT_SRC_FLAG;
+    rt_config_release(from);
+    return c;
+}
+
 /* -------------------------------------------------------------- layers */
 
 enum { N_LAYERS = RT_SRC_FLAG + 1 };

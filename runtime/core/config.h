@@ -66,6 +66,12 @@ const char *rt_config_doc(rt_config_id id);
 int rt_config_find(const char *name);
 const char *rt_config_source_name(rt_config_source s);
 
+/* A new snapshot (release it): base's settings (base NULL: those in
+ * force now) with id's value `value` and source flag. For a caller that
+ * sets one setting per compile (a saved model's function, an object for
+ * another triple) without touching the layers other compiles read. */
+const rt_config *rt_config_with(const rt_config *base, rt_config_id id, const char *value);
+
 /* Writes the setter layer's value of id (NULL: none, the environment's or
  * the default then shows through). */
 void rt_config_set(rt_config_id id, const char *value);

@@ -35,6 +35,12 @@ def command(name):
 
 
 config.substitutions.append(("%agc-opt", config.agc_opt))
+# The other tools (before the frontend's %agc, which would take their
+# names for %agc + a suffix); %agc-driver is agc itself, for the tests
+# that compare a tool with it.
+config.substitutions.append(("%agc-model", config.agc_model))
+config.substitutions.append(("%agc-convert", config.agc_convert))
+config.substitutions.append(("%agc-driver", config.agc))
 # A memory limit for a command that must not run away ("ulimit -v ...;").
 # Under AddressSanitizer none: its shadow memory needs terabytes of
 # address space; the tests' time limits bound those runs instead.

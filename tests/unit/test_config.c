@@ -65,6 +65,37 @@ AG_TEST_DESC(inc, 1, N_X, K_T, "f32[3]", 1, inc__trace);
 
 /* ---------------------------------------------------------------- tests */
 
+/* rt_config_with: a new snapshot with one value more (as a flag), the
+ * base and the layers untouched. */
+static void test_with_one_more_setting(void **state)
+{
+    (void)state;
+    rt_config_set(RT_CFG_PASSES, "dce");
+    const rt_config *base = rt_config_get();
+    const rt_config *with = rt_config_with(base, RT_CFG_TRIPLE, "aarch64-linux-gnu");
+    rt_config_set(RT_CFG_PASSES, NULL); /* the base was taken before */
+    assert_string_equal(rt_config_str(with, RT_CFG_TRIPLE), "aarch64-linux-gnu");
+    assert_int_equal(rt_config_source_of(with, RT_CFG_TRIPLE), RT_SRC_FLAG);
+    assert_string_equal(rt_config_str(with, RT_CFG_PASSES), "dce");
+    assert_int_equal(rt_config_source_of(with, RT_CFG_PASSES), RT_SRC_SETTER);
+    assert_null(rt_config_str(base, RT_CFG_TRIPLE));
+    assert_int_equal(rt_config_source_of(base, RT_CFG_TRIPLE), RT_SRC_DEFAULT);
+    const rt_config *now = rt_config_get();
+    assert_null(rt_config_str(now, RT_CFG_TRIPLE));
+    assert_null(rt_config_str(now, RT_CFG_PASSES));
+    /* NULL: from the settings in force; a value NULL unsets */
+    const rt_config *unset = rt_config_with(NULL, RT_CFG_JIT, NULL);
+    assert_null(rt_config_str(unset, RT_CFG_JIT));
+    assert_int_equal(rt_config_source_of(unset, RT_CFG_JIT), RT_SRC_FLAG);
+    char *text = rt_config_changed_text(with);
+    assert_non_null(strstr(text, "triple = aarch64-linux-gnu (flag)"));
+    free(text);
+    rt_config_release(unset);
+    rt_config_release(now);
+    rt_config_release(with);
+    rt_config_release(base);
+}
+
 /* default < environment < setter < flag, each value with its source; a
  * layer cleared shows the one below again. */
 static void test_layers_and_sources(void **state)
@@ -280,6 +311,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_layers_and_sources),
+        TU_TEST(test_with_one_more_setting),
         TU_TEST(test_snapshot_does_not_change),
         TU_TEST(test_environment_read_once),
         TU_TEST(test_printing),

@@ -1,0 +1,198 @@
+/*
+ * options_schema.c - the schema of the converter's options (converter.md
+ * §2) for the text-format reader (support/textproto.h): one table of rows
+ * per message, from which support/options_table.h makes the defaults, the
+ * bounds' checks and the canonical text; and what the parsed options mean
+ * (which optimizations are on, what a selector names). options.c reads
+ * and prints with these tables, options_check.c checks across fields:
+ * both use this file, which uses neither.
+ */
+#include "options.h"
+
+#include "options_table.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+/* ----------------------------------------------------------------- schema */
+
+/* Each message is one table of rows: name, type, default, bounds, doc.
+ * The members of the structs are in options.h (BatchOptions': from
+ * pipeline/batch_options.def); a row naming no member does not compile. */
+
+#define MEMBER_SIZE(T, f) sizeof(((T *)0)->f)
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* A singular field of struct T, recording its place in T.at; the rest of
+ * the row (default, bounds, doc, ...) as designated initializers. */
+#define SCALAR(T, f, type_, ...)                                                         \
+    {.name = #f, .type = type_, .offset = offsetof(T, f), .loc_offset = offsetof(T, at.f), \
+     __VA_ARGS__}
+#define STRING(T, f, ...) SCALAR(T, f, TP_STRING, .capacity = MEMBER_SIZE(T, f), __VA_ARGS__)
+/* A repeated field: the array f, its count n_f, one place per element. */
+#define REPEATED(T, f, type_, ...)                                                      \
+    {.name = #f, .type = type_, .offset = offsetof(T, f), .repeated = true,            \
+     .capacity = MEMBER_SIZE(T, f) / MEMBER_SIZE(T, f[0]),                             \
+     .count_offset = offsetof(T, n_##f), .elem_size = MEMBER_SIZE(T, f[0]),            \
+     .loc_offset = offsetof(T, at.f), __VA_ARGS__}
+
+static const char *const states[] = {"DEFAULT", "ENABLED", "DISABLED", NULL};
+static const char *const scopes[] = {"DEFAULT", "TPU", "ALL", NULL};
+
+/* The oneof of TpuFunction and of BatchOptions.experimental. */
+#define SELECTOR "selector"
+
+static const tp_field tpu_function_fields[] = {
+    STRING(cv_tpu_function, function_alias, .oneof = SELECTOR,
+           .doc = "the function exported under this alias (`AG_ALIAS`)"),
+    STRING(cv_tpu_function, concrete_function_name, .oneof = SELECTOR,
+           .doc = "the concrete function of this generated name (`__inference_<name>_<n>`)"),
+    STRING(cv_tpu_function, signature_name, .oneof = SELECTOR,
+           .doc = "the function behind this signature (`serving_default`, ...)"),
+    SCALAR(cv_tpu_function, jit_compile_functions, TP_BOOL, .oneof = SELECTOR,
+           .doc = "`true`: every function marked `AG_JIT_COMPILE`"),
+    SCALAR(cv_tpu_function, enable_soft_device_placement, TP_BOOL,
+           .doc = "ops the TPU cannot run (`ag_print`, ...) run on the CPU instead of being "
+                  "an error"),
+};
+const tp_message cv_tpu_function_message = {"TpuFunction", tpu_function_fields,
+                                            COUNT(tpu_function_fields)};
+
+static const tp_field batch_target_fields[] = {
+    STRING(cv_batch_target, function_alias, .oneof = SELECTOR,
+           .doc = "this function: its own concrete function at its inputs, and in front of "
+                  "its nodes in every caller that inlined it"),
+    STRING(cv_batch_target, concrete_function_name, .oneof = SELECTOR,
+           .doc = "the concrete function of this name, at its inputs"),
+    STRING(cv_batch_target, signature_name, .oneof = SELECTOR,
+           .doc = "the function behind this signature, its CPU and TPU work together"),
+};
+const tp_message cv_batch_target_message = {"BatchOptions.Experimental", batch_target_fields,
+                                            COUNT(batch_target_fields)};
+
+/* BatchOptions: pipeline/batch_options.def's rows, then what to batch.
+ * Their bounds are checked after reading (options_check.c), so that a
+ * missing max_batch_size is named as such. */
+#define BT_ROW_TYPE cv_batch_options
+#define BT_ROW_FLAGS TP_BOUNDS_LATER
+#define BT_ROW_LOC(f) offsetof(cv_batch_options, at.f)
+static const tp_field batch_fields[] = {
+#define BT_OPTION BT_FIELD_ROW
+#include "batch_options.def"
+#undef BT_OPTION
+    SCALAR(cv_batch_options, experimental, TP_MESSAGE, .message = &cv_batch_target_message,
+           .def_doc = "every TPU function", .doc = "what to batch"),
+};
+#undef BT_ROW_TYPE
+#undef BT_ROW_LOC
+#undef BT_ROW_FLAGS
+const tp_message cv_batch_message = {"BatchOptions", batch_fields, COUNT(batch_fields)};
+
+static const tp_field bf16_fields[] = {
+    SCALAR(cv_bf16_options, scope, TP_ENUM, .enums = scopes, .def_doc = "`DEFAULT` (= `TPU`)",
+           .doc = "convert only the TPU functions, or everything"),
+    SCALAR(cv_bf16_options, skip_safety_checks, TP_BOOL,
+           .doc = "convert a model that already has bf16 ops (refused otherwise)"),
+    REPEATED(cv_bf16_options, filterlist, TP_STRING,
+             .doc = "ops kept in f32 (their inputs cast to f32, their outputs back to bf16); "
+                    "op names of the IR (`docs/ir.md`: `exp`, `softmax`, `matmul`, ...)"),
+};
+const tp_message cv_bf16_message = {"BFloat16OptimizationOptions", bf16_fields,
+                                    COUNT(bf16_fields)};
+
+static const tp_field sharding_fields[] = {
+    SCALAR(cv_sharding_options, num_cores_per_replica, TP_INT, .def = 1, .lo = 1,
+           .hi = HUGE_VAL, .flags = TP_BOUNDS_LATER,
+           .doc = "cores one replica is sharded across; above 1 is \"not supported yet\" (an "
+                  "error, never ignored)"),
+    REPEATED(cv_sharding_options, device_assignment, TP_INT,
+             .doc = "the cores of the replica: one per core, distinct, each below the "
+                    "topology's chip count"),
+    STRING(cv_sharding_options, topology,
+           .doc = "the chips' grid, `AxB` or `AxBxC` (`\"2x2\"`, `\"2x2x1\"`)"),
+};
+const tp_message cv_sharding_message = {"XlaShardingOptions", sharding_fields,
+                                        COUNT(sharding_fields)};
+
+static const tp_field options_fields[] = {
+    REPEATED(cv_options, tpu_functions, TP_MESSAGE, .message = &cv_tpu_function_message,
+             .doc = "the functions to place on the TPU"),
+    REPEATED(cv_options, batch_options, TP_MESSAGE, .message = &cv_batch_message,
+             .doc = "in-graph batching to add (`docs/batching.md`)"),
+    SCALAR(cv_options, disable_default_optimizations, TP_BOOL,
+           .doc = "turns off every optimization that is on by default, unless it is "
+                  "explicitly `ENABLED`"),
+    SCALAR(cv_options, io_shape_optimization, TP_ENUM, .enums = states,
+           .def_doc = "`DEFAULT` (on)",
+           .doc = "reshape tensors crossing the host link into tile-friendly shapes "
+                  "(converter.md §5)"),
+    SCALAR(cv_options, bfloat16_optimization, TP_ENUM, .enums = states,
+           .def_doc = "`DEFAULT` (on)",
+           .doc = "convert float32 to bfloat16 with the bf16 pass (`docs/passes.md`)"),
+    SCALAR(cv_options, bfloat16_optimization_options, TP_MESSAGE, .message = &cv_bf16_message,
+           .doc = "how the bf16 conversion runs"),
+    SCALAR(cv_options, xla_sharding_options, TP_MESSAGE, .message = &cv_sharding_message,
+           .doc = "sharding of a replica across cores (parsed and checked; only 1 core runs "
+                  "yet)"),
+};
+const tp_message cv_options_message = {"ConverterOptions", options_fields,
+                                       COUNT(options_fields)};
+
+/* --------------------------------------------------------------- defaults */
+
+void cv_options_init(cv_options *o)
+{
+    memset(o, 0, sizeof *o);
+    ot_defaults(&cv_options_message, o);
+}
+
+/* ---------------------------------------------------------------- queries */
+
+bool cv_optimization_enabled(const cv_options *o, cv_optimization which)
+{
+    cv_state s = which == CV_OPT_IO_SHAPE ? o->io_shape_optimization : o->bfloat16_optimization;
+    if (s == CV_STATE_DEFAULT)
+        return !o->disable_default_optimizations;
+    return s == CV_STATE_ENABLED;
+}
+
+/* The one of three names that is given, if any. */
+static cv_selector named(const char *alias, const char *concrete, const char *signature,
+                         const char **name)
+{
+    const char *names[] = {alias, concrete, signature};
+    static const cv_selector kinds[] = {CV_SELECT_FUNCTION_ALIAS,
+                                        CV_SELECT_CONCRETE_FUNCTION_NAME,
+                                        CV_SELECT_SIGNATURE_NAME};
+    for (int i = 0; i < 3; i++)
+        if (names[i][0]) {
+            *name = names[i];
+            return kinds[i];
+        }
+    *name = NULL;
+    return CV_SELECT_NONE;
+}
+
+cv_selector cv_tpu_function_selector(const cv_tpu_function *f, const char **name)
+{
+    const char *unused;
+    if (!name)
+        name = &unused;
+    cv_selector s = named(f->function_alias, f->concrete_function_name, f->signature_name, name);
+    return s == CV_SELECT_NONE && f->jit_compile_functions ? CV_SELECT_JIT_COMPILE_FUNCTIONS : s;
+}
+
+cv_selector cv_batch_target_selector(const cv_batch_target *t, const char **name)
+{
+    const char *unused;
+    return named(t->function_alias, t->concrete_function_name, t->signature_name,
+                 name ? name : &unused);
+}
+
+const char *cv_selector_field(cv_selector s)
+{
+    static const char *const fields[] = {"", "function_alias", "concrete_function_name",
+                                         "signature_name", "jit_compile_functions"};
+    return fields[s];
+}
