@@ -103,7 +103,24 @@ check_error 1 "indirectly calls" "$convert" --input_model_dir=mlp --output_model
     --converter_options_string='tpu_functions { signature_name: "serving_default" } tpu_functions { function_alias: "tpu_func_1" }'
 test ! -e bad || fail "a failed conversion wrote its output"
 check_error 2 "unknown argument" "$convert" --input_model=mlp
-check_error 2 "must not replace the input" "$convert" --input_model_dir=mlp --output_model_dir=mlp
+# the output is compared with the input by identity, not by spelling:
+# each refused (status 2) naming both, and the input left as it was
+ls -lR --time-style=+%s.%N mlp >before.ls
+ln -s mlp link_to_mlp
+mkdir holder && ln -s ../mlp holder/mlp && mkdir outer && cp -r mlp outer/m
+for out in mlp ./mlp mlp/ "$PWD/mlp" link_to_mlp ./mlp/ mlp/sub ./mlp/sub/new mlp/functions \
+    holder/../mlp; do
+    check_error 2 "'$out' is" "$convert" --input_model_dir=mlp --output_model_dir="$out"
+    expect_in err.out "must not"
+    expect_in err.out "the input 'mlp'"
+done
+check_error 2 "must not replace a directory that holds the input model" \
+    "$convert" --input_model_dir=outer/./m --output_model_dir=outer/
+check_error 2 "must not be inside the input model" \
+    "$convert" --input_model_dir=link_to_mlp --output_model_dir=mlp/new
+ls -lR --time-style=+%s.%N mlp >after.ls
+cmp -s before.ls after.ls || { diff before.ls after.ls >&2; fail "a refused output changed the input"; }
+test ! -e mlp/sub || fail "a refused output wrote inside the input"
 check_error 2 "unknown command" "$model" list mlp
 check_error 1 "has no signature 'predict'" "$model" run mlp --signature predict
 check_error 1 "has no input 'x'" "$model" run mlp --signature serving_default --input x=batch.txt
