@@ -38,4 +38,18 @@ bool sf_same_file(const char *a, const char *b);
 
 /* ---------------------------------------------------------- file_read.c */
 
+/* The size of the regular file path, in *size; false with "cannot read
+ * WHAT 'PATH': why" in err (`what`, e.g. "the device spec"; NULL: "PATH:
+ * why", for callers whose messages name the file first):
+ * anything but a regular file is refused without blocking (a FIFO, a
+ * device, a directory). */
+bool sf_regular_size(const char *path, const char *what, int64_t *size, char *err,
+                     size_t errlen);
+
+/* The whole regular file path, of at most max bytes, measured before it
+ * is read; malloc'ed, NUL-terminated, its length in *len. NULL with the
+ * message above: not a regular file, larger than max, or unreadable. */
+char *sf_read_regular(const char *path, const char *what, size_t max, size_t *len, char *err,
+                      size_t errlen);
+
 #endif

@@ -1,6 +1,7 @@
 /*
  * test_files.c - files users name (support/files.h): which file a path
- * is, by identity and not by spelling (file_id.c).
+ * is, by identity and not by spelling (file_id.c); reading one that
+ * must be a regular file of bounded size, without blocking (file_read.c).
  */
 #include "test_util.h"
 
@@ -83,6 +84,33 @@ static void test_the_same_file_existing_or_not(void **state)
     assert_false(sf_same_file("in/file", "in/x.d"));
 }
 
+static void test_only_regular_files_of_bounded_size_are_read(void **state)
+{
+    (void)state;
+    char err[512];
+    size_t n;
+    char *text = sf_read_regular("in/file", "the test file", 1, &n, err, sizeof err);
+    assert_non_null(text);
+    assert_int_equal(n, 1);
+    assert_string_equal(text, "x");
+    free(text);
+    assert_null(sf_read_regular("in/file", "the test file", 0, &n, err, sizeof err));
+    assert_string_equal(err, "cannot read the test file 'in/file': it is larger than 0 bytes (1)");
+    /* a FIFO with no writer: refused at once, not waited on */
+    assert_int_equal(mkfifo("fifo", 0600), 0);
+    const char *not_files[] = {"fifo", "/dev/zero", "in"};
+    for (size_t i = 0; i < sizeof not_files / sizeof not_files[0]; i++) {
+        assert_null(sf_read_regular(not_files[i], NULL, 1 << 20, &n, err, sizeof err));
+        assert_non_null(strstr(err, "it is not a regular file"));
+        assert_non_null(strstr(err, not_files[i]));
+    }
+    int64_t size;
+    assert_false(sf_regular_size("missing", NULL, &size, err, sizeof err));
+    assert_string_equal(err, "missing: cannot open: No such file or directory");
+    assert_true(sf_regular_size("link/file", NULL, &size, err, sizeof err));
+    assert_int_equal(size, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -90,6 +118,7 @@ int main(void)
         cmocka_unit_test(test_paths_inside_even_not_yet_made),
         cmocka_unit_test(test_paths_apart),
         cmocka_unit_test(test_the_same_file_existing_or_not),
+        cmocka_unit_test(test_only_regular_files_of_bounded_size_are_read),
     };
     return cmocka_run_group_tests(tests, setup_group, teardown_group);
 }
