@@ -13,6 +13,8 @@
  */
 #include "convert.h"
 
+#include "files.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -248,11 +250,28 @@ static bool write_model(ag_saved_model *m, const cv_options *o, const cv_report 
     return ok;
 }
 
+bool cv_check_output_dir(const char *in, const char *out, char *err, size_t errlen)
+{
+    sf_place p = sf_place_of(out, in);
+    if (p == SF_SAME)
+        return cv_error(err, errlen, NULL, (tp_loc){0}, "the output model must not replace the "
+                        "input model: '%s' is the input '%s'", out, in);
+    if (p == SF_INSIDE)
+        return cv_error(err, errlen, NULL, (tp_loc){0}, "the output model must not be inside "
+                        "the input model: '%s' is in the input '%s'", out, in);
+    if (sf_place_of(in, out) == SF_INSIDE)
+        return cv_error(err, errlen, NULL, (tp_loc){0}, "the output model must not replace a "
+                        "directory that holds the input model: the input '%s' is in '%s'",
+                        in, out);
+    return true;
+}
+
 bool cv_convert(ag_saved_model *m, const cv_options *o, const char *source,
                 const char *out_dir, FILE *print, cv_report *report)
 {
     char err[1024];
-    if (!cv_select(m, o, source, err, sizeof err)) {
+    if (!cv_check_output_dir(m->dir, out_dir, err, sizeof err) ||
+        !cv_select(m, o, source, err, sizeof err)) {
         rt_report((ag_loc){0}, "%s", err);
         return false;
     }

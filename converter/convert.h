@@ -12,7 +12,8 @@
  *            op the TPU cannot run is an error at the user's C line
  *   cost     the TPU-model's cost model, node by node, split by function
  *            (report.c), with and without the optimizations
- *   write    the output model, with the report and the options in it
+ *   write    the output model, with the report and the options in it,
+ *            never at, in or above the input (cv_check_output_dir)
  */
 #ifndef CV_CONVERT_H
 #define CV_CONVERT_H
@@ -82,6 +83,12 @@ bool cv_cost(ag_saved_model *m, const cv_options *o, cv_report *r);
 
 /* The report in converter.md §6's form, and what each optimization did. */
 void cv_report_print(const cv_report *r, FILE *out);
+
+/* Whether out may take the converted model of the model at in: not the
+ * input itself, nor inside it, nor a directory holding it, compared by
+ * identity (device and inode after resolving links), so no spelling of
+ * the input gets past. False with a message naming both. */
+bool cv_check_output_dir(const char *in, const char *out, char *err, size_t errlen);
 
 /* The whole conversion: options already read; writes out_dir, prints
  * the report to `print` and stores it in *report (each may be NULL).

@@ -78,6 +78,10 @@ static int run(const fe_options *opt, fe_result *res)
         free(text);
         return 1;
     }
+    if (opt->md && !fe_deps_file_apart(opt, NULL, 0, &deps)) {
+        free(text);
+        return 1;
+    }
     res->output = text;
     res->output_len = len;
     func_infos(u, res);

@@ -7,8 +7,16 @@
  * listing the input and every header it includes (as libclang saw them),
  * with -MP a phony target per header so that deleting a header does not
  * break the build.
+ *
+ * Its default name is the output's with ".d" appended (out.ag.c.d), not
+ * cc's rule (the last suffix replaced): `cc -MMD -c out.ag.c -o out.ag.o`
+ * writes out.ag.d, and would overwrite agc's file, which alone says
+ * that the staged C depends on the headers. And it never replaces a file
+ * the run reads or writes: the input, a header it includes, the output.
  */
 #include "fe.h"
+
+#include "files.h"
 
 #include <string.h>
 
@@ -24,16 +32,38 @@ static void put_path(fe_buf *b, const char *path)
     }
 }
 
-/* -MF, or cc's default: the output with its last suffix replaced by .d. */
+/* -MF, or the output's name (the input's with -o -) and ".d". */
 const char *fe_deps_file(const fe_options *opt)
 {
     if (opt->mf)
         return opt->mf;
     const char *base = strcmp(opt->output, "-") == 0 ? opt->input : opt->output;
-    const char *slash = strrchr(base, '/');
-    const char *dot = strrchr(base, '.');
-    size_t n = dot && (!slash || dot > slash) ? (size_t)(dot - base) : strlen(base);
-    return fe_format("%.*s.d", (int)n, base);
+    return fe_format("%s.d", base);
+}
+
+/* Whether the dependency file is `path`, by identity (sf_same_file). */
+static bool deps_file_is(const fe_options *opt, const char *path)
+{
+    return path && strcmp(path, "-") != 0 && sf_same_file(fe_deps_file(opt), path);
+}
+
+bool fe_deps_file_apart(const fe_options *opt, const char *const *outs, int n_outs,
+                        const fe_vec *read)
+{
+    for (int i = 0; i < n_outs; i++)
+        if (deps_file_is(opt, outs[i])) {
+            fe_diag_plain(FE_ERROR, "the dependency file '%s' is the output file '%s'",
+                          fe_deps_file(opt), outs[i]);
+            return false;
+        }
+    for (int i = 0; read && i < read->n; i++)
+        if (deps_file_is(opt, read->items[i])) {
+            fe_diag_plain(FE_ERROR, "the dependency file '%s' is '%s', which the input "
+                          "includes; -MF must name a file of its own",
+                          fe_deps_file(opt), (const char *)read->items[i]);
+            return false;
+        }
+    return true;
 }
 
 char *fe_deps_text(const fe_options *opt, const fe_vec *deps, size_t *len)

@@ -277,7 +277,8 @@ static int parse_args(int argc, char **argv, fe_options *opt, fe_build_options *
 }
 
 /* Like gcc ("input file 'x.c' is the same as output file"), agc never
- * writes over its input: not with -o, -MF or the header of --emit. */
+ * writes over its input: not with -o, -MF or the header of --emit; nor
+ * two outputs over each other (-MF FILE -o FILE). */
 static bool output_is_input(const fe_options *opt, const fe_build_options *b)
 {
     const char *outs[3] = {opt->output, NULL, NULL};
@@ -292,7 +293,10 @@ static bool output_is_input(const fe_options *opt, const fe_build_options *b)
             return true;
         }
     }
-    return false;
+    /* the other outputs are compared now; the headers the input reads,
+     * once it is parsed (convert.c), before anything is written */
+    const char *others[2] = {opt->output, outs[2]};
+    return opt->md && !fe_deps_file_apart(opt, others, 2, NULL);
 }
 
 /* Converts, then writes the output and the dependency file. */

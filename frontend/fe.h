@@ -472,6 +472,12 @@ int fe_num_outputs(const fe_func *fn);
 
 /* deps.c: the dependency file's name and its text (heap, the caller's). */
 const char *fe_deps_file(const fe_options *opt);
+/* Whether the dependency file is none of the n_outs other outputs (NULL
+ * entries skipped) and none of the files `read` (char*: the headers the
+ * input included), compared by identity; false after an error naming
+ * both. */
+bool fe_deps_file_apart(const fe_options *opt, const char *const *outs, int n_outs,
+                        const fe_vec *read);
 char *fe_deps_text(const fe_options *opt, const fe_vec *deps, size_t *len);
 
 /* convert.c: one conversion. Diagnostics go to opt->diag; the result's

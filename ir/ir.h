@@ -194,6 +194,11 @@ void ir_print(const ir_function *fn, FILE *out);
 /* Parses one function from text; on error returns NULL and writes
  * "name:line:col: error: message" into err. */
 ir_function *ir_parse(const char *text, const char *name, char *err, size_t errlen);
+/* The same, but every node is located at its own line and column of the
+ * text, in file `name` (the loc(...) it carries is read and dropped): so
+ * the verifier's messages about an edited IR file point into that file. */
+ir_function *ir_parse_text_locs(const char *text, const char *name, char *err,
+                                size_t errlen);
 /* A copy of fn with the same node ids and the same variables (its text
  * form parsed back); NULL with a message in err. */
 ir_function *ir_copy(const ir_function *fn, char *err, size_t errlen);

@@ -82,6 +82,7 @@ typedef struct parser {
     id_map ids;
     int max_id;
     int depth;
+    bool text_locs; /* each node located at its line of the text */
     char *err;
     size_t errlen;
     jmp_buf jmp;
@@ -1135,6 +1136,10 @@ static void parse_node_text(parser *p, ir_graph *g, node_text *nt)
     parse_result(p, nt);
     if (at_ident(p, "loc"))
         parse_loc(p, &nt->loc, &nt->col);
+    if (p->text_locs) {
+        nt->loc = (ag_loc){p->name, nt->id.line};
+        nt->col = nt->id.col;
+    }
     if (at_ident(p, "device"))
         nt->device = parse_device(p);
     if (at_ident(p, "scope"))
@@ -1330,7 +1335,8 @@ static void compact_ids(ir_function *fn, int n_values)
     fn->next_id = next;
 }
 
-ir_function *ir_parse(const char *text, const char *name, char *err, size_t errlen)
+static ir_function *parse(const char *text, const char *name, bool text_locs, char *err,
+                          size_t errlen)
 {
     if (err && errlen)
         err[0] = '\0';
@@ -1338,7 +1344,8 @@ ir_function *ir_parse(const char *text, const char *name, char *err, size_t errl
     /* The state lives in the arena: after longjmp, only fn and p (both
      * unchanged since setjmp) are read. */
     parser *p = ir_alloc(fn->arena, sizeof *p);
-    p->name = name ? name : "<input>";
+    p->name = ir_strdup(fn->arena, name ? name : "<input>"); /* nodes' locs may name it */
+    p->text_locs = text_locs;
     p->pos = p->line_start = text ? text : "";
     p->line = 1;
     p->fn = fn;
@@ -1353,6 +1360,16 @@ ir_function *ir_parse(const char *text, const char *name, char *err, size_t errl
     parse_function(p);
     compact_ids(fn, p->ids.count);
     return fn;
+}
+
+ir_function *ir_parse(const char *text, const char *name, char *err, size_t errlen)
+{
+    return parse(text, name, false, err, errlen);
+}
+
+ir_function *ir_parse_text_locs(const char *text, const char *name, char *err, size_t errlen)
+{
+    return parse(text, name, true, err, errlen);
 }
 
 ir_function *ir_copy(const ir_function *fn, char *err, size_t errlen)

@@ -260,6 +260,10 @@ static bool check_attrs(verifier *v, const ir_node *n)
                 return true;
         return fail(v, n, "refers to a variable that is not among the function's vars");
     }
+    rt_err e;
+    /* else the print fails only when it runs, perhaps after hours */
+    if (n->opcode == RT_OP_PRINT && !rt_print_template_ok(n->attrs.text, n->n_in, &e))
+        return fail(v, n, "%s", e.msg);
     return true;
 }
 

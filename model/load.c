@@ -9,90 +9,17 @@
  */
 #include "model.h"
 
+#include "files.h"
 #include "signature.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 enum { MAX_MANIFEST = 64 << 20, MAX_FUNCTION_TEXT = 1 << 30 };
 
 static pthread_mutex_t models_lock = PTHREAD_MUTEX_INITIALIZER;
 static ag_saved_model *models; /* loaded, not yet freed */
 static bool hooked;
-
-/* Opens path for reading only if it is a regular file, without blocking
- * (open() of a FIFO waits for a writer): a descriptor, its size in *size;
- * -1 with a message naming the file. */
-static int open_regular(const char *path, int64_t *size, char *err, size_t errlen)
-{
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "%s: not a regular file: not part of a saved model", path);
-        close(fd);
-        return -1;
-    }
-    *size = (int64_t)st.st_size;
-    return fd;
-}
-
-bool sm_file_size(const char *path, int64_t *size, char *err, size_t errlen)
-{
-    int fd = open_regular(path, size, err, errlen);
-    if (fd >= 0)
-        close(fd);
-    return fd >= 0;
-}
-
-/* Reads up to n bytes (a file that grew since it was measured is cut
- * there; one that shrank, shorter): the count read, -1 on an error. */
-static ssize_t read_all(int fd, char *buf, size_t n)
-{
-    size_t at = 0;
-    while (at < n) {
-        ssize_t got = read(fd, buf + at, n - at);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            return -1;
-        if (got == 0)
-            break;
-        at += (size_t)got;
-    }
-    return (ssize_t)at;
-}
-
-char *sm_read_file(const char *path, size_t max, size_t *len, char *err, size_t errlen)
-{
-    int64_t size;
-    int fd = open_regular(path, &size, err, errlen);
-    if (fd < 0)
-        return NULL;
-    if ((uint64_t)size > max) {
-        snprintf(err, errlen, "%s: larger than %zu bytes: not part of a saved model", path, max);
-        close(fd);
-        return NULL;
-    }
-    char *buf = rt_xmalloc((size_t)size + 1);
-    ssize_t n = read_all(fd, buf, (size_t)size);
-    close(fd);
-    if (n < 0) {
-        snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = (size_t)n;
-    return buf;
-}
 
 static char *path_in(const ag_saved_model *m, const char *name)
 {
@@ -146,13 +73,13 @@ static char *read_variables_file(const char *path, int64_t expected, size_t *n, 
                                  size_t errlen)
 {
     int64_t size;
-    if (!sm_file_size(path, &size, err, errlen))
+    if (!sf_regular_size(path, NULL, &size, err, errlen))
         return NULL;
     if (size != expected) {
         size_not_the_manifests(path, err, errlen);
         return NULL;
     }
-    return sm_read_file(path, (size_t)size, n, err, errlen);
+    return sf_read_regular(path, NULL, (size_t)size, n, err, errlen);
 }
 
 static bool load_variables(ag_loc loc, ag_saved_model *m, char *err, size_t errlen)
@@ -254,6 +181,19 @@ static bool io_match(const char *path, const sm_io *io, int n, ir_node *const *v
     return true;
 }
 
+/* A function file that does not verify was edited or damaged: its
+ * message is put at the file's line, not at the C line the node came
+ * from (the file's loc(...)), by verifying it again parsed that way. */
+static void verify_at_text(const char *text, const char *path, char *err, size_t errlen)
+{
+    ir_function *g = ir_parse_text_locs(text, path, NULL, 0);
+    char *at_text = rt_xmalloc(errlen);
+    if (g && !ir_verify(g, at_text, errlen))
+        memcpy(err, at_text, errlen);
+    free(at_text);
+    ir_function_free(g);
+}
+
 ir_function *sm_function_graph(const ag_saved_model *m, int i, char *err, size_t errlen)
 {
     const sm_function *f = &m->man->functions[i];
@@ -264,8 +204,10 @@ ir_function *sm_function_graph(const ag_saved_model *m, int i, char *err, size_t
                        "input", err, errlen) &&
               io_match(path, f->outputs, f->n_outputs, g->body->results, g->body->n_results,
                        "output", err, errlen);
-    if (ok && !ir_verify(g, err, errlen))
+    if (ok && !ir_verify(g, err, errlen)) {
         ok = false;
+        verify_at_text(m->fns[i].text, path, err, errlen);
+    }
     if (!ok && g) {
         ir_function_free(g);
         g = NULL;
@@ -288,11 +230,11 @@ static bool load_function(ag_saved_model *m, int i, char *err, size_t errlen)
     char *path = path_in(m, f->file);
     size_t n = 0;
     int64_t size = 0;
-    bool ok = sm_file_size(path, &size, err, errlen);
+    bool ok = sf_regular_size(path, NULL, &size, err, errlen);
     if (ok && size != f->bytes) /* never read: a sparse file of gigabytes, say */
         ok = size_differs(path, size, f->bytes, err, errlen);
     else if (ok)
-        lf->text = sm_read_file(path, MAX_FUNCTION_TEXT, &n, err, errlen);
+        lf->text = sf_read_regular(path, NULL, MAX_FUNCTION_TEXT, &n, err, errlen);
     ok = ok && lf->text && check_bytes(path, lf->text, n, f->bytes, f->checksum, err, errlen);
     free(path);
     ir_function *g = ok ? sm_function_graph(m, i, err, errlen) : NULL;
@@ -450,7 +392,7 @@ static bool read_manifest(ag_saved_model *m, char *err, size_t errlen)
 {
     char *path = path_in(m, SM_MANIFEST_FILE);
     size_t n = 0;
-    char *text = sm_read_file(path, MAX_MANIFEST, &n, err, errlen);
+    char *text = sf_read_regular(path, NULL, MAX_MANIFEST, &n, err, errlen);
     bool ok = false;
     if (text && strlen(text) != n)
         snprintf(err, errlen, "%s: holds a NUL byte: not a manifest", path);

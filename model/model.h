@@ -144,11 +144,5 @@ void sm_thaw_constants(ir_function *fn, sm_thaw_fn make, void *ctx);
 /* The function record's index for a concrete function name; -1 if none. */
 int sm_function_index(const ag_saved_model *m, const char *name);
 
-/* Reads a whole regular file of at most max bytes, measured before it is
- * read; NULL with a message naming it (anything but a regular file is
- * refused without blocking: a FIFO, a device). */
-char *sm_read_file(const char *path, size_t max, size_t *len, char *err, size_t errlen);
-/* The size of a regular file, in *size; false with a message naming it. */
-bool sm_file_size(const char *path, int64_t *size, char *err, size_t errlen);
 
 #endif

@@ -100,7 +100,7 @@ static bool in_range(const ot_report *C, const tp_field *f, const void *v, size_
 
 static bool bounded(const tp_field *f)
 {
-    return (f->type == TP_INT || f->type == TP_DOUBLE) && f->lo < f->hi;
+    return tp_bounded(f);
 }
 
 static bool differs(const tp_field *f, const void *slot);

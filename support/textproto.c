@@ -5,6 +5,8 @@
  */
 #include "textproto.h"
 
+#include "files.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -311,10 +313,15 @@ static bool read_enum(reader *R, const tp_field *f, const tp_message *m, int *ou
 
 static bool read_message(reader *R, const tp_message *m, void *out, char closing);
 
+bool tp_bounded(const tp_field *f)
+{
+    return (f->type == TP_INT || f->type == TP_DOUBLE) && (f->lo != 0 || f->hi != 0);
+}
+
 /* The value just read is in f's range, if it has one. */
 static bool in_range(reader *R, const tp_field *f, const tp_message *m, double v)
 {
-    if ((f->flags & TP_BOUNDS_LATER) || !(f->lo < f->hi) || (v >= f->lo && v <= f->hi))
+    if ((f->flags & TP_BOUNDS_LATER) || !tp_bounded(f) || (v >= f->lo && v <= f->hi))
         return true;
     return fail_at(R, &R->tok, "field '%s' of %s must be in [%g, %g], got %g", f->name, m->name,
                    f->lo, f->hi, v);
@@ -497,26 +504,13 @@ bool tp_parse(const char *text, const char *source, const tp_message *m, void *o
  * a file is not one. */
 char *tp_read_file(const char *path, const char *what, char *err, size_t errlen)
 {
-    enum { MAX_BYTES = 1 << 20 };
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "cannot read %s '%s': %s", what, path, strerror(errno));
-        return NULL;
-    }
-    char *text = malloc(MAX_BYTES + 1);
-    size_t len = text ? fread(text, 1, MAX_BYTES + 1, f) : 0;
-    bool read_error = !text || ferror(f);
-    fclose(f);
-    const char *why = read_error                ? "cannot be read"
-                      : len > MAX_BYTES         ? "is larger than 1 MiB"
-                      : memchr(text, '\0', len) ? "is not text (it holds a NUL byte)"
-                                                : NULL;
-    if (why) {
-        snprintf(err, errlen, "%s '%s' %s", what, path, why);
+    size_t len;
+    char *text = sf_read_regular(path, what, 1 << 20, &len, err, errlen);
+    if (text && memchr(text, '\0', len)) {
+        snprintf(err, errlen, "%s '%s' is not text (it holds a NUL byte)", what, path);
         free(text);
         return NULL;
     }
-    text[len] = '\0';
     return text;
 }
 

@@ -59,8 +59,10 @@ typedef struct tp_field {
     const char *const *enums; /* TP_ENUM: the names, NULL-terminated */
     const tp_message *message; /* TP_MESSAGE */
     size_t seen_offset;       /* nonzero: a bool set when the field is given */
-    double lo, hi;            /* TP_INT, TP_DOUBLE: the allowed range, if lo < hi
-                                 (hi HUGE_VAL: no upper bound) */
+    double lo, hi;            /* TP_INT, TP_DOUBLE: the allowed range [lo, hi],
+                                 of any width, one value (1, 1) included;
+                                 both 0: none (tp_bounded); hi HUGE_VAL: no
+                                 upper bound */
     /* nonzero: a tp_loc set to the value's first token (for a message, its
      * '{'); repeated: an array of `capacity` tp_loc, one per element */
     size_t loc_offset;
@@ -102,6 +104,9 @@ struct tp_message {
 bool tp_parse(const char *text, const char *source, const tp_message *m, void *out, char *err,
               size_t errlen);
 
+/* Whether f has a range to check (TP_INT, TP_DOUBLE; lo, hi not both 0). */
+bool tp_bounded(const tp_field *f);
+
 /* A message about the text at `at` into err: "source:line:col: ...", or
  * "source: ..." when at has no line (a value set in code, not read). For
  * the checks callers make after parsing. */
@@ -115,7 +120,8 @@ void tp_print_string(FILE *out, const char *s);
 
 /* A text file of at most 1 MiB (what `what` names: "the device spec"),
  * malloc'ed and NUL-terminated; NULL with "cannot read the device spec
- * 'PATH': ..." (or why it is not such text) in err. */
+ * 'PATH': ..." (or why it is not such text) in err. Read by
+ * sf_read_regular: a FIFO or a device is refused without blocking. */
 char *tp_read_file(const char *path, const char *what, char *err, size_t errlen);
 
 #endif /* TP_TEXTPROTO_H */

@@ -7,7 +7,8 @@
  * Reads the saved model IN, applies the options (protobuf text format,
  * docs/converter-options.md), writes the converted model to OUT and
  * prints the conversion report. Exit status: 0 converted, 1 the model or
- * the options are wrong (nothing is written), 2 a bad command line.
+ * the options are wrong (nothing is written), 2 a bad command line (an
+ * output that is the input, in it or holds it, by identity, included).
  *
  *   agc-convert --print-config
  *
@@ -76,8 +77,11 @@ static int parse_cli(int argc, char **argv, cli *c)
         return bad_usage("both --input_model_dir and --output_model_dir are needed", NULL);
     if (c->text && c->file)
         return bad_usage("give the options as a string or a file, not both", NULL);
-    if (strcmp(c->in, c->out) == 0)
-        return bad_usage("the output model must not replace the input model: '", c->in);
+    char err[2 * 4096 + 256];
+    if (!cv_check_output_dir(c->in, c->out, err, sizeof err)) {
+        fprintf(stderr, "agc-convert: %s\n", err);
+        return 2;
+    }
     return 0;
 }
 

@@ -15,6 +15,7 @@
  * Exit status: 0 on success, 1 when the model or a call fails, 2 for a
  * bad command line.
  */
+#include "files.h"
 #include "model.h"
 #include "npy.h"
 
@@ -202,7 +203,7 @@ static bool read_input(const ag_signature_def *s, const char *arg, ag_named_tens
     }
     char err[512];
     size_t n;
-    char *data = sm_read_file(eq + 1, (size_t)1 << 34, &n, err, sizeof err);
+    char *data = sf_read_regular(eq + 1, "the input", (size_t)1 << 34, &n, err, sizeof err);
     if (!data) {
         fprintf(stderr, "agc-model: %s\n", err);
         return false;

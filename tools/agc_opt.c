@@ -14,16 +14,19 @@
  * agc's do; the passes then read one snapshot of it, which
  * --print-config prints and AG_DUMP_IR's dumps record.
  */
+#include "files.h"
 #include "ir.h"
 #include "pass.h"
 #include "pipeline.h"
 #include "target.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct options {
     const char *input; /* NULL or "-": stdin */
@@ -259,6 +262,19 @@ static void take_config(options *o, const rt_config *c)
     o->pass.bf16 = pl_bf16_from_config(c);
 }
 
+/* The largest input file read (a function's text IR, as in a saved model). */
+enum { INPUT_MAX_BYTES = 1 << 30 };
+
+/* buf, unless it holds a NUL byte (then freed; NULL, reported). */
+static char *text_only(char *buf, size_t len, const char *name)
+{
+    if (!memchr(buf, '\0', len))
+        return buf;
+    fprintf(stderr, "%s: error: the input contains a NUL byte\n", name);
+    free(buf);
+    return NULL;
+}
+
 /* The whole stream as a NUL-terminated string; NULL (reported) on error. */
 static char *read_all(FILE *f, const char *name)
 {
@@ -275,13 +291,8 @@ static char *read_all(FILE *f, const char *name)
         free(buf);
         return NULL;
     }
-    if (memchr(buf, '\0', len)) {
-        fprintf(stderr, "%s: error: the input contains a NUL byte\n", name);
-        free(buf);
-        return NULL;
-    }
     buf[len] = '\0';
-    return buf;
+    return text_only(buf, len, name);
 }
 
 static char *read_input(const char *path, const char **name)
@@ -291,14 +302,16 @@ static char *read_input(const char *path, const char **name)
         return read_all(stdin, *name);
     }
     *name = path;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* a regular file only, of a bounded size: a FIFO or /dev/zero would
+     * block or grow without end */
+    char err[PATH_MAX + 256];
+    size_t len;
+    char *text = sf_read_regular(path, "the input", INPUT_MAX_BYTES, &len, err, sizeof err);
+    if (!text && access(path, F_OK) != 0)
         fprintf(stderr, "agc-opt: cannot open '%s'\n", path);
-        return NULL;
-    }
-    char *text = read_all(f, path);
-    fclose(f);
-    return text;
+    else if (!text)
+        fprintf(stderr, "agc-opt: %s\n", err);
+    return text ? text_only(text, len, path) : NULL;
 }
 
 /* After a parse error "name:line:col: error: ...", shows that source line

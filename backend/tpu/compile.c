@@ -16,7 +16,8 @@
  *   - VMEM staging, for the three above: the operands come from HBM into
  *     VMEM and the results go back, in blocks of at most the spec's
  *     vmem.block_bytes, double-buffered on the HBM DMA engine: the first
- *     block's load (HBM latency plus its bytes) precedes the work, the
+ *     block's load (HBM's and VMEM's latency, then its bytes at the
+ *     slower of their bandwidths) precedes the work, the
  *     last block's store follows it, and the blocks between move while
  *     the unit works, so the unit is busy for the larger of its work and
  *     their DMA;
@@ -85,7 +86,7 @@ static int64_t vregs(const tpu_spec *s, const ir_type *t)
 
 static int64_t hbm_cycles(const tpu_spec *s, int64_t bytes)
 {
-    return (int64_t)ceil((double)bytes / s->hbm.bandwidth * s->clock_hz);
+    return (int64_t)ceil((double)bytes / tpu_spec_staging_bandwidth(s) * s->clock_hz);
 }
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -177,7 +178,7 @@ static void stage(compiler *C, tpu_inst *x, int64_t in, int64_t out)
     x->store_last = hbm_cycles(s, div_up(out, x->blocks));
     x->dma_middle = max64(0, hbm_cycles(s, total) - x->load_first - x->store_last);
     x->busy = max64(x->work, x->dma_middle);
-    x->cycles = 2 * tpu_spec_hbm_latency_cycles(s) + x->load_first + x->busy + x->store_last;
+    x->cycles = 2 * tpu_spec_staging_latency_cycles(s) + x->load_first + x->busy + x->store_last;
 }
 
 static void cost_matmul(compiler *C, const ir_node *n, tpu_inst *x)

@@ -96,7 +96,7 @@ static int64_t issue_staged(sim *S, const tpu_inst *x, int64_t deps, const ir_no
 {
     if (!x->blocks)
         return issue(S, x->unit, deps, x->busy, n, what);
-    int64_t latency = tpu_spec_hbm_latency_cycles(&S->p->spec);
+    int64_t latency = tpu_spec_staging_latency_cycles(&S->p->spec);
     int64_t loaded = issue(S, TPU_UNIT_HBM, deps + latency, x->load_first, n, "vmem.load");
     int64_t done = issue(S, x->unit, loaded, x->busy, n, what);
     if (x->dma_middle)
@@ -297,7 +297,7 @@ static void finish_profile(sim *S)
     double peak_macs = tpu_spec_macs_per_cycle(s) * (double)prof->cycles;
     prof->mxu_utilization = peak_macs > 0 ? (double)prof->macs / peak_macs : 0;
     double compute = (double)prof->macs / (tpu_spec_macs_per_cycle(s) * s->clock_hz);
-    double memory = (double)prof->hbm_bytes / s->hbm.bandwidth;
+    double memory = (double)prof->hbm_bytes / tpu_spec_staging_bandwidth(s);
     prof->roofline_seconds = compute > memory ? compute : memory;
 }
 

@@ -141,9 +141,17 @@ double tpu_spec_macs_per_cycle(const tpu_spec *s)
     return (double)s->mxu.count * (double)s->mxu.rows * (double)s->mxu.cols * (double)s->chips;
 }
 
-int64_t tpu_spec_hbm_latency_cycles(const tpu_spec *s)
+/* Staging moves HBM <-> VMEM: it waits both memories' latencies and
+ * runs at the slower one's bandwidth (so vmem's figures count only when
+ * they are the bound: VMEM slower than HBM, or slow to answer). */
+int64_t tpu_spec_staging_latency_cycles(const tpu_spec *s)
 {
-    return (int64_t)ceil(s->hbm.latency_ns * 1e-9 * s->clock_hz);
+    return (int64_t)ceil((s->hbm.latency_ns + s->vmem.latency_ns) * 1e-9 * s->clock_hz);
+}
+
+double tpu_spec_staging_bandwidth(const tpu_spec *s)
+{
+    return fmin(s->hbm.bandwidth, s->vmem.bandwidth);
 }
 
 /* The spec's canonical text: the fields that differ from v5e's. */

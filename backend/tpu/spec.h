@@ -65,7 +65,10 @@ bool tpu_spec_resolve(const char *path, tpu_spec *s, char *err, size_t errlen);
 void tpu_spec_print(const tpu_spec *s, FILE *out);
 /* Peak MXU rate, in multiply-adds per cycle, of the whole chip. */
 double tpu_spec_macs_per_cycle(const tpu_spec *s);
-/* HBM's latency in whole cycles: what every staged load and store waits. */
-int64_t tpu_spec_hbm_latency_cycles(const tpu_spec *s);
+/* What every staged load and store (HBM <-> VMEM) waits, in whole
+ * cycles: HBM's latency and VMEM's. */
+int64_t tpu_spec_staging_latency_cycles(const tpu_spec *s);
+/* The bytes per second staging moves: the slower of HBM and VMEM. */
+double tpu_spec_staging_bandwidth(const tpu_spec *s);
 
 #endif

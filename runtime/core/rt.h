@@ -454,6 +454,11 @@ extern _Thread_local rt_concretize_fn rt_trace_concretize;
  * summarized with "..."), into a malloc'ed string. */
 char *rt_format_value(const rt_value *v);
 
+/* Whether a print template takes n tensors: as many "{}" as n, literal
+ * braces doubled. False with the message in e (the verifier's check of a
+ * print node, the same as the kernel's when it runs). */
+bool rt_print_template_ok(const char *tpl, int n, rt_err *e);
+
 /* The stream ag_print writes to. */
 FILE *rt_print_stream(void);
 

@@ -129,6 +129,16 @@ static int64_t expand_template(const char *tpl, char *const *strs, int n, char *
     return len;
 }
 
+bool rt_print_template_ok(const char *tpl, int n, rt_err *e)
+{
+    char **empty = rt_xcalloc(n > 0 ? (size_t)n : 1, sizeof *empty);
+    for (int i = 0; i < n; i++)
+        empty[i] = "";
+    bool ok = expand_template(tpl ? tpl : "", empty, n, NULL, e) >= 0;
+    free(empty);
+    return ok;
+}
+
 /* One fwrite per line, so that lines printed from several threads do not
  * interleave. stdout stays buffered (printf goes through the same buffer,
  * so the order is kept); any other stream is flushed so that a file or a

@@ -6,7 +6,9 @@
 #   1. make builds the program, which prints smooth.expected;
 #   2. a second make has nothing to do (make -q says up to date);
 #   3. touching the header makes the program out of date, and make
-#      converts the source again;
+#      converts the source again; so does editing it, with the C
+#      compiler's -MMD file (smooth.ag.d) written beside agc's
+#      (smooth.ag.c.d), neither replacing the other;
 #   4. `make aot` builds blend from an object agc compiles ahead of time;
 #      it prints blend.expected and links no LLVM and no libclang, and
 #      touching the header compiles it again.
@@ -30,8 +32,10 @@ run_make() {
 run_make >build1.log 2>&1 || { cat build1.log; fail "the first make failed"; }
 ./smooth >smooth.actual || fail "./smooth failed"
 diff -u smooth.expected smooth.actual || fail "./smooth printed something else"
-[ -f smooth.ag.d ] || fail "agc -MD wrote no smooth.ag.d"
-grep -q 'smooth\.h' smooth.ag.d || fail "smooth.ag.d does not list smooth.h"
+[ -f smooth.ag.c.d ] || fail "agc -MD wrote no smooth.ag.c.d"
+grep -q '^smooth\.ag\.c:.*smooth\.c' smooth.ag.c.d || fail "smooth.ag.c.d is not agc's rule"
+grep -q 'smooth\.h' smooth.ag.c.d || fail "smooth.ag.c.d does not list smooth.h"
+grep -q '^smooth\.ag\.o:' smooth.ag.d || fail "cc -MMD wrote no smooth.ag.d of its own"
 
 run_make -q || fail "a second make would rebuild: the build is not up to date"
 run_make >build2.log 2>&1 || fail "the second make failed"
@@ -49,6 +53,14 @@ grep -q "smooth.c -o smooth.ag.c" build3.log || {
     fail "touching smooth.h did not run agc on smooth.c again"
 }
 run_make -q || fail "not up to date after the rebuild"
+
+sleep 1
+echo '/* an edit */' >>smooth.h
+run_make >build4.log 2>&1 || { cat build4.log; fail "the make after editing smooth.h failed"; }
+grep -q "smooth.c -o smooth.ag.c" build4.log || {
+    cat build4.log
+    fail "editing smooth.h did not run agc on smooth.c again"
+}
 
 run_make aot >aot1.log 2>&1 || { cat aot1.log; fail "make aot failed"; }
 ./blend >blend.actual || fail "./blend failed"

@@ -96,12 +96,12 @@ compiled_all() {
 # fuzz_agc: the conversion only: driver.c's main() is libFuzzer's, and
 # build.c and header.c (ahead of time, which links libag) are the driver's.
 agc_objs=""
-for src in "$root"/frontend/*.c "$here/fuzz_agc.c"; do
+for src in "$root"/frontend/*.c "$root"/support/file_id.c "$here/fuzz_agc.c"; do
     name=$(basename "$src" .c)
     case $name in driver | build | header) continue ;; esac
     obj="$work/obj/$name.o"
     agc_objs="$agc_objs $obj"
-    compile "$src" "$obj" -I"$llvm/include" -I"$root/frontend" \
+    compile "$src" "$obj" -I"$llvm/include" -I"$root/frontend" -I"$root/support" \
         -DAGC_RUNTIME_INCLUDE_DIR="\"$root/runtime/include\"" \
         -DAGC_CLANG_RESOURCE_DIR="\"$resource\"" -DFUZZ_INCLUDE_DIR="\"$root/tests/e2e\""
 done
@@ -128,7 +128,7 @@ for src in "$root"/runtime/core/*.c "$root"/runtime/kernels/*.c "$root"/runtime/
 done
 options_objs=""
 for src in "$root"/support/textproto.c "$root"/support/options_table.c \
-    "$root"/converter/options*.c; do
+    "$root"/support/file_read.c "$root"/support/file_id.c "$root"/converter/options*.c; do
     obj="$work/obj/options-$(basename "$src" .c).o"
     options_objs="$options_objs $obj"
     # shellcheck disable=SC2086
@@ -155,7 +155,8 @@ compile "$root/model/manifest.c" "$work/obj/model-manifest.o" $model_layers
 compile "$here/fuzz_manifest.c" "$work/obj/fuzz_manifest.o" $model_layers
 compiled_all
 "$cc" $sanitize "$work/obj/fuzz_manifest.o" "$work/obj/model-manifest.o" \
-    "$work/obj/options-textproto.o" "$work/obj/options-options_table.o" -lm \
+    "$work/obj/options-textproto.o" "$work/obj/options-options_table.o" \
+    "$work/obj/options-file_read.o" -lm \
     -o "$work/fuzz_manifest"
 
 # fuzz_model_load: loading and calling reach every layer of libag (the

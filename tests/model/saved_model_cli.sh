@@ -103,10 +103,54 @@ check_error 1 "indirectly calls" "$convert" --input_model_dir=mlp --output_model
     --converter_options_string='tpu_functions { signature_name: "serving_default" } tpu_functions { function_alias: "tpu_func_1" }'
 test ! -e bad || fail "a failed conversion wrote its output"
 check_error 2 "unknown argument" "$convert" --input_model=mlp
-check_error 2 "must not replace the input" "$convert" --input_model_dir=mlp --output_model_dir=mlp
+# the output is compared with the input by identity, not by spelling:
+# each refused (status 2) naming both, and the input left as it was
+ls -lR --time-style=+%s.%N mlp >before.ls
+ln -s mlp link_to_mlp
+mkdir holder && ln -s ../mlp holder/mlp && mkdir outer && cp -r mlp outer/m
+for out in mlp ./mlp mlp/ "$PWD/mlp" link_to_mlp ./mlp/ mlp/sub ./mlp/sub/new mlp/functions \
+    holder/../mlp; do
+    check_error 2 "'$out' is" "$convert" --input_model_dir=mlp --output_model_dir="$out"
+    expect_in err.out "must not"
+    expect_in err.out "the input 'mlp'"
+done
+check_error 2 "must not replace a directory that holds the input model" \
+    "$convert" --input_model_dir=outer/./m --output_model_dir=outer/
+check_error 2 "must not be inside the input model" \
+    "$convert" --input_model_dir=link_to_mlp --output_model_dir=mlp/new
+ls -lR --time-style=+%s.%N mlp >after.ls
+cmp -s before.ls after.ls || { diff before.ls after.ls >&2; fail "a refused output changed the input"; }
+test ! -e mlp/sub || fail "a refused output wrote inside the input"
 check_error 2 "unknown command" "$model" list mlp
 check_error 1 "has no signature 'predict'" "$model" run mlp --signature predict
 check_error 1 "has no input 'x'" "$model" run mlp --signature serving_default --input x=batch.txt
 head -c 1000 mlp/variables.bin >trunc.bin && cp -r mlp damaged && cp trunc.bin damaged/variables.bin
 check_error 1 "damaged/variables.bin: its size is not the manifest's" "$model" show damaged
+# what is not a regular file is refused without blocking (timeout: a
+# regression would hang), naming the file
+mkfifo fifo
+for input in fifo /dev/zero; do
+    check_error 1 "cannot read the input '$input': it is not a regular file" timeout 120 \
+        "$model" run mlp --signature serving_default --input pixels=$input
+done
+check_error 1 "cannot read the converter options 'fifo': it is not a regular file" timeout 120 \
+    "$convert" --input_model_dir=mlp --output_model_dir=bad --converter_options=fifo
+for spec in fifo /dev/zero; do
+    check_error 1 "cannot read the device spec '$spec': it is not a regular" \
+        env AG_DEVICE_SPEC=$spec timeout 120 "$model" run two --signature serving_default --input pixels=batch.txt
+done
+
+# an edited function file (size and checksum made to agree) that does not
+# verify is reported at its own line, not at the C line it came from
+cp -r mlp edited && fn=edited/functions/__inference_serve_1.ir
+sed -i '7s/add(%5, %3)/add(%5)/' "$fn"
+python3 - "$fn" edited/saved_model.pbtxt <<'PY' || fail "cannot fix up the edited manifest"
+import re, sys, zlib
+data = open(sys.argv[1], "rb").read()
+man = open(sys.argv[2]).read()
+man = re.sub(r"bytes: \d+\n  checksum: \d+", "bytes: %d\n  checksum: %d" % (len(data), zlib.crc32(data)), man, count=1)
+open(sys.argv[2], "w").write(man)
+PY
+check_error 1 "edited/functions/__inference_serve_1.ir:7:3: error: %6 (add): takes 2 operands" \
+    "$model" show edited
 echo "saved models: all checks passed"

@@ -9,6 +9,7 @@
  */
 #include "test_util.h"
 
+#include "files.h"
 #include "model.h"
 
 #include <fcntl.h>
@@ -83,7 +84,7 @@ static void test_a_manifest_cut_anywhere_is_truncated(void **state)
     model_file(path, sizeof path, SM_MANIFEST_FILE);
     size_t n = 0;
     char err[512];
-    char *text = sm_read_file(path, 1 << 20, &n, err, sizeof err);
+    char *text = sf_read_regular(path, NULL, 1 << 20, &n, err, sizeof err);
     assert_non_null(text);
     size_t last = n - strlen("complete: true\n");
     for (size_t cut = 0; cut < last + strlen("complete: tru"); cut++) {

@@ -9,6 +9,7 @@
  */
 #include "staged_util.h"
 
+#include "files.h"
 #include "model.h"
 
 #include <sys/stat.h>
@@ -209,7 +210,7 @@ static void write_text(const char *path, const char *text, size_t n)
 static char *read_text(const char *path, size_t *n)
 {
     char err[256];
-    char *s = sm_read_file(path, 1 << 30, n, err, sizeof err);
+    char *s = sf_read_regular(path, NULL, 1 << 30, n, err, sizeof err);
     assert_non_null(s);
     return s;
 }

@@ -88,6 +88,10 @@ static void test_spec_errors_are_located(void **state)
     expect_spec_error("hbm { bandwidth: 1e9", "expected '}' to close MemorySpec");
     expect_spec_error("name: \"open", "spec.txt:1:7: unterminated string");
     expect_spec_error("chips 1", "spec.txt:1:7: expected ':' after the field name, found '1'");
+    /* a range one value wide is a range too */
+    expect_spec_error("chips: 0", "spec.txt:1:8: field 'chips' of DeviceSpec must be in [1, 1], got 0");
+    expect_spec_error("chips: -5", "spec.txt:1:8: field 'chips' of DeviceSpec must be in [1, 1], got -5");
+    expect_spec_error("chips: 2", "must be in [1, 1], got 2");
 }
 
 static void test_spec_file_errors_name_the_file(void **state)
@@ -443,6 +447,41 @@ static void test_vmem_blocks_overlap_the_work(void **state)
                                 "vmem.capacity_bytes (4096)"));
 }
 
+/* Staging moves HBM <-> VMEM at the slower of the two: a VMEM slower than
+ * HBM bounds it, a faster one changes nothing; VMEM's latency adds to
+ * HBM's. */
+static void staged_tanh(const char *spec, tpu_inst *out)
+{
+    ir_function *fn;
+    pass_analyses *am;
+    tgt_diag d;
+    tpu_program *p = compile_with_hbm("func @f(%0: f32[1024,1024]) -> (f32[1024,1024]) {\n"
+                                      "  %1 = tanh(%0) : f32[1024,1024]\n"
+                                      "  return %1\n}\n", spec, &fn, &am, &d);
+    if (!p)
+        fail_msg("%s", d.msg);
+    *out = p->inst[1];
+    tpu_program_free(p);
+    pass_analyses_free(am);
+    ir_function_free(fn);
+}
+
+static void test_vmem_bandwidth_and_latency_count(void **state)
+{
+    (void)state;
+    tpu_inst base, fast, slow, late;
+    staged_tanh("vmem { block_bytes: 1048576 }", &base);
+    staged_tanh("vmem { block_bytes: 1048576 bandwidth: 1e18 }", &fast);
+    staged_tanh("vmem { block_bytes: 1048576 bandwidth: 409.5e9 }", &slow);
+    staged_tanh("vmem { block_bytes: 1048576 latency_ns: 1000 }", &late);
+    assert_int_equal(fast.cycles, base.cycles);
+    /* half HBM's bandwidth: each 512 KiB block takes twice as long */
+    assert_int_equal(slow.load_first, 1925);
+    assert_true(slow.cycles > base.cycles);
+    /* 1 us more at each end: 1503.1 cycles, rounded up with HBM's 500 ns */
+    assert_int_equal(late.cycles, base.cycles - 2 * 752 + 2 * 2255);
+}
+
 /* ------------------------------------------- through the function cache */
 
 static int print_line;
@@ -571,6 +610,7 @@ int main(void)
         TU_TEST(test_hbm_capacity_names_the_tensors),
         TU_TEST(test_hbm_buffers_are_reused),
         TU_TEST(test_vmem_blocks_overlap_the_work),
+        TU_TEST(test_vmem_bandwidth_and_latency_count),
         TU_TEST(test_host_ops_are_placement_errors),
         TU_TEST(test_unknown_dims_compile_at_the_call),
         TU_TEST(test_soft_placement_runs_host_ops),
