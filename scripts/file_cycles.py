@@ -33,7 +33,7 @@ import sys
 # in docs/architecture.md ("A file is one concern").
 UNITS = {
     "backend/cpu": r"lower(_\w+)?\.c",       # the lowering, over lower.h
-    "ir": r"(trace|staged)\.c",              # the tracer and staged control flow
+    "ir": r"(trace|staged|staged_grad|loop_grad)\.c",  # the tracer, staged control flow and its gradients
     "passes": r"(analysis|fusion|memplan)\.c",  # the analysis manager and its plans
 }
 
