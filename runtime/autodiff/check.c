@@ -93,13 +93,13 @@ static bool numeric(ag_loc loc, ag_check_fn fn, void *ctx, ag_tensor *x64, int i
                     double *d)
 {
     double *data = (double *)ag_data_at(loc, x64[i]);
-    double x = data[j], h = 1e-6 * fmax(1.0, fabs(x)), up, down;
+    double x = data[j], h = 1e-6 * fmax(1.0, fabs(x)), up = 0, down = 0;
     data[j] = x + h;
     bool ok = evaluate(loc, fn, ctx, x64, &up);
     data[j] = x - h;
     ok = ok && evaluate(loc, fn, ctx, x64, &down);
     data[j] = x;
-    *d = (up - down) / (2 * h);
+    *d = ok ? (up - down) / (2 * h) : 0.0;
     return ok;
 }
 
