@@ -12,15 +12,15 @@
  * ag_random_uniform with fixed seeds within Glorot's bounds, so every run
  * prints the same curve. Each epoch trains on the training images in
  * minibatches of 32, in a new (seeded) order, and prints its mean loss and
- * its accuracy on the batches it trained on (before each update); then the test images are
- * classified once. A logistic regression gets about 96% on this split of
- * this data set; this model gets 97%.
+ * its accuracy on the batches it trained on (before each update); then
+ * the test images are classified once. A logistic regression gets about 96% on this split of
+ * this data set; this model gets 98.6% (the test asserts at least 95%).
  *
  * `train_step` is the whole step in one AG_FUNCTION: the forward pass, a
  * gradient tape, the gradients of the loss and Adam's update of the
  * weights. Staged (through agc), it is traced once, for batches of 32,
- * into one graph that the passes optimize and LLVM compiles; eagerly (plain cc), the same source runs op
- * by op. Both print the same within float rounding: the order in which
+ * into one graph that the passes optimize and LLVM compiles; eagerly
+ * (plain cc), the same source runs op by op. Both print the same within float rounding: the order in which
  * the compiled kernels sum differs from the eager kernels'.
  *
  * The staged build then saves the trained model: its `predict` function
