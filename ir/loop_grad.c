@@ -24,8 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool ir_tape_records_here(void) { return rt_tape_recording_here(); }
-
 /* ------------------------------------------------- the forward's accumulators */
 
 typedef struct acc_loop {

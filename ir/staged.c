@@ -830,7 +830,7 @@ void ag_while_at(ag_loc loc, int n_vars, ag_tensor *const *vars, const char *con
     ir_trace *t = ir_trace_current();
     if (!t)
         eager_while(loc, n_vars, vars, cond, body, state);
-    else if (ir_tape_records_here())
+    else if (rt_tape_recording_here()) /* the loop needs its accumulators */
         ir_while_on_tape(t, loc, n_vars, vars, names, cond, body, state);
     else
         ir_traced_while(t, loc, n_vars, vars, names, cond, body, state, false);

@@ -83,8 +83,6 @@ bool ir_replay_region(const ir_graph *g, rt_value **map, int map_size, bool skip
 void ir_while_on_tape(ir_trace *t, ag_loc loc, int n_vars, ag_tensor *const *vars,
                       const char *const *names, ag_cond_fn cond, ag_body_fn body,
                       void *state);
-/* Whether a tape records this region (a staged loop then needs the above). */
-bool ir_tape_records_here(void);
 /* staged.c: traces a staged loop into the current graph; tell_tapes: a
  * tape recording it is told it cannot see inside (an error if a gradient
  * reaches its results). */
