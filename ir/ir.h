@@ -202,6 +202,15 @@ ir_function *ir_parse_text_locs(const char *text, const char *name, char *err,
 /* A copy of fn with the same node ids and the same variables (its text
  * form parsed back); NULL with a message in err. */
 ir_function *ir_copy(const ir_function *fn, char *err, size_t errlen);
+/*
+ * Splits fn where its last n_late_params parameters enter (ir/split.c):
+ * *early computes fn's first results and the cut, the early values the
+ * rest reads; *late takes (cut..., late params) and gives fn's last
+ * n_late_results results. Nodes with an id >= first_late_id are late too.
+ * *n_cut is the cut's size. False with a message in err.
+ */
+bool ir_split(const ir_function *fn, int n_late_params, int n_late_results, int first_late_id,
+              ir_function **early, ir_function **late, int *n_cut, char *err, size_t errlen);
 /* Checks the invariants; on failure writes "file:line:col: error: ..."
  * (the node's source location) into err and returns false. */
 bool ir_verify(const ir_function *fn, char *err, size_t errlen);

@@ -48,39 +48,6 @@ static bool replay(const ir_graph *g, rt_value **map, int map_size)
     return ir_replay_region(g, map, map_size, false);
 }
 
-bool ir_replay_region(const ir_graph *g, rt_value **map, int map_size, bool skip_unmapped)
-{
-    for (const ir_node *n = g->first; n; n = n->next) {
-        if (n->opcode >= RT_OP_COUNT) {
-            rt_report(n->loc, "ag_tape_gradient: a staged if or loop inside a staged if "
-                              "cannot be differentiated yet when it is staged");
-            return false;
-        }
-        if ((rt_ops[n->opcode].flags & RT_F_EFFECT) && n->opcode != RT_OP_VAR_READ)
-            continue;
-        rt_value *stack[8], **ins = n->n_in <= 8 ? stack : rt_xcalloc((size_t)n->n_in, sizeof *ins);
-        bool ok = n->id < map_size;
-        for (int i = 0; ok && i < n->n_in; i++)
-            ok = n->in[i]->id < map_size && (ins[i] = map[n->in[i]->id]) != NULL;
-        if (!ok && skip_unmapped) {
-            if (ins != stack)
-                free(ins);
-            continue;
-        }
-        if (!ok)
-            rt_report(n->loc, "ag_tape_gradient: inside a staged if, ag_%s uses the result "
-                              "of an assignment or a print, which its gradient cannot "
-                              "compute again", rt_ops[n->opcode].name);
-        rt_value *v = ok ? rt_apply(n->loc, (rt_op)n->opcode, &n->attrs, ins, n->n_in) : NULL;
-        if (ins != stack)
-            free(ins);
-        if (!v)
-            return false;
-        map[n->id] = v;
-    }
-    return true;
-}
-
 /* ------------------------------------------------------ backward branches */
 
 /* What both new branches share. */

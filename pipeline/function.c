@@ -17,6 +17,7 @@
  * and is freed when the last goes. ag_shutdown frees them all.
  */
 #include "function.h"
+#include "function_internal.h"
 #include "optimizer.h"
 
 #include "profile.h"
@@ -29,39 +30,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The identity of one argument in the cache. */
-typedef pl_arg arg_key;
-
-typedef struct fn_entry fn_entry;
-
-struct ag_concrete_function {
-    fn_entry *entry;
-    arg_key *keys;
-    pl_result compiled; /* the graph, its analyses, the target's executable */
-    unsigned long serial; /* trace order, for ag_function_print_signatures */
-    int refs;             /* under entry->lock: the cache's, calls', users' */
-    int user_refs;        /* of refs, ag_get_concrete_function's */
-    bool cached;          /* in entry->concretes; else in entry->retired */
-    ag_concrete_function *next;
-};
-
-struct fn_entry {
-    const ag_function_desc *desc;
-    pthread_mutex_t lock;
-    bool has_signature;
-    ir_spec signature;
-    ag_concrete_function *concretes; /* the cache, most recently used first */
-    int n_cached;
-    ag_concrete_function *retired; /* evicted, still running or held by a user */
-    unsigned long serial;          /* traces made, for the next one's serial */
-    int trace_count;
-    unsigned history; /* bit i: whether the i-th latest call traced */
-    int calls;
-    bool warned;
-    fn_profile profile; /* AG_PROFILE's figures, kept always (atomics) */
-    fn_entry *next;
-};
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static fn_entry *registry;
@@ -140,6 +108,7 @@ const ag_function_desc *fn_desc_named(const char *name)
 
 static void concrete_free(ag_concrete_function *cf)
 {
+    fn_grad_free(cf->grad);
     pl_result_free(&cf->compiled); /* the target's executable too: the JIT's code */
     free(cf->keys);
     free(cf);
@@ -511,6 +480,15 @@ static void concrete_release(ag_concrete_function *cf)
     pthread_mutex_unlock(&e->lock);
 }
 
+void fn_concrete_ref(ag_concrete_function *cf)
+{
+    pthread_mutex_lock(&cf->entry->lock);
+    ref_locked(cf);
+    pthread_mutex_unlock(&cf->entry->lock);
+}
+
+void fn_concrete_unref(ag_concrete_function *cf) { concrete_release(cf); }
+
 /* --------------------------------------------------------------- tracing */
 
 /* A pipeline request for e's function with these keys. */
@@ -800,9 +778,7 @@ bool ag_function_call_at(ag_loc loc, const ag_function_desc *d, const ag_arg *ar
     if (ir_trace_active())
         return trace_inline(loc, d, args, outputs);
     const rt_config *c = rt_config_get(); /* the call's settings, and its trace's */
-    /* A gradient tape records ops one by one: on a tape, the function's
-     * body runs eagerly so that the tape sees every op of it. */
-    if (rt_config_on(c, RT_CFG_RUN_FUNCTIONS_EAGERLY) || rt_tapes_recording) {
+    if (rt_config_on(c, RT_CFG_RUN_FUNCTIONS_EAGERLY)) {
         rt_config_release(c);
         d->trace(args, outputs);
         return true;
@@ -817,7 +793,16 @@ bool ag_function_call_at(ag_loc loc, const ag_function_desc *d, const ag_arg *ar
         fail_outputs(d, outputs);
         return false;
     }
-    bool ok = run_concrete(cf, loc, args, outputs);
+    /* On a gradient tape the call is one op whose gradient is its
+     * concrete function's gradient graph; a call that cannot be one runs
+     * its body eagerly, for the tape to see every op of it. */
+    bool handled = false, ok = true;
+    if (rt_tape_recording_here())
+        ok = fn_grad_call(cf, loc, args, outputs, &handled);
+    if (!handled && rt_tape_recording_here())
+        d->trace(args, outputs);
+    else if (!handled)
+        ok = run_concrete(cf, loc, args, outputs);
     concrete_release(cf);
     return ok;
 }

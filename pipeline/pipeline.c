@@ -220,7 +220,7 @@ static bool param_type(const pl_request *r, int i, ir_type *type)
     return true;
 }
 
-static bool trace_args(ir_trace *t, const pl_request *r, ag_arg *args)
+bool pl_trace_args(ir_trace *t, const pl_request *r, ag_arg *args)
 {
     const ag_function_desc *d = r->desc;
     const pl_arg *keys = r->args;
@@ -269,7 +269,7 @@ static ir_function *trace(const pl_request *r)
     ir_trace *t = ir_trace_begin(fn);
     ir_trace_set_first(t, r->first_trace);
     ag_scope_push();
-    bool ok = trace_args(t, r, args);
+    bool ok = pl_trace_args(t, r, args);
     if (ok) {
         d->trace(args, outs);
         ir_trace_set_outputs(t, d->n_outputs, outs, at);

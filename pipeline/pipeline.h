@@ -96,6 +96,10 @@ typedef struct pl_result {
  * then empty.
  */
 bool pl_run(const pl_request *r, pl_result *out);
+struct ir_trace;
+/* The arguments r->desc is traced with: a parameter of trace t for each
+ * tensor, r->args' values for the rest. False after reporting. */
+bool pl_trace_args(struct ir_trace *t, const pl_request *r, ag_arg *args);
 /* Runs a compiled result, with ir_execute's contract (ir/exec.h): its
  * background compile's code once ready, else its executable. */
 bool pl_execute(const pl_result *c, rt_value *const *args, int n_args, rt_value **results);

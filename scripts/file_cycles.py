@@ -33,8 +33,9 @@ import sys
 # in docs/architecture.md ("A file is one concern").
 UNITS = {
     "backend/cpu": r"lower(_\w+)?\.c",       # the lowering, over lower.h
-    "ir": r"(trace|staged|staged_grad|loop_grad)\.c",  # the tracer, staged control flow and its gradients
+    "ir": r"(trace|staged|staged_grad|loop_grad|replay)\.c",  # the tracer, staged control flow and its gradients
     "passes": r"(analysis|fusion|memplan)\.c",  # the analysis manager and its plans
+    "pipeline": r"function(_grad)?\.c",  # the function cache and its calls on tapes
 }
 
 ROOTS = ["support", "runtime", "ir", "passes", "backend", "pipeline", "model",

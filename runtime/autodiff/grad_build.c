@@ -51,8 +51,13 @@ rt_value *gb_scalar_like(rt_grad_args *g, const rt_value *x, double v)
     return made(g, rt_value_scalar(x->dtype, v));
 }
 
+/* A fill of x's shape made from the shape itself when it is static, so
+ * that a gradient graph does not read x only for its shape (the forward
+ * need not hand it to the backward: ir/split.c). */
 rt_value *gb_fill_like(rt_grad_args *g, rt_value *x, double v)
 {
+    if (x && x->dtype != RT_LIST && rt_shape_known(&x->shape))
+        return gb_fill(g, x->dtype, &x->shape, v);
     rt_attrs a = {.value = v};
     return gb_op(g, RT_OP_FILL_LIKE, &a, &x, 1);
 }

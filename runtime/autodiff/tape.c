@@ -104,6 +104,8 @@ static void entry_free(tape_entry *e)
     free(e->out);
     free(e->in_id);
     free(e->out_id);
+    if (e->owned)
+        rt_tape_ctx_unref(e->owned);
 }
 
 /* Forgets what t recorded (a non-persistent tape after its gradient). */
@@ -269,9 +271,9 @@ void rt_tape_record(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in
     }
 }
 
-void rt_tape_record_custom(ag_loc loc, const char *what, rt_value *const *in, int n_in,
-                           rt_value *const *out, int n_out, rt_tape_backward_fn backward,
-                           void *ctx)
+static void record_custom(ag_loc loc, const char *what, rt_value *const *in, int n_in,
+                          rt_value *const *out, int n_out, rt_tape_backward_fn backward,
+                          void *ctx, rt_tape_ctx *owned)
 {
     for (rt_tape *t = live; t; t = t->below) {
         if (t->paused || t->used || t->frame != rt_trace_frame)
@@ -281,8 +283,47 @@ void rt_tape_record_custom(ag_loc loc, const char *what, rt_value *const *in, in
         e->what = what;
         e->backward = backward;
         e->ctx = ctx;
+        if ((e->owned = owned))
+            atomic_fetch_add(&owned->refs, 1);
         keep_operands(t, e, in, out);
     }
+}
+
+void rt_tape_record_custom(ag_loc loc, const char *what, rt_value *const *in, int n_in,
+                           rt_value *const *out, int n_out, rt_tape_backward_fn backward,
+                           void *ctx)
+{
+    record_custom(loc, what, in, n_in, out, n_out, backward, ctx, NULL);
+}
+
+void rt_tape_record_owned(ag_loc loc, const char *what, rt_value *const *in, int n_in,
+                          rt_value *const *out, int n_out, rt_tape_backward_fn backward,
+                          rt_tape_ctx *ctx)
+{
+    record_custom(loc, what, in, n_in, out, n_out, backward, ctx, ctx);
+}
+
+void rt_tape_ctx_unref(rt_tape_ctx *ctx)
+{
+    if (atomic_fetch_sub(&ctx->refs, 1) == 1)
+        ctx->release(ctx);
+}
+
+rt_variable **rt_tape_variables_read(ag_tape tape, int *n)
+{
+    const rt_tape *t = (const rt_tape *)tape;
+    rt_variable **vars = NULL;
+    *n = 0;
+    for (int i = 0; i < t->n_reads; i++) {
+        int k = 0;
+        while (k < *n && vars[k] != t->reads[i].var)
+            k++;
+        if (k < *n)
+            continue;
+        vars = rt_xrealloc(vars, (size_t)(*n + 1) * sizeof *vars);
+        vars[(*n)++] = (rt_variable *)t->reads[i].var;
+    }
+    return vars;
 }
 
 /* ------------------------------------------------------------ id maps */

@@ -37,6 +37,7 @@ typedef struct tape_entry {
     const char *what;
     rt_tape_backward_fn backward;
     void *ctx;
+    rt_tape_ctx *owned; /* a reference to ctx, when the entry keeps it alive */
     int n_in, n_out;
     rt_value **in, **out; /* the tape's own aliases */
     uint64_t *in_id;      /* 0: an operand the tape does not track */

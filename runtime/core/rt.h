@@ -436,6 +436,24 @@ typedef bool (*rt_tape_backward_fn)(void *ctx, ag_loc loc, rt_value *const *in, 
 void rt_tape_record_custom(ag_loc loc, const char *what, rt_value *const *in, int n_in,
                            rt_value *const *out, int n_out, rt_tape_backward_fn backward,
                            void *ctx);
+/* A custom entry's context that outlives the call recording it (an
+ * AG_FUNCTION call's saved forward values): every entry made of it holds
+ * a reference, and the last one dropped calls release. */
+typedef struct rt_tape_ctx {
+    atomic_int refs;
+    void (*release)(struct rt_tape_ctx *ctx);
+} rt_tape_ctx;
+/* rt_tape_record_custom with backward given ctx; the caller keeps its own
+ * reference to ctx and drops it with rt_tape_ctx_unref. */
+void rt_tape_record_owned(ag_loc loc, const char *what, rt_value *const *in, int n_in,
+                          rt_value *const *out, int n_out, rt_tape_backward_fn backward,
+                          rt_tape_ctx *ctx);
+void rt_tape_ctx_unref(rt_tape_ctx *ctx);
+/* A value the tapes take for v (the same data, the same tape id). */
+rt_value *rt_tape_alias(const rt_value *v);
+/* The variables tape t has seen read, each once, in first-read order
+ * (malloc'ed, *n of them); NULL when none. */
+struct ag_variable_s **rt_tape_variables_read(ag_tape t, int *n);
 /* Where ag_set_loop_options sends a checked invariant, with the variable's
  * address and its text as written ("&x"): the tracer sets it (eagerly
  * there is nothing to record, and libag_rt has no tracer). */

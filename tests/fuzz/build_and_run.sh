@@ -162,7 +162,7 @@ compiled_all
 # fuzz_model_load: loading and calling reach every layer of libag (the
 # reference target runs the calls, but the pipeline links them all).
 lib_objs=""
-for src in "$root"/ir/trace.c "$root"/ir/staged.c "$root"/ir/staged_grad.c "$root"/ir/loop_grad.c "$root"/ir/liveness.c "$root"/ir/exec.c \
+for src in "$root"/ir/trace.c "$root"/ir/staged.c "$root"/ir/staged_grad.c "$root"/ir/loop_grad.c "$root"/ir/replay.c "$root"/ir/split.c "$root"/ir/liveness.c "$root"/ir/exec.c \
     "$root"/passes/*.c "$root"/backend/target.c "$root"/backend/reference/*.c \
     "$root"/backend/cpu/*.c "$root"/backend/tpu/*.c "$root"/pipeline/*.c "$root"/model/*.c \
     "$root"/converter/select.c "$root"/converter/report.c "$root"/converter/convert.c \
