@@ -14,6 +14,7 @@
 #include "convert.h"
 
 #include "files.h"
+#include "rows.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -103,26 +104,53 @@ static bool batchable(batcher_ctx *B, const sm_function *f)
     return true;
 }
 
+/* Whether what a batch of f runs (f's graph g, or the middle of its cut)
+ * computes each row from that row alone (passes/rows.h): batching a
+ * function that mixes rows would hand requests each other's results. */
+static bool rows_ok(batcher_ctx *B, const sm_function *f, const ir_function *g)
+{
+    char why[768];
+    if (pass_rows_check(g, NULL, why, sizeof why))
+        return true;
+    return batch_fail(B, "batching: '%s' cannot be batched: %s; a batched function must "
+                         "compute each row of its results from that row of its inputs alone",
+                      f->function, why);
+}
+
+/* The row analysis of function i batched at its inputs: its whole graph. */
+static bool rows_ok_whole(batcher_ctx *B, int i)
+{
+    ir_function *g = sm_function_graph(B->m, i, B->err, B->errlen);
+    if (!g)
+        return false;
+    bool ok = rows_ok(B, &B->m->man->functions[i], g);
+    ir_function_free(g);
+    return ok;
+}
+
 /* Whether function i can be batched in the graph, in front of the nodes
  * its batch record names (its batch scope, else its device scopes;
  * model/batch_split.c): the cut exists and the shape rules hold for what
- * the batched nodes read and hand back. When not, the report says why. */
-static bool batchable_in_graph(batcher_ctx *B, int i)
+ * the batched nodes read and hand back (*cut). When not, the report says
+ * why. False when the cut exists but mixes rows. */
+static bool batchable_in_graph(batcher_ctx *B, int i, bool *cut)
 {
     pass_split s;
     pl_request r;
     pass_bf16_options bf16;
     char err[1024];
-    if (sm_batch_split(B->m, i, &s, &r, &bf16, err, sizeof err)) {
+    *cut = sm_batch_split(B->m, i, &s, &r, &bf16, err, sizeof err);
+    if (*cut) {
+        bool ok = rows_ok(B, &B->m->man->functions[i], s.middle);
         pass_split_free(&s);
-        return true;
+        return ok;
     }
     cv_report *rep = B->r;
     if (rep->n_batch_notes < CV_MAX_BATCH_NOTES)
         snprintf(rep->batch_note[rep->n_batch_notes], sizeof rep->batch_note[0],
                  "'%s' is batched at its inputs: %s", B->m->man->functions[i].name, err);
     rep->n_batch_notes++;
-    return false;
+    return true;
 }
 
 /* The record's copy of BatchOptions: every row of
@@ -149,11 +177,14 @@ static bool batch_function(batcher_ctx *B, int i, bool in_graph, const char *sco
     f->batch = (sm_batch){.in_graph = in_graph};
     record_batch_options(b, &f->batch);
     snprintf(f->batch.scope, sizeof f->batch.scope, "%s", in_graph && scope ? scope : "");
-    if (in_graph && !batchable_in_graph(B, i)) {
+    bool cut = false;
+    if (in_graph && !batchable_in_graph(B, i, &cut))
+        return false;
+    if (in_graph && !cut) {
         f->batch.in_graph = false;
         f->batch.scope[0] = '\0';
     }
-    if (!f->batch.in_graph && !batchable(B, f))
+    if (!f->batch.in_graph && !(batchable(B, f) && rows_ok_whole(B, i)))
         return false;
     f->has_batch = true;
     return true;

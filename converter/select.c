@@ -10,7 +10,8 @@
  * of its caller stays on the host, with transfers in between.
  *
  * Two errors of the real converter keep their meaning: the same function
- * selected twice, and a TPU function that indirectly calls another.
+ * selected twice, and a TPU function that indirectly calls another
+ * (through a function left on the host); a direct call converts.
  */
 #include "convert.h"
 
@@ -113,7 +114,8 @@ static bool by_signature(selector *S, const cv_tpu_function *t, const char *name
 
 /* Every marked function: a saved one whole, one that others call in
  * each caller, by its scope (a marked function calling another marked one
- * is then the indirect-call error, as in the real converter). */
+ * through an unmarked one is then the indirect-call error, as in the real
+ * converter). */
 static bool by_jit_mark(selector *S, const cv_tpu_function *t, const char *by)
 {
     bool any = false;
@@ -155,23 +157,27 @@ static bool select_one(selector *S, const cv_tpu_function *t)
 
 /* ------------------------------------------------------- indirect calls */
 
-/* The first selected name in `path` ("a/b/c") after position `from`, or
- * NULL; its end in *end. */
-static const char *selected_in(const selector *S, int fn, const char *path, size_t *at)
+/* A TPU function that calls another directly (`serve -> layer`, the
+ * callee inlined in its caller) converts: the callee is placed with its
+ * caller. One that calls another through a function left on the host
+ * (`serve -> middle -> leaf`, middle not selected) is the real
+ * converter's indirect call, which it refuses. A node's scope ("a/b/c")
+ * is the chain of calls that traced it. */
+
+typedef struct span {
+    const char *s;
+    int n;
+} span;
+
+static bool selected_span(const selector *S, int fn, span c)
 {
-    while (path[*at]) {
-        size_t n = strcspn(path + *at, "/");
-        for (int i = 0; i < S->n; i++) {
-            const cv_choice *c = &S->choices[i];
-            if (c->fn == fn && c->scope && strlen(c->scope) == n &&
-                strncmp(c->scope, path + *at, n) == 0) {
-                *at += n + (path[*at + n] == '/');
-                return c->scope;
-            }
-        }
-        *at += n + (path[*at + n] == '/');
+    for (int i = 0; i < S->n; i++) {
+        const cv_choice *k = &S->choices[i];
+        if (k->fn == fn && k->scope && (int)strlen(k->scope) == c.n &&
+            strncmp(k->scope, c.s, (size_t)c.n) == 0)
+            return true;
     }
-    return NULL;
+    return false;
 }
 
 static bool whole(const selector *S, int fn)
@@ -182,25 +188,64 @@ static bool whole(const selector *S, int fn)
     return false;
 }
 
-/* The real converter's message, word for word. */
-static bool indirect(selector *S, const char *caller, const char *callee)
+/* "a -> b -> c" into out; the functions between the ends into between. */
+static void chain_text(const span *c, int n, char *out, size_t size, char *between,
+                       size_t bsize)
 {
-    snprintf(S->err, S->errlen, "Unable to place both \"%s\" and \"%s\" on the TPU because "
-             "\"%s\" indirectly calls \"%s\". This behavior is unsupported because it can "
-             "cause invalid graphs to be generated.", caller, callee, caller, callee);
+    out[0] = between[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        snprintf(out + strlen(out), size - strlen(out), "%s%.*s", i ? " -> " : "", c[i].n,
+                 c[i].s);
+        if (i > 0 && i < n - 1)
+            snprintf(between + strlen(between), bsize - strlen(between), "%s\"%.*s\"",
+                     i > 1 ? ", " : "", c[i].n, c[i].s);
+    }
+}
+
+/* The real converter's message, word for word, with the chain that makes
+ * the call indirect. */
+static bool indirect(selector *S, const span *c, int n)
+{
+    char chain[4 * SM_NAME], between[4 * SM_NAME];
+    chain_text(c, n, chain, sizeof chain, between, sizeof between);
+    snprintf(S->err, S->errlen, "Unable to place both \"%.*s\" and \"%.*s\" on the TPU because "
+             "\"%.*s\" indirectly calls \"%.*s\" (%s; %s %s not on the TPU). This behavior is "
+             "unsupported because it can cause invalid graphs to be generated.",
+             c[0].n, c[0].s, c[n - 1].n, c[n - 1].s, c[0].n, c[0].s, c[n - 1].n, c[n - 1].s,
+             chain, between, n > 3 ? "are" : "is");
     return false;
+}
+
+/* The chain of calls that traced a node of function fn (the function
+ * first when it is selected whole): two selected functions with one
+ * left on the host between them is an indirect call. */
+static bool check_scope(selector *S, int fn, const char *scope)
+{
+    span c[SM_MAX_SCOPES + 1];
+    int n = 0, last = -1;
+    if (whole(S, fn)) {
+        const char *name = S->m->man->functions[fn].function;
+        c[n++] = (span){name, (int)strlen(name)};
+        last = 0;
+    }
+    for (const char *p = scope; *p && n < (int)(sizeof c / sizeof c[0]);) {
+        c[n] = (span){p, (int)strcspn(p, "/")};
+        p += c[n].n + (p[c[n].n] == '/');
+        if (selected_span(S, fn, c[n])) {
+            if (last >= 0 && n - last > 1)
+                return indirect(S, c + last, n - last + 1);
+            last = n;
+        }
+        n++;
+    }
+    return true;
 }
 
 static bool check_graph(selector *S, int fn, const ir_graph *g)
 {
     for (const ir_node *n = g->first; n; n = n->next) {
-        size_t at = 0;
-        const char *outer = n->scope ? selected_in(S, fn, n->scope, &at) : NULL;
-        const char *inner = outer ? selected_in(S, fn, n->scope, &at) : NULL;
-        if (outer && whole(S, fn))
-            return indirect(S, S->m->man->functions[fn].function, outer);
-        if (inner)
-            return indirect(S, outer, inner);
+        if (n->scope && !check_scope(S, fn, n->scope))
+            return false;
         for (int r = 0; r < 2; r++)
             if (n->region[r] && !check_graph(S, fn, n->region[r]))
                 return false;

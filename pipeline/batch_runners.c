@@ -6,6 +6,7 @@
 #include "batch_internal.h"
 
 #include "function.h"
+#include "rows.h"
 #include "signature.h"
 
 #include <stdlib.h>
@@ -46,7 +47,80 @@ typedef struct function_runner {
     ag_loc loc;               /* ag_batcher_new's: where batches are "called" */
     int tensor_param[BT_MAX_TENSORS]; /* the parameter of each input */
     char name[128];
+    /* Without a signature, the row analysis runs on the first batch's
+     * trace; a refusal stays (every later batch fails with it). */
+    pthread_mutex_t lock;
+    enum { ROWS_UNCHECKED, ROWS_OK, ROWS_MIXED } rows;
+    char *refusal;
 } function_runner;
+
+static void free_function_runner(void *state)
+{
+    function_runner *f = state;
+    pthread_mutex_destroy(&f->lock);
+    free(f->refusal);
+    free(f);
+}
+
+/* ------------------------------------------------------ mixing no rows */
+
+/* Whether d, traced for `spec`, computes each row of its results from
+ * that row of its inputs alone (passes/rows.h): batching one that mixes
+ * rows would hand callers each other's results, or the padding's. NULL,
+ * else the refusal (malloc'd). */
+static char *rows_refusal(ag_loc loc, const ag_function_desc *d, const char *spec)
+{
+    pl_result res;
+    const ag_function_desc *desc;
+    if (!fn_trace_export(loc, d->name, spec, &res, &desc)) {
+        const char *e = ag_last_error();
+        return rt_xstrdup(e ? e : "it does not trace");
+    }
+    /* the batched inputs are the tensors: C scalars are in the graph */
+    bool batched[IR_SPEC_MAX_ENTRIES + 1] = {false};
+    const ir_graph *g = res.graph->body;
+    for (int i = 0; i < g->n_params && i <= IR_SPEC_MAX_ENTRIES; i++)
+        batched[i] = g->params[i]->type.shape.rank >= 1;
+    char why[768], *refusal = NULL;
+    if (!pass_rows_check(res.graph, batched, why, sizeof why)) {
+        refusal = rt_xmalloc(1024);
+        snprintf(refusal, 1024, "'%s' cannot be batched: %s; a batched function must compute "
+                                "each row of its results from that row of its inputs alone",
+                 d->name, why);
+    }
+    pl_result_free(&res);
+    return refusal;
+}
+
+/* The signature of a batch's inputs, "f32[8,3], i32[8]". */
+static void spec_of(const ag_tensor *inputs, int n, char *out, size_t size)
+{
+    out[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        ir_type t = {.dtype = ag_dtype_of(inputs[i]), .shape = ag_shape_get(inputs[i])};
+        char type[96];
+        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "",
+                 ir_type_str(&t, type, sizeof type));
+    }
+}
+
+/* Without a signature: the first batch's trace is analysed (after the
+ * call, so that the function cache's trace is the function's first). */
+static bool rows_checked(function_runner *f, const ag_tensor *inputs, int n)
+{
+    pthread_mutex_lock(&f->lock);
+    if (f->rows == ROWS_UNCHECKED) {
+        char spec[BT_MAX_TENSORS * 48];
+        spec_of(inputs, n, spec, sizeof spec);
+        f->refusal = rows_refusal(f->loc, f->desc, spec);
+        f->rows = f->refusal ? ROWS_MIXED : ROWS_OK;
+    }
+    bool ok = f->rows == ROWS_OK;
+    if (!ok)
+        rt_report(f->loc, "ag_batcher_new: %s", f->refusal);
+    pthread_mutex_unlock(&f->lock);
+    return ok;
+}
 
 static bool run_ag_function(void *state, const ag_tensor *inputs, ag_tensor *outputs)
 {
@@ -61,7 +135,10 @@ static bool run_ag_function(void *state, const ag_tensor *inputs, ag_tensor *out
             args[i].tensor = inputs[k++];
     if (f->cf)
         return fn_concrete_call(f->loc, f->cf, args, outputs);
-    return ag_function_call_at(f->loc, f->desc, args, outputs);
+    int n = 0;
+    for (int i = 0; i < f->desc->n_params; i++)
+        n += f->desc->param_kinds[i] == AG_ARG_TENSOR;
+    return ag_function_call_at(f->loc, f->desc, args, outputs) && rows_checked(f, inputs, n);
 }
 
 /* Which parameters can be batched: tensors, and C scalars when a signature
@@ -131,7 +208,7 @@ static bool function_runner_for(ag_loc loc, const ag_function_desc *d, const cha
     f->desc = d;
     f->loc = loc;
     snprintf(f->name, sizeof f->name, "'%s'", d->name);
-    *r = (bt_runner){.run = run_ag_function, .free_state = free, .state = f,
+    *r = (bt_runner){.run = run_ag_function, .free_state = free_function_runner, .state = f,
                      .n_outputs = d->n_outputs, .name = f->name};
     for (int i = 0; i < d->n_params; i++) {
         if (d->param_kinds[i] != AG_ARG_TENSOR)
@@ -167,17 +244,27 @@ ag_batcher *ag_batcher_new_at(ag_loc loc, const char *function, const char *sign
         return NULL;
     }
     function_runner *f = rt_xcalloc(1, sizeof *f);
+    pthread_mutex_init(&f->lock, NULL);
     bt_runner r;
     const char *sig = signature ? signature : d->signature;
     if (!function_runner_for(loc, d, sig, options, f, &r, err, sizeof err)) {
-        free(f);
+        free_function_runner(f);
         rt_report(loc, "ag_batcher_new: %s", err);
         return NULL;
     }
     /* Traced and compiled now, so that the errors of tracing are reported
-     * here and no batch waits for a compile. */
+     * here and no batch waits for a compile; then the row analysis of the
+     * same trace (not the first: the function's variables exist). */
     if (sig && !(f->cf = ag_get_concrete_function_at(loc, d->name, sig))) {
-        free(f);
+        free_function_runner(f);
+        return NULL;
+    }
+    char *refusal = sig ? rows_refusal(loc, d, sig) : NULL;
+    if (refusal) {
+        rt_report(loc, "ag_batcher_new: %s", refusal);
+        free(refusal);
+        ag_concrete_release_at(loc, f->cf);
+        free_function_runner(f);
         return NULL;
     }
     return bt_new(loc, &r, options);

@@ -80,7 +80,14 @@ expect_in show2.out "placement: tpu-model (on the device: hidden_layers, classif
 # serve inlined both: its TPU nodes are batched inside its graph
 expect_in two.out "batching:   1 function batched in the graph, in front of the TPU nodes"
 expect_in show2.out "batched in the graph: the device scopes' nodes run on batches"
-for m in one two; do
+# a direct call between two TPU functions converts: serve, placed whole,
+# calls hidden_layers (only an indirect call, through a function left on
+# the host, is refused: tests/unit/test_converter.c)
+"$convert" --input_model_dir=mlp --output_model_dir=direct \
+    --converter_options_string='tpu_functions { signature_name: "serving_default" } tpu_functions { function_alias: "tpu_func_1" }' \
+    >direct.out || fail "agc-convert (serve and the hidden layers it calls) failed"
+expect_in direct.out "-------- Conversion Report --------"
+for m in one two direct; do
     "$model" run $m --signature serving_default --input pixels=batch.txt >run_$m.out ||
         fail "the converted model '$m' does not run"
     # bf16 operands through three layers and a softmax: a few percent
@@ -99,8 +106,8 @@ check_error() { # status needle command...
 check_error 1 "<converter_options_string>:1:17: unknown field 'function_alia'" \
     "$convert" --input_model_dir=mlp --output_model_dir=bad \
     --converter_options_string='tpu_functions { function_alia: "x" }'
-check_error 1 "indirectly calls" "$convert" --input_model_dir=mlp --output_model_dir=bad \
-    --converter_options_string='tpu_functions { signature_name: "serving_default" } tpu_functions { function_alias: "tpu_func_1" }'
+check_error 1 "the model has no function alias 'nosuch'" "$convert" --input_model_dir=mlp \
+    --output_model_dir=bad --converter_options_string='tpu_functions { function_alias: "nosuch" }'
 test ! -e bad || fail "a failed conversion wrote its output"
 check_error 2 "unknown argument" "$convert" --input_model=mlp
 # the output is compared with the input by identity, not by spelling:

@@ -48,8 +48,35 @@ static void bump__trace(const ag_arg *a, ag_tensor *o) { o[0] = ag_variable_read
 static const ag_function_desc bump__desc = {
     "bump", __FILE__, __LINE__, 1, N_V, K_V, NULL, NULL, 1, bump__trace, 0};
 
+/* x minus the mean of the batch's rows: each row's result depends on
+ * every row of the batch, the other callers' and the padding's. */
+static const int center_line = __LINE__ + 3;
+static void center__trace(const ag_arg *a, ag_tensor *o)
+{
+    o[0] = ag_sub(a[0].tensor, ag_reduce_mean(a[0].tensor, 0, true));
+}
+static const ag_function_desc center_sig__desc = {
+    "center_sig", __FILE__, __LINE__, 1, N_X, K_T, "f32[?,3]", NULL, 1, center__trace, 0};
+static const ag_function_desc center__desc = {
+    "center", __FILE__, __LINE__, 1, N_X, K_T, NULL, NULL, 1, center__trace, 0};
+
+/* Row by row: a product with a weight, a bias, and a softmax along
+ * dimension 1 (a reduction inside each row). */
+static void score__trace(const ag_arg *a, ag_tensor *o)
+{
+    static const float wv[9] = {0.5f, -1.25f, 0.75f, 2, 0.125f, -0.5f, -1, 0.25f, 1.5f};
+    ag_tensor w = ag_from_data(AG_F32, AG_SHAPE(3, 3), wv);
+    ag_tensor h = ag_tanh(ag_add(ag_matmul(a[0].tensor, w), 0.25f));
+    o[0] = ag_softmax(ag_mul(h, 3), 1);
+}
+static const ag_function_desc score__desc = {
+    "score", __FILE__, __LINE__, 1, N_X, K_T, "f32[?,3]", NULL, 1, score__trace, 0};
+
 static void register_functions(void)
 {
+    ag_function_register(&center_sig__desc);
+    ag_function_register(&center__desc);
+    ag_function_register(&score__desc);
     ag_function_register(&affine_sig__desc);
     ag_function_register(&affine__desc);
     ag_function_register(&scale__desc);
@@ -590,6 +617,57 @@ static void test_padding_to_allowed_sizes(void **state)
     ag_batcher_free(b);
 }
 
+/* A row-wise function batched with padding (3 real rows in a batch of
+ * 8, padded with copies of row 0): the real rows are the unbatched
+ * call's, bit for bit. */
+static void test_padding_never_changes_real_rows(void **state)
+{
+    (void)state;
+    static const int eight[] = {8};
+    ag_batch_options o = {.max_batch_size = 8, .allowed_batch_sizes = eight,
+                          .n_allowed_batch_sizes = 1};
+    ag_batcher *b = ag_batcher_new("score", NULL, &o);
+    assert_non_null(b);
+    float xv[3 * 3] = {0.5f, -2, 1.25f, 3, 0.75f, -0.25f, -1.5f, 2.5f, 0.125f};
+    ag_tensor x = ag_from_data(AG_F32, AG_SHAPE(3, 3), xv), batched, alone;
+    assert_true(ag_batcher_call(b, &x, &batched));
+    ag_arg arg = {.kind = AG_ARG_TENSOR, .tensor = x};
+    assert_true(ag_function_call_at(AG_HERE, &score__desc, &arg, &alone));
+    assert_true(ag_shape_equal(ag_shape_get(batched), AG_SHAPE(3, 3)));
+    for (int64_t i = 0; i < 9; i++)
+        assert_memory_equal(&(float){ag_get_f32(batched, i)}, &(float){ag_get_f32(alone, i)},
+                            sizeof(float));
+    assert_int_equal(ag_batcher_stats(b).padding_rows, 5);
+    ag_batcher_free(b);
+}
+
+/* A function whose rows are not independent is refused, naming the op and
+ * its line: with a signature when the batcher is made, without one on
+ * the first batch, which fails for its callers, as every later one does. */
+static void test_functions_that_mix_rows_are_refused(void **state)
+{
+    (void)state;
+    char needle[256];
+    snprintf(needle, sizeof needle, "test_batch.c:%d: 'ag_reduce_mean' reduces along "
+                                    "dimension 0, across the rows of the batch", center_line);
+    ag_batch_options o = {.max_batch_size = 8};
+    EXPECT_ERROR_VOID(assert_null(ag_batcher_new("center_sig", NULL, &o)),
+                      "ag_batcher_new: 'center_sig' cannot be batched: ");
+    assert_non_null(strstr(ag_last_error(), needle));
+    ag_batcher *b = ag_batcher_new("center", NULL, &o);
+    assert_non_null(b);
+    for (int call = 0; call < 2; call++) {
+        ag_tensor x = ag_ones(AG_F32, AG_SHAPE(2, 3)), y;
+        ag_clear_error();
+        assert_false(ag_batcher_call(b, &x, &y));
+        const char *m = ag_last_error();
+        if (!m || !strstr(m, "'center' cannot be batched: ") || !strstr(m, needle))
+            fail_msg("call %d: error \"%s\" lacks \"%s\"", call, m ? m : "(none)", needle);
+    }
+    assert_int_equal(ag_batcher_stats(b).failed_batches, 2);
+    ag_batcher_free(b);
+}
+
 /* ------------------------------------------------------------ the rules */
 
 static bool pass_through(void *state, const ag_tensor *in, ag_tensor *out)
@@ -875,6 +953,8 @@ int main(void)
         TU_TEST(test_timer_lateness_margin),
         TU_TEST(test_full_batch_runs_before_its_timeout),
         TU_TEST(test_padding_to_allowed_sizes),
+        TU_TEST(test_padding_never_changes_real_rows),
+        TU_TEST(test_functions_that_mix_rows_are_refused),
         TU_TEST(test_shape_rules_at_the_call),
         TU_TEST(test_function_errors_reach_every_caller),
         TU_TEST(test_bad_options),

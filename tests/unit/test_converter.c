@@ -215,19 +215,69 @@ static void test_selection_errors(void **state)
                    "tpu_functions { signature_name: \"serving_default\" }",
                    "the function \"serve\" is selected twice: by function_alias \"serve_func\" "
                    "and by signature_name \"serving_default\"");
-    EXPECT_FAILURE("tpu_functions { signature_name: \"serving_default\" }\n"
+    /* wrapper calls layer through outer, which stays on the host */
+    EXPECT_FAILURE("tpu_functions { signature_name: \"wrapped\" }\n"
                    "tpu_functions { function_alias: \"tpu_func\" }",
-                   "Unable to place both \"serve\" and \"layer\" on the TPU because \"serve\" "
-                   "indirectly calls \"layer\". This behavior is unsupported because it can "
-                   "cause invalid graphs to be generated.");
-    EXPECT_FAILURE("tpu_functions { function_alias: \"outer_func\" }\n"
+                   "Unable to place both \"wrapper\" and \"layer\" on the TPU because "
+                   "\"wrapper\" indirectly calls \"layer\" (wrapper -> outer -> layer; \"outer\" "
+                   "is not on the TPU). This behavior is unsupported because it can cause "
+                   "invalid graphs to be generated.");
+    EXPECT_FAILURE("tpu_functions { jit_compile_functions: true }\n"
                    "tpu_functions { function_alias: \"tpu_func\" }",
-                   "Unable to place both \"outer\" and \"layer\"");
+                   "(wrapper -> outer -> layer; \"outer\" is not on the TPU)");
     EXPECT_FAILURE("\n  tpu_functions { function_alias: \"nosuch\" }",
                    "opts:2:35: the model has no function alias 'nosuch' (aliases: ");
     EXPECT_FAILURE("tpu_functions { concrete_function_name: \"__inference_x_9\" }",
                    "opts:1:41: the model has no concrete function '__inference_x_9'");
     EXPECT_FAILURE("xla_sharding_options { num_cores_per_replica: 2 }", "not supported yet");
+}
+
+/* Calls signature `sig` of the input model and of the converted one on
+ * the same rows: the results agree to within f32 rounding (no bf16). */
+static void expect_converted_agrees(const char *sig)
+{
+    float xv[3 * 16];
+    for (int i = 0; i < 3 * 16; i++)
+        xv[i] = (float)((i * 5) % 13) - 6.0f;
+    ag_named_tensor in = {"x", ag_from_data(AG_F32, AG_SHAPE(3, 16), xv)}, a[1], c[1];
+    ag_saved_model *orig = ag_saved_model_load(in_dir), *conv = ag_saved_model_load(out_dir);
+    assert_non_null(orig);
+    assert_non_null(conv);
+    assert_true(ag_model_call(orig, sig, &in, 1, a, 1));
+    assert_true(ag_model_call(conv, sig, &in, 1, c, 1));
+    assert_int_equal(ag_num_elements(a[0].tensor), ag_num_elements(c[0].tensor));
+    for (int64_t i = 0; i < ag_num_elements(a[0].tensor); i++)
+        assert_float_equal(ag_get_f64(a[0].tensor, i), ag_get_f64(c[0].tensor, i), 1e-5);
+    ag_saved_model_free(orig);
+    ag_saved_model_free(conv);
+}
+
+/* A TPU function that calls another directly places the callee with its
+ * caller (the real converter's guide: only an indirect call is refused):
+ * serve (whole) calls layer; outer, inlined in wrapper, calls layer. */
+static void test_direct_calls_convert(void **state)
+{
+    (void)state;
+    static cv_report r;
+    const char *e;
+    if (!convert("tpu_functions { signature_name: \"serving_default\" }\n"
+                 "tpu_functions { function_alias: \"tpu_func\" }\n"
+                 "bfloat16_optimization: DISABLED", &r, &e))
+        fail_msg("%s", e);
+    assert_true(tpu_cost(&r, "serve_func")->seconds > 0);
+    expect_converted_agrees("serving_default");
+    if (!convert("tpu_functions { function_alias: \"outer_func\" }\n"
+                 "tpu_functions { function_alias: \"tpu_func\" }\n"
+                 "bfloat16_optimization: DISABLED", &r, &e))
+        fail_msg("%s", e);
+    assert_true(tpu_cost(&r, "outer_func")->seconds > 0);
+    ag_saved_model *m = ag_saved_model_load(out_dir);
+    const sm_function *wrapper = &m->man->functions[1];
+    assert_string_equal(wrapper->function, "wrapper");
+    assert_string_equal(wrapper->target, "tpu-model");
+    assert_int_equal(wrapper->n_device_scopes, 2);
+    ag_saved_model_free(m);
+    expect_converted_agrees("wrapped");
 }
 
 /* jit_compile_functions: every function marked AG_JIT_COMPILE: a saved
@@ -592,6 +642,77 @@ static void test_batched_alias_in_graph(void **state)
     ag_saved_model_free(conv);
 }
 
+/* ------------------------------------------------ rows that would mix */
+
+/* pool subtracts the mean of the batch's rows: each row's result depends
+ * on every row (alias pool_func); mixer calls it (signature "mixed"). */
+static const int pool_line = __LINE__ + 3;
+static void pool__trace(const ag_arg *a, ag_tensor *o)
+{
+    o[0] = ag_sub(a[0].tensor, ag_reduce_mean(a[0].tensor, 0, true));
+}
+static const ag_function_desc pool__desc = {
+    .name = "pool", .file = "model.c", .line = 70, .n_params = 1, .param_names = N_X,
+    .param_kinds = K_T, .alias = "pool_func", .n_outputs = 1, .trace = pool__trace};
+
+static void mixer__trace(const ag_arg *a, ag_tensor *o)
+{
+    o[0] = ag_exp(call1(&pool__desc, ag_mul(a[0].tensor, 2.0f)));
+}
+static const ag_function_desc mixer__desc = {
+    .name = "mixer", .file = "model.c", .line = 80, .n_params = 1, .param_names = N_X,
+    .param_kinds = K_T, .signature = "f32[?,16]", .n_outputs = 1, .trace = mixer__trace};
+
+/* Converts the model at dir with options; false with the error in *error. */
+static bool convert_dir(const char *dir, const char *options, const char **error)
+{
+    static char last[1024];
+    cv_options *o = calloc(1, sizeof *o);
+    char err[1024];
+    assert_true(cv_options_parse(options, "opts", o, err, sizeof err));
+    ag_saved_model *m = ag_saved_model_load(dir);
+    assert_non_null(m);
+    ag_clear_error();
+    bool ok = cv_convert(m, o, "opts", out_dir, NULL, NULL);
+    snprintf(last, sizeof last, "%s", ag_last_error() ? ag_last_error() : "(none)");
+    ag_saved_model_free(m);
+    free(o);
+    *error = last;
+    return ok;
+}
+
+/* A function whose rows mix is refused for batching, at conversion,
+ * naming the op and its line: batched at its inputs (the whole function)
+ * and in front of its TPU nodes (the cut's middle, pool's nodes). */
+static void test_batching_refuses_mixed_rows(void **state)
+{
+    (void)state;
+    ag_function_register(&pool__desc);
+    ag_function_register(&mixer__desc);
+    char dir[300], needle[256];
+    snprintf(dir, sizeof dir, "%s/mixed", base);
+    ag_export_signature sigs[] = {{.name = "mixed", .function = "mixer"}};
+    ag_save_options so = {.signatures = sigs, .n_signatures = 1};
+    assert_true(ag_saved_model_save(dir, &so));
+    snprintf(needle, sizeof needle, "test_converter.c:%d: 'ag_reduce_mean' reduces along "
+                                    "dimension 0, across the rows of the batch", pool_line);
+    static const char *const options[] = {
+        "batch_options { max_batch_size: 4 experimental { signature_name: \"mixed\" } }",
+        "tpu_functions { function_alias: \"pool_func\" } batch_options { max_batch_size: 4 }",
+    };
+    for (int i = 0; i < 2; i++) {
+        const char *e;
+        if (convert_dir(dir, options[i], &e))
+            fail_msg("options %d converted; expected the refusal", i);
+        if (!strstr(e, "batching: 'mixer' cannot be batched: ") || !strstr(e, needle))
+            fail_msg("options %d: \"%s\" lacks \"%s\"", i, e, needle);
+    }
+    /* without batching, it converts */
+    const char *e;
+    if (!convert_dir(dir, "tpu_functions { function_alias: \"pool_func\" }", &e))
+        fail_msg("%s", e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -599,6 +720,7 @@ int main(void)
         TU_TEST(test_two_tpu_functions),
         TU_TEST(test_whole_function_by_signature),
         TU_TEST(test_selection_errors),
+        TU_TEST(test_direct_calls_convert),
         TU_TEST(test_soft_device_placement),
         TU_TEST(test_jit_compile_functions),
         TU_TEST(test_bf16_options),
@@ -608,6 +730,7 @@ int main(void)
         TU_TEST(test_batched_signature),
         TU_TEST(test_batched_in_graph),
         TU_TEST(test_batched_alias_in_graph),
+        TU_TEST(test_batching_refuses_mixed_rows),
         TU_TEST(test_in_graph_shape_rules),
     };
     int failed = cmocka_run_group_tests(tests, setup_group, teardown_group);
