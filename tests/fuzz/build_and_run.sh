@@ -160,13 +160,15 @@ compiled_all
     -o "$work/fuzz_manifest"
 
 # fuzz_model_load: loading and calling reach every layer of libag (the
-# reference target runs the calls, but the pipeline links them all).
+# reference target runs the calls, but the pipeline links them all; the
+# model layer's data sets need support/'s TFRecord and wire format).
 lib_objs=""
 for src in "$root"/ir/trace.c "$root"/ir/staged.c "$root"/ir/staged_grad.c "$root"/ir/loop_grad.c "$root"/ir/liveness.c "$root"/ir/exec.c \
     "$root"/passes/*.c "$root"/backend/target.c "$root"/backend/reference/*.c \
     "$root"/backend/cpu/*.c "$root"/backend/tpu/*.c "$root"/pipeline/*.c "$root"/model/*.c \
     "$root"/converter/select.c "$root"/converter/report.c "$root"/converter/convert.c \
-    "$root"/converter/error.c; do
+    "$root"/converter/error.c "$root"/support/crc32c.c "$root"/support/tfrecord.c \
+    "$root"/support/protowire.c; do
     name=$(basename "$src" .c)
     case $name in manifest) continue ;; esac
     obj="$work/obj/lib-$(basename "$(dirname "$src")")-$name.o"
