@@ -82,8 +82,10 @@ static bool entry_fields(const pw_field *f, pw_field *key, pw_field *value, char
 static bool read_entry(const pw_field *f, sm_sample *s, char *err, size_t errlen)
 {
     pw_field key = {.data = (const unsigned char *)"", .len = 0}, value = key;
-    if (f->wire != PW_LEN)
-        return snprintf(err, errlen, "tensor_proto_inputs is not a map"), false;
+    if (f->wire != PW_LEN) {
+        snprintf(err, errlen, "tensor_proto_inputs is not a map");
+        return false;
+    }
     if (!entry_fields(f, &key, &value, err, errlen))
         return false;
     char *name = strndup((const char *)key.data, key.len);
@@ -171,9 +173,11 @@ static bool check_sample(const ag_signature_def *sig, sm_sample *s, char *err, s
         return false;
     for (int k = 0; k < sig->n_inputs; k++) {
         int i = input_index(s, sig->inputs[k].name);
-        if (i < 0)
-            return snprintf(err, errlen, "input '%s' of the signature '%s' is missing",
-                            sig->inputs[k].name, sig->name), false;
+        if (i < 0) {
+            snprintf(err, errlen, "input '%s' of the signature '%s' is missing",
+                     sig->inputs[k].name, sig->name);
+            return false;
+        }
         if (!fits(sig, &sig->inputs[k], s->tensors[i], err, errlen))
             return false;
         char *name = s->names[i];

@@ -124,8 +124,13 @@ static bool read_proto(const void *data, size_t n, proto *p, char *err, size_t e
         if (!first_field(&f, p, err, errlen))
             return false;
     const struct tf_dtype *d = tf_dtype_of(p->tf_dtype);
-    if (got < 0 || !d)
-        return got < 0 ? false : fail(err, errlen, "its dtype is not one agc reads");
+    if (got < 0)
+        return false;
+    if (!d) {
+        snprintf(err, errlen, p->tf_dtype ? "its dtype, DataType %d, is not one agc reads"
+                                          : "it has no dtype", p->tf_dtype);
+        return false;
+    }
     r = pw_reader_of(data, n);
     while (pw_next(&r, &f, err, errlen) > 0)
         if (f.number == d->val_field && !pw_append_values(&f, d->val_wire, &p->vals, err, errlen))

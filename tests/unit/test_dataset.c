@@ -216,7 +216,11 @@ static void test_tensor_proto_refused(void **state)
     expect_refused(3, 1, unknown, NULL, 0, "its shape has an unknown dimension");
     expect_refused(1, 2, huge, NULL, 0, "it is larger than 2 GiB");
     expect_refused(6, 1, d1, NULL, 0, "its dtype DT_INT8 has no agc dtype yet");
-    expect_refused(7, 1, d1, NULL, 0, "its dtype is not one agc reads"); /* DT_STRING */
+    expect_refused(7, 1, d1, NULL, 0, "its dtype, DataType 7, is not one agc reads"); /* string */
+    static const unsigned char no_dtype[] = {0x22, 0x00};
+    char err[256];
+    assert_int_equal(sm_tensor_proto_decode(no_dtype, sizeof no_dtype, err, sizeof err).id, 0);
+    assert_string_equal(err, "it has no dtype");
     static const unsigned char cut[] = {0x22, 0x09, 1};
     expect_refused(3, 1, d1, cut, sizeof cut, "a length runs past the end of the message");
     static const unsigned char unknown_rank[] = {0x12, 0x02, 0x18, 0x01};
