@@ -692,20 +692,24 @@ static ag_tensor dataset_row(ag_tensor t, int64_t i)
     return ag_from_data(ag_dtype_of(t), row, (const char *)ag_data(t) + (size_t)i * bytes);
 }
 
+/* The library's errors name no line of this file: nowhere (the message
+ * names the data set). */
+static const ag_loc nowhere = {0};
+
 static bool dataset_write(const char *out, ag_named_tensor *in, int n, int64_t count)
 {
-    ag_dataset_writer *w = ag_dataset_writer_open(out);
+    ag_dataset_writer *w = ag_dataset_writer_open_at(nowhere, out);
     ag_named_tensor *row = calloc((size_t)n, sizeof *row);
     bool ok = w != NULL;
     for (int64_t s = 0; ok && s < count; s++) {
         ag_scope_push();
         for (int i = 0; i < n; i++)
             row[i] = (ag_named_tensor){in[i].name, dataset_row(in[i].tensor, s)};
-        ok = ag_dataset_writer_add(w, row, n);
+        ok = ag_dataset_writer_add_at(nowhere, w, row, n);
         ag_scope_pop();
     }
     free(row);
-    return w && ag_dataset_writer_close(w) && ok;
+    return w && ag_dataset_writer_close_at(nowhere, w) && ok;
 }
 
 static int dataset_make(const dataset_args *a)
@@ -759,8 +763,8 @@ static void dataset_print(const sm_dataset *ds)
 
 static int dataset_show(const dataset_args *a)
 {
-    ag_saved_model *m = a->model ? ag_saved_model_load(a->model) : NULL;
-    const ag_signature_def *sig = m ? ag_model_signature(m, a->sig) : NULL;
+    ag_saved_model *m = a->model ? ag_saved_model_load_at(nowhere, a->model) : NULL;
+    const ag_signature_def *sig = m ? ag_model_signature_at(nowhere, m, a->sig) : NULL;
     if (a->model && !sig)
         return 1;
     sm_dataset ds;
