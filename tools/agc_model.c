@@ -6,6 +6,8 @@
  *   agc-model run DIR --signature S --input NAME=FILE... [--output_dir D]
  *   agc-model aot DIR --signature S -o OBJ [--header H] [--name C_NAME]
  *                     [--cpu CPU] [--target-triple T]
+ *   agc-model dataset OUT.tfrecord --input NAME=FILE.npy...
+ *   agc-model dataset --show FILE.tfrecord [--model DIR --signature S]
  *   agc-model --print-config [--cpu CPU] [--target-triple T]
  *
  * --cpu and --target-triple are settings (runtime/core/config.def): they
@@ -15,6 +17,7 @@
  * Exit status: 0 on success, 1 when the model or a call fails, 2 for a
  * bad command line.
  */
+#include "dataset.h"
 #include "files.h"
 #include "model.h"
 #include "npy.h"
@@ -30,6 +33,8 @@ static const char usage[] =
     "       agc-model run DIR --signature NAME --input IN=FILE... [--output_dir DIR]\n"
     "       agc-model aot DIR --signature NAME -o OBJECT [--header HEADER] [--name C_NAME]\n"
     "                 [--cpu CPU] [--target-triple TRIPLE]\n"
+    "       agc-model dataset OUT.tfrecord --input IN=FILE.npy...\n"
+    "       agc-model dataset --show FILE.tfrecord [--model DIR --signature NAME]\n"
     "       agc-model --print-config [--cpu CPU] [--target-triple TRIPLE]\n"
     "\n"
     "  show   the model's signatures, functions (placement, calls, aliases) and variables\n"
@@ -38,6 +43,9 @@ static const char usage[] =
     "         outputs are printed, and written as OUTPUT.npy into --output_dir\n"
     "  aot    compiles a signature for the CPU into an object file and its header\n"
     "         (variables become constants); link with -lag_rt\n"
+    "  dataset writes a representative data set (TensorFlow's TFRecord format) from .npy\n"
+    "         files, sample i of each input being its row i; --show lists one's samples,\n"
+    "         checked against a model's signature when --model is given\n"
     "  --print-config  print every setting (target, cpu, triple, ...), its value and\n"
     "         where it came from (default, environment, flag), then exit\n"
     "\n"
@@ -511,6 +519,9 @@ static int print_config(void)
     return 0;
 }
 
+/* agc-model dataset: its own command line (below). */
+static int dataset_command(int argc, char **argv);
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -521,10 +532,12 @@ int main(int argc, char **argv)
         printf("agc-model (agc) %s\n", AG_VERSION);
         return 0;
     }
+    if (strcmp(argv[1], "dataset") == 0)
+        return dataset_command(argc, argv);
     cli c = {.command = argv[1]};
     if (strcmp(c.command, "show") && strcmp(c.command, "run") && strcmp(c.command, "aot") &&
         strcmp(c.command, "--print-config"))
-        return bad_usage("unknown command '%s' (show, run, aot)", c.command);
+        return bad_usage("unknown command '%s' (show, run, aot, dataset)", c.command);
     int status = parse_cli(argc, argv, &c);
     if (status == 0)
         apply_flags(&c);
@@ -545,6 +558,241 @@ int main(int argc, char **argv)
     if (status == 1 && ag_last_error())
         fprintf(stderr, "agc-model: %s\n", ag_last_error());
     free(c.inputs);
+    ag_shutdown();
+    return status;
+}
+
+/* --------------------------------------------------------------- dataset */
+
+/*
+ * agc-model dataset OUT.tfrecord --input NAME=FILE.npy...
+ * agc-model dataset --show FILE.tfrecord [--model DIR --signature S]
+ *
+ * Writes a representative data set (docs/quantization.md) from .npy
+ * files, sample i of each input being its row i (the leading dimension
+ * counts the samples), or shows one, checked against a signature when a
+ * model is given. Its own flags: the saved-model commands' do not apply.
+ */
+typedef struct dataset_args {
+    const char *file, *model, *sig;
+    bool show;
+    const char **inputs;
+    int n_inputs;
+} dataset_args;
+
+static int dataset_flag(int argc, char **argv, int *i, dataset_args *a)
+{
+    const char *arg = argv[*i];
+    const char *flag = is_flag(arg, "--model")       ? "--model"
+                       : is_flag(arg, "--signature") ? "--signature"
+                       : is_flag(arg, "--input")     ? "--input"
+                                                     : NULL;
+    const char *v;
+    if (strcmp(arg, "--show") == 0) {
+        a->show = true;
+        return 0;
+    }
+    if (!flag)
+        return bad_usage("dataset: unknown option '%s'", arg);
+    if (!(v = value_of(argc, argv, i, flag)))
+        return 2;
+    if (flag[2] == 'i')
+        a->inputs[a->n_inputs++] = v;
+    else
+        *(flag[2] == 'm' ? &a->model : &a->sig) = v;
+    return 0;
+}
+
+static int dataset_cli(int argc, char **argv, dataset_args *a)
+{
+    for (int i = 2; i < argc; i++) {
+        if (argv[i][0] == '-') {
+            int status = dataset_flag(argc, argv, &i, a);
+            if (status)
+                return status;
+        } else if (a->file) {
+            return bad_usage("dataset: one data set file only; '%s' is one too many", argv[i]);
+        } else {
+            a->file = argv[i];
+        }
+    }
+    if (!a->file)
+        return bad_usage("%s", "dataset: which file? give the data set's path");
+    if (a->show && a->n_inputs)
+        return bad_usage("%s", "dataset: --show reads a data set; --input makes one");
+    if (!a->show && !a->n_inputs)
+        return bad_usage("%s", "dataset: give each input as --input NAME=FILE.npy");
+    if ((a->model != NULL) != (a->sig != NULL) || (a->model && !a->show))
+        return bad_usage("%s", "dataset: --show checks against --model DIR --signature NAME "
+                               "(both)");
+    return 0;
+}
+
+/* One --input NAME=FILE.npy: its name and the tensor of every sample. */
+static bool dataset_input(const char *arg, const char *out, ag_named_tensor *in)
+{
+    const char *eq = strchr(arg, '='), *path = eq ? eq + 1 : "";
+    size_t len = strlen(path), n;
+    char err[512];
+    if (!eq || eq == arg || len < 5 || strcmp(path + len - 4, ".npy") != 0) {
+        fprintf(stderr, "agc-model: dataset: --input wants NAME=FILE.npy, not '%s'\n", arg);
+        return false;
+    }
+    if (sf_same_file(path, out)) {
+        fprintf(stderr, "agc-model: dataset: '%s' is an input; write the data set elsewhere\n",
+                out);
+        return false;
+    }
+    char *data = sf_read_regular(path, "the input", (size_t)1 << 34, &n, err, sizeof err);
+    in->tensor = data ? npy_read(data, n, err, sizeof err) : (ag_tensor){0, 0};
+    free(data);
+    if (!in->tensor.id)
+        fprintf(stderr, "agc-model: %s%s%s\n", data ? path : "", data ? ": " : "", err);
+    in->name = strndup(arg, (size_t)(eq - arg));
+    return in->tensor.id != 0;
+}
+
+/* The file of --input NAME=FILE. */
+static const char *dataset_path(const char *arg) { return strchr(arg, '=') + 1; }
+
+/* The sample count all the inputs share (their leading dimension); -1
+ * after complaining. */
+static int64_t dataset_count(const ag_named_tensor *in, int n, const char *const *args)
+{
+    int64_t count = ag_shape_get(in[0].tensor).rank ? ag_shape_get(in[0].tensor).dims[0] : -1;
+    for (int i = 0; i < n; i++) {
+        ag_shape s = ag_shape_get(in[i].tensor);
+        for (int k = 0; k < i; k++)
+            if (strcmp(in[k].name, in[i].name) == 0) {
+                fprintf(stderr, "agc-model: dataset: input '%s' is given twice\n", in[i].name);
+                return -1;
+            }
+        if (s.rank == 0) {
+            fprintf(stderr, "agc-model: dataset: %s: a scalar, but an input's leading "
+                    "dimension counts its samples\n", dataset_path(args[i]));
+            return -1;
+        }
+        if (s.dims[0] != count) {
+            fprintf(stderr, "agc-model: dataset: %s: %lld samples (its leading dimension), "
+                    "but %s has %lld\n", dataset_path(args[i]), (long long)s.dims[0],
+                    dataset_path(args[0]), (long long)count);
+            return -1;
+        }
+    }
+    return count;
+}
+
+/* Row i of t, a tensor of its own. */
+static ag_tensor dataset_row(ag_tensor t, int64_t i)
+{
+    ag_shape s = ag_shape_get(t), row = {s.rank - 1, {0}};
+    for (int k = 1; k < s.rank; k++)
+        row.dims[k - 1] = s.dims[k];
+    size_t bytes = (size_t)(ag_num_elements(t) / s.dims[0]) * rt_dtype_size(ag_dtype_of(t));
+    return ag_from_data(ag_dtype_of(t), row, (const char *)ag_data(t) + (size_t)i * bytes);
+}
+
+/* The library's errors name no line of this file: nowhere (the message
+ * names the data set). */
+static const ag_loc nowhere = {0};
+
+static bool dataset_write(const char *out, ag_named_tensor *in, int n, int64_t count)
+{
+    ag_dataset_writer *w = ag_dataset_writer_open_at(nowhere, out);
+    ag_named_tensor *row = calloc((size_t)n, sizeof *row);
+    bool ok = w != NULL;
+    for (int64_t s = 0; ok && s < count; s++) {
+        ag_scope_push();
+        for (int i = 0; i < n; i++)
+            row[i] = (ag_named_tensor){in[i].name, dataset_row(in[i].tensor, s)};
+        ok = ag_dataset_writer_add_at(nowhere, w, row, n);
+        ag_scope_pop();
+    }
+    free(row);
+    return w && ag_dataset_writer_close_at(nowhere, w) && ok;
+}
+
+static int dataset_make(const dataset_args *a)
+{
+    ag_named_tensor *in = calloc((size_t)a->n_inputs, sizeof *in);
+    bool ok = true;
+    for (int i = 0; ok && i < a->n_inputs; i++)
+        ok = dataset_input(a->inputs[i], a->file, &in[i]);
+    int64_t count = ok ? dataset_count(in, a->n_inputs, a->inputs) : -1;
+    ok = count >= 0 && dataset_write(a->file, in, a->n_inputs, count);
+    if (ok)
+        printf("wrote %lld sample%s of %d input%s to %s\n", (long long)count,
+               count == 1 ? "" : "s", a->n_inputs, a->n_inputs == 1 ? "" : "s", a->file);
+    for (int i = 0; i < a->n_inputs; i++)
+        free((char *)in[i].name);
+    free(in);
+    return ok ? 0 : 1;
+}
+
+/* "x f32[?,784], y i32[]": a sample's inputs, into buf. */
+static const char *dataset_layout(const sm_sample *s, char *buf, size_t n)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < s->n_inputs && at < n; i++) {
+        char type[160];
+        ag_shape shape = ag_shape_get(s->tensors[i]);
+        at += (size_t)snprintf(buf + at, n - at, "%s%s %s", i ? ", " : "", s->names[i],
+                               ir_spec_type_str(ag_dtype_of(s->tensors[i]), &shape, type,
+                                                sizeof type));
+    }
+    return s->n_inputs ? buf : "no inputs";
+}
+
+/* The samples, a line for each run of samples with the same inputs. */
+static void dataset_print(const sm_dataset *ds)
+{
+    char now[2048], next[2048];
+    for (int64_t i = 0, first = 0; i < ds->n_samples; i++) {
+        const char *line = dataset_layout(&ds->samples[i], now, sizeof now);
+        if (i + 1 < ds->n_samples &&
+            strcmp(line, dataset_layout(&ds->samples[i + 1], next, sizeof next)) == 0)
+            continue;
+        if (first == i)
+            printf("  sample %lld: %s\n", (long long)i, line);
+        else
+            printf("  samples %lld-%lld: %s\n", (long long)first, (long long)i, line);
+        first = i + 1;
+    }
+}
+
+static int dataset_show(const dataset_args *a)
+{
+    ag_saved_model *m = a->model ? ag_saved_model_load_at(nowhere, a->model) : NULL;
+    const ag_signature_def *sig = m ? ag_model_signature_at(nowhere, m, a->sig) : NULL;
+    if (a->model && !sig)
+        return 1;
+    sm_dataset ds;
+    char err[1024];
+    if (!sm_dataset_read(a->file, sig, &ds, err, sizeof err)) {
+        fprintf(stderr, "agc-model: %s\n", err);
+        return 1;
+    }
+    printf("data set %s: %lld sample%s\n", a->file, (long long)ds.n_samples,
+           ds.n_samples == 1 ? "" : "s");
+    dataset_print(&ds);
+    if (sig)
+        printf("every sample fits the signature '%s' of %s\n", sig->name, a->model);
+    sm_dataset_free(&ds);
+    return 0;
+}
+
+static int dataset_command(int argc, char **argv)
+{
+    dataset_args a = {.inputs = calloc((size_t)argc, sizeof(const char *))};
+    int status = dataset_cli(argc, argv, &a);
+    if (status == 0) {
+        ag_set_error_mode(AG_ERRORS_RETURN);
+        status = a.show ? dataset_show(&a) : dataset_make(&a);
+    }
+    if (status == 1 && ag_last_error())
+        fprintf(stderr, "agc-model: %s\n", ag_last_error());
+    free(a.inputs);
     ag_shutdown();
     return status;
 }

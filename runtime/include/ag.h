@@ -1055,6 +1055,39 @@ bool ag_model_call_at(ag_loc loc, ag_saved_model *m, const char *signature,
 #define ag_model_call(m, signature, inputs, n_inputs, outputs, n_outputs) \
     ag_model_call_at(AG_HERE, (m), (signature), (inputs), (n_inputs), (outputs), (n_outputs))
 
+/*
+ * A representative data set (docs/quantization.md) calibrates a model's
+ * quantization: samples of a signature's inputs, in TensorFlow's format (a
+ * TFRecord file of RepresentativeDataSample records, each input a
+ * TensorProto with its tensor_content), so TensorFlow's tools read what
+ * agc writes and agc reads what they write. A writer adds one sample at a
+ * time: every input by name, concrete tensors of any dtype. The file is
+ * written beside `path` and renamed into place at the close, which warns
+ * when it holds fewer samples than the converter guide recommends (200).
+ */
+typedef struct ag_dataset_writer ag_dataset_writer;
+/* NULL after reporting when the file cannot be made. */
+ag_dataset_writer *ag_dataset_writer_open_at(ag_loc loc, const char *path);
+#define ag_dataset_writer_open(path) ag_dataset_writer_open_at(AG_HERE, (path))
+/* False after reporting: an input without a name, named twice, or not a
+ * tensor; a write error. After a failed add the data set is not kept. */
+bool ag_dataset_writer_add_at(ag_loc loc, ag_dataset_writer *w, const ag_named_tensor *inputs,
+                              int n_inputs);
+#define ag_dataset_writer_add(w, inputs, n_inputs) \
+    ag_dataset_writer_add_at(AG_HERE, (w), (inputs), (n_inputs))
+/* Puts the file in place and frees w; false (path then as it was) after
+ * a failed add or reporting a write error. */
+bool ag_dataset_writer_close_at(ag_loc loc, ag_dataset_writer *w);
+#define ag_dataset_writer_close(w) ag_dataset_writer_close_at(AG_HERE, (w))
+/* The whole data set at once: sample s's input i is
+ * tensors[s * n_inputs + i], named names[i]. False after reporting. */
+bool ag_representative_dataset_save_at(ag_loc loc, const char *path, int n_samples,
+                                       int n_inputs, const char *const *names,
+                                       const ag_tensor *tensors);
+#define ag_representative_dataset_save(path, n_samples, n_inputs, names, tensors) \
+    ag_representative_dataset_save_at(AG_HERE, (path), (n_samples), (n_inputs), (names), \
+                                      (tensors))
+
 /* `agc --emit=obj` compiles AG_FUNCTIONs into an object file whose C
  * functions have the user's prototypes (docs/agc.md). They call this:
  * tensors[i] holds tensor parameter i, scalars[i] C scalar parameter i

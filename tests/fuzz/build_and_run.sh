@@ -1,7 +1,7 @@
 #!/bin/sh
 # build_and_run.sh SECONDS [WORKDIR]
 #
-# Builds five libFuzzer targets with clang-19 (-fsanitize=fuzzer,address,
+# Builds six libFuzzer targets with clang-19 (-fsanitize=fuzzer,address,
 # undefined) and fuzzes them one after the other, SECONDS in all:
 #
 #   fuzz_agc                 agc's conversion (fuzz_agc.c over frontend/,
@@ -22,11 +22,18 @@
 #   fuzz_model_load          ag_saved_model_load on a model one of whose
 #                            files is the input (fuzz_model_load.c: all of
 #                            libag), then a call of its signature; seeded
-#                            with the files of the tiny model it saves.
+#                            with the files of the tiny model it saves;
+#   fuzz_dataset             a representative data set (fuzz_dataset.c:
+#                            model/dataset.c over support/tfrecord.c and
+#                            protowire.c), the input read as a TFRecord
+#                            file and as one record's sample, written
+#                            again and read back; seeded with the samples
+#                            it writes.
 #
-# The budget: what is left of SECONDS after building the other four (at
+# The budget: what is left of SECONDS after building the other five (at
 # least half of SECONDS) is split: fuzz_ir 10%, fuzz_converter_options 5%,
-# fuzz_manifest 5%, fuzz_model_load 15%, fuzz_agc the rest. So the step
+# fuzz_manifest 5%, fuzz_model_load 15%, fuzz_dataset 5%, fuzz_agc the
+# rest. So the step
 # lasts about as long as when it fuzzed agc alone, unless building takes
 # more than half of SECONDS (about 40 s of two cores: with the default 60
 # the step takes about 10 s more).
@@ -37,7 +44,8 @@
 # and a run of `WORKDIR/<target> FILE` reproduces it. WORKDIR (default
 # build-fuzz/ in the source tree) keeps the corpora libFuzzer grows
 # (corpus/ for fuzz_agc, corpus-ir/, corpus-converter-options/), so later
-# runs start from them (and corpus-manifest/, corpus-model-load/).
+# runs start from them (and corpus-manifest/, corpus-model-load/,
+# corpus-dataset/).
 #
 # Environment: CC (default clang-19), LLVM_DIR (default /usr/lib/llvm-19),
 # FUZZ_JOBS (compile jobs, default 2).
@@ -160,13 +168,15 @@ compiled_all
     -o "$work/fuzz_manifest"
 
 # fuzz_model_load: loading and calling reach every layer of libag (the
-# reference target runs the calls, but the pipeline links them all).
+# reference target runs the calls, but the pipeline links them all; the
+# model layer's data sets need support/'s TFRecord and wire format).
 lib_objs=""
 for src in "$root"/ir/trace.c "$root"/ir/staged.c "$root"/ir/staged_grad.c "$root"/ir/loop_grad.c "$root"/ir/replay.c "$root"/ir/split.c "$root"/ir/liveness.c "$root"/ir/exec.c \
     "$root"/passes/*.c "$root"/backend/target.c "$root"/backend/reference/*.c \
     "$root"/backend/cpu/*.c "$root"/backend/tpu/*.c "$root"/pipeline/*.c "$root"/model/*.c \
     "$root"/converter/select.c "$root"/converter/report.c "$root"/converter/convert.c \
-    "$root"/converter/error.c; do
+    "$root"/converter/error.c "$root"/support/crc32c.c "$root"/support/tfrecord.c \
+    "$root"/support/protowire.c; do
     name=$(basename "$src" .c)
     case $name in manifest) continue ;; esac
     obj="$work/obj/lib-$(basename "$(dirname "$src")")-$name.o"
@@ -177,11 +187,18 @@ for src in "$root"/ir/trace.c "$root"/ir/staged.c "$root"/ir/staged_grad.c "$roo
 done
 # shellcheck disable=SC2086
 compile "$here/fuzz_model_load.c" "$work/obj/fuzz_model_load.o" $model_layers
+# shellcheck disable=SC2086
+compile "$here/fuzz_dataset.c" "$work/obj/fuzz_dataset.o" $model_layers
 compiled_all
 # shellcheck disable=SC2086
 "$cc" $sanitize "$work/obj/fuzz_model_load.o" $lib_objs "$work/obj/model-manifest.o" \
     $options_objs $core_objs -L"$llvm/lib" -lLLVM -Wl,-rpath,"$llvm/lib" $libs -ldl \
     -o "$work/fuzz_model_load"
+# fuzz_dataset: the data sets make tensors, so it links libag as well.
+# shellcheck disable=SC2086
+"$cc" $sanitize "$work/obj/fuzz_dataset.o" $lib_objs "$work/obj/model-manifest.o" \
+    $options_objs $core_objs -L"$llvm/lib" -lLLVM -Wl,-rpath,"$llvm/lib" $libs -ldl \
+    -o "$work/fuzz_dataset"
 build_seconds=$(($(date +%s) - build_start))
 
 # ------------------------------------------------------------------- time
@@ -192,15 +209,19 @@ ir_seconds=$((fuzz_seconds / 10))
 options_seconds=$((fuzz_seconds / 20))
 manifest_seconds=$((fuzz_seconds / 20))
 model_seconds=$((fuzz_seconds * 15 / 100))
+dataset_seconds=$((fuzz_seconds / 20))
 [ "$ir_seconds" -ge 1 ] || ir_seconds=1
 [ "$options_seconds" -ge 1 ] || options_seconds=1
 [ "$manifest_seconds" -ge 1 ] || manifest_seconds=1
 [ "$model_seconds" -ge 1 ] || model_seconds=1
-agc_seconds=$((fuzz_seconds - ir_seconds - options_seconds - manifest_seconds - model_seconds))
+[ "$dataset_seconds" -ge 1 ] || dataset_seconds=1
+agc_seconds=$((fuzz_seconds - ir_seconds - options_seconds - manifest_seconds - model_seconds
+    - dataset_seconds))
 [ "$agc_seconds" -ge 1 ] || agc_seconds=1
 echo "fuzzing for $seconds s: fuzz_agc $agc_seconds s, fuzz_ir $ir_seconds s," \
     "fuzz_converter_options $options_seconds s, fuzz_manifest $manifest_seconds s," \
-    "fuzz_model_load $model_seconds s (building the last four took $build_seconds s)"
+    "fuzz_model_load $model_seconds s, fuzz_dataset $dataset_seconds s" \
+    "(building the last five took $build_seconds s)"
 
 # ------------------------------------------------------------------- run
 rm -f "$work"/artifacts/*
@@ -267,6 +288,13 @@ cat "$here/manifest.dict" "$here/ir.dict" >"$work/model-load.dict"
 mkdir -p "$work/corpus-model-load"
 fuzz fuzz_model_load "$model_seconds" 8192 "$work/model-load.dict" "$work/corpus-model-load" \
     "$work/seeds-model-load"
+
+# The seeds of fuzz_dataset are the samples it writes (a record's bytes).
+rm -rf "$work/seeds-dataset" && mkdir -p "$work/seeds-dataset"
+(cd "$work" && FUZZ_DATASET_SEEDS="$work/seeds-dataset" ./fuzz_dataset 2>/dev/null)
+mkdir -p "$work/corpus-dataset"
+fuzz fuzz_dataset "$dataset_seconds" 4096 "$here/dataset.dict" "$work/corpus-dataset" \
+    "$work/seeds-dataset"
 
 if [ -n "$failed" ]; then
     echo "fuzzing failed:$failed; the inputs are in $work/artifacts:" >&2

@@ -160,4 +160,37 @@ open(sys.argv[2], "w").write(man)
 PY
 check_error 1 "edited/functions/__inference_serve_1.ir:7:3: error: %6 (add): takes 2 operands" \
     "$model" show edited
+# a representative data set (docs/quantization.md) made from .npy files
+# and checked against the model's signature: each error names the file,
+# the record and the input
+npy() { # file shape... (f4 zeros)
+    python3 - "$@" <<'PY' || fail "cannot write $1"
+import struct, sys
+shape = [int(d) for d in sys.argv[2:]]
+n = 1
+for d in shape:
+    n *= d
+h = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % ", ".join(map(str, shape))
+h += " " * (-(11 + len(h)) % 64) + "\n"
+open(sys.argv[1], "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode()
+                              + bytes(4 * n))
+PY
+}
+npy pixels.npy 3 2 784 && npy narrow.npy 3 1 783
+"$model" dataset calib.tfrecord --input pixels=pixels.npy >ds.out 2>ds.err ||
+    fail "agc-model dataset failed"
+expect_in ds.out "wrote 3 samples of 1 input to calib.tfrecord"
+expect_in ds.err "calib.tfrecord: 3 samples; the converter guide recommends more than 200"
+"$model" dataset --show calib.tfrecord --model mlp --signature serving_default >ds.out \
+    2>/dev/null || fail "agc-model dataset --show --model failed"
+expect_in ds.out "samples 0-2: pixels f32[2,784]"
+expect_in ds.out "every sample fits the signature 'serving_default' of mlp"
+"$model" dataset image.tfrecord --input image=pixels.npy 2>/dev/null >/dev/null
+check_error 1 "image.tfrecord: record 0: the signature 'serving_default' has no input 'image' (its inputs: pixels)" \
+    "$model" dataset --show image.tfrecord --model mlp --signature serving_default
+"$model" dataset narrow.tfrecord --input pixels=narrow.npy 2>/dev/null >/dev/null
+check_error 1 "narrow.tfrecord: record 0: input 'pixels' is f32[1,783], but the signature 'serving_default' takes f32[?,784] (a wrong shape)" \
+    "$model" dataset --show narrow.tfrecord --model mlp --signature serving_default
+check_error 1 "serving_defualt" \
+    "$model" dataset --show calib.tfrecord --model mlp --signature serving_defualt
 echo "saved models: all checks passed"
