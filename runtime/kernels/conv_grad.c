@@ -78,8 +78,8 @@ static bool result_known(const ag_shape *s, const ag_shape *op0, const ag_shape 
     if (rt_shape_known(s) || !rt_shape_known(op0) || !rt_shape_known(op1))
         return true;
     char b[128];
-    rt_err_set(e, "the %s shape %s has dims the operands do not determine; give them in "
-                  "the shape attribute",
+    rt_err_set(e, "the %s shape %s has dims that the operands do not determine; the "
+                  "function's signature must give them",
                what, rt_shape_str(s, b, sizeof b));
     return false;
 }
