@@ -107,7 +107,7 @@ bool pass_touches_list(const ir_node *n);
  * may fail, or an op whose operands' shapes are all known (the rules,
  * which passed when the node was made, then pass at run time too) and
  * whose kernel has no data-dependent error (integer div, floordiv, mod and
- * pow, gather, range, random_uniform, assert, tensor arrays, and
+ * pow, gather, unsorted_segment_sum, range, random_uniform, assert, tensor arrays, and
  * max/min/mean/argmax of an empty tensor have one).
  */
 bool pass_may_fail(const ir_node *n);

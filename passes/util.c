@@ -309,6 +309,7 @@ static bool kernel_may_fail(const ir_node *n)
         return true;
     switch (n->opcode) {
     case RT_OP_GATHER:
+    case RT_OP_UNSORTED_SEGMENT_SUM:
     case RT_OP_RANGE:
     case RT_OP_RANDOM_UNIFORM:
     case RT_OP_ASSERT: return true;

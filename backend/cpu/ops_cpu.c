@@ -29,8 +29,10 @@
     Y(REDUCE_MIN, CG_OP_KERNEL) Y(REDUCE_PROD, CG_OP_KERNEL) Y(REDUCE_ANY, CG_OP_KERNEL)      \
     Y(REDUCE_ALL, CG_OP_KERNEL) Y(ARGMAX, CG_OP_KERNEL) Y(SOFTMAX, CG_OP_KERNEL)              \
     Y(MATMUL, CG_OP_OWN) Y(CONV2D, CG_OP_KERNEL)                                              \
+    Y(CONV2D_BACKPROP_INPUT, CG_OP_KERNEL) Y(CONV2D_BACKPROP_FILTER, CG_OP_KERNEL)            \
     Y(RESHAPE, CG_OP_KERNEL) Y(TRANSPOSE, CG_OP_KERNEL) Y(CONCAT, CG_OP_KERNEL)               \
     Y(STACK, CG_OP_KERNEL) Y(SLICE, CG_OP_KERNEL) Y(GATHER, CG_OP_KERNEL)                     \
+    Y(UNSORTED_SEGMENT_SUM, CG_OP_KERNEL)                                                     \
     Y(EXPAND_DIMS, CG_OP_KERNEL) Y(SQUEEZE, CG_OP_KERNEL) Y(SHAPE_OF, CG_OP_KERNEL)           \
     Y(SIZE, CG_OP_KERNEL) Y(ONE_HOT, CG_OP_KERNEL)                                            \
     Y(PRINT, CG_OP_KERNEL) Y(ASSERT, CG_OP_KERNEL) Y(VAR_READ, CG_OP_KERNEL)                  \

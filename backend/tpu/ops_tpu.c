@@ -31,8 +31,11 @@
     Y(REDUCE_MIN, TPU_OP_XLU) Y(REDUCE_PROD, TPU_OP_XLU) Y(REDUCE_ANY, TPU_OP_XLU)              \
     Y(REDUCE_ALL, TPU_OP_XLU) Y(ARGMAX, TPU_OP_XLU) Y(SOFTMAX, TPU_OP_XLU)                      \
     Y(MATMUL, TPU_OP_MXU) Y(CONV2D, TPU_OP_MXU)                                                 \
+    /* conv2d's gradients: the model has no MXU form of them yet (soft placement) */            \
+    Y(CONV2D_BACKPROP_INPUT, TPU_OP_HOST) Y(CONV2D_BACKPROP_FILTER, TPU_OP_HOST)                \
     Y(RESHAPE, TPU_OP_VIEW) Y(TRANSPOSE, TPU_OP_XLU) Y(CONCAT, TPU_OP_XLU) Y(STACK, TPU_OP_XLU) \
-    Y(SLICE, TPU_OP_XLU) Y(GATHER, TPU_OP_XLU) Y(EXPAND_DIMS, TPU_OP_VIEW)                      \
+    Y(SLICE, TPU_OP_XLU) Y(GATHER, TPU_OP_XLU) Y(UNSORTED_SEGMENT_SUM, TPU_OP_XLU)              \
+    Y(EXPAND_DIMS, TPU_OP_VIEW)                                                                 \
     Y(SQUEEZE, TPU_OP_VIEW) Y(SHAPE_OF, TPU_OP_XLU) Y(SIZE, TPU_OP_XLU) Y(ONE_HOT, TPU_OP_XLU)  \
     /* host work */                                                                             \
     Y(PRINT, TPU_OP_HOST) Y(ASSERT, TPU_OP_HOST) Y(VAR_READ, TPU_OP_HOST)                       \

@@ -157,6 +157,16 @@ RT_DTYPE_RULE(rt_dt_gather)
     return true;
 }
 
+RT_DTYPE_RULE(rt_dt_segment_sum)
+{
+    (void)a, (void)n;
+    if (!require(rt_is_numeric(in[0]->dtype), in[0]->dtype, "numeric data", e) ||
+        !require(rt_is_int(in[1]->dtype), in[1]->dtype, "i32 or i64 indices", e))
+        return false;
+    *out = in[0]->dtype;
+    return true;
+}
+
 RT_DTYPE_RULE(rt_dt_i64)
 {
     (void)a, (void)in, (void)n, (void)e;

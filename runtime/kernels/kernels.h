@@ -19,6 +19,13 @@ typedef struct rt_conv2d_geom {
     int64_t pad_top, pad_left;
 } rt_conv2d_geom;
 
+/* The shape of conv2d's result for input x (NHWC) and filter f (HWIO),
+ * either possibly with unknown dims (-1, which stay unknown where they
+ * matter); false with a message in e if the conv2d is certainly invalid.
+ * The shape rule of conv2d, and of its gradients (conv_grad.c). */
+bool rt_conv2d_out_shape(const ag_shape *x, const ag_shape *f, int stride_h, int stride_w,
+                         ag_padding padding, ag_shape *out, rt_err *e);
+
 /* Checks a conv2d of concrete shapes and fills g (TensorFlow's SAME/VALID
  * output sizes and padding split); false with a message in e if invalid. */
 bool rt_conv2d_geometry(const ag_shape *x, const ag_shape *filter, int stride_h,

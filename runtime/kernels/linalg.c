@@ -339,18 +339,24 @@ static bool conv_check(const ag_shape *x, const ag_shape *f, int sh, int sw,
     return true;
 }
 
-RT_SHAPE_RULE(rt_sh_conv2d)
+bool rt_conv2d_out_shape(const ag_shape *x, const ag_shape *f, int stride_h, int stride_w,
+                         ag_padding padding, ag_shape *out, rt_err *e)
 {
-    (void)n;
-    const ag_shape *x = &in[0]->shape, *f = &in[1]->shape;
-    if (!conv_check(x, f, a->stride_h, a->stride_w, a->padding, e))
+    if (!conv_check(x, f, stride_h, stride_w, padding, e))
         return false;
     out->rank = 4;
     out->dims[0] = x->dims[0];
-    out->dims[1] = conv_out_dim(x->dims[1], f->dims[0], a->stride_h, a->padding);
-    out->dims[2] = conv_out_dim(x->dims[2], f->dims[1], a->stride_w, a->padding);
+    out->dims[1] = conv_out_dim(x->dims[1], f->dims[0], stride_h, padding);
+    out->dims[2] = conv_out_dim(x->dims[2], f->dims[1], stride_w, padding);
     out->dims[3] = f->dims[3];
     return true;
+}
+
+RT_SHAPE_RULE(rt_sh_conv2d)
+{
+    (void)n;
+    return rt_conv2d_out_shape(&in[0]->shape, &in[1]->shape, a->stride_h, a->stride_w,
+                               a->padding, out, e);
 }
 
 bool rt_conv2d_geometry(const ag_shape *x, const ag_shape *f, int stride_h,

@@ -27,6 +27,7 @@ typedef struct operand {
     bool away_from_zero; /* magnitude in [lo, hi), random sign */
     bool boolean;        /* a condition (where) */
     const double *values; /* fixed values instead (reduce_prod's zeros) */
+    ag_dtype index;      /* AG_I32 or AG_I64: indices (values), never perturbed; 0 (AG_F32): not indices */
 } operand;
 
 typedef struct grad_case {
@@ -41,10 +42,21 @@ typedef struct grad_case {
 #define POS(...) {S(__VA_ARGS__), 0.5, 2.0, false, false, NULL}
 #define AWAY(...) {S(__VA_ARGS__), 0.2, 1.0, true, false, NULL}
 #define COND(...) {S(__VA_ARGS__), 0, 0, false, true, NULL}
+#define INDEX(dt, v, ...) {S(__VA_ARGS__), 0, 0, false, false, v, dt}
 #define CASE(...) {.present = true, __VA_ARGS__}
 
 /* one zero in row 0, two in row 1, none in row 2 */
 static const double prod_values[] = {0.5, 0, 1.5, -2, 0, 0, 0.7, 1.1, 1.2, -0.9, 0.8, 1.3};
+
+/* gather's indices: repeated (2 twice, 0 three times), one row (3) never */
+static const double gather_rows[] = {2, 0, 2, 0, 1, 0};
+/* a segment sum into 4 rows: row 1 gets three slices, row 2 none */
+static const double segment_rows[] = {1, 3, 1, 0, 1};
+
+/* The conv2d family, strided SAME on odd sizes (7x5 input, 3x3 window,
+ * strides 2 and 3: uneven padding, taps over both edges) and VALID. */
+#define CONV_SAME .stride_h = 2, .stride_w = 3, .padding = AG_SAME
+#define CONV_VALID .stride_h = 1, .stride_w = 2, .padding = AG_VALID
 
 static const grad_case cases[RT_OP_COUNT] = {
     [RT_OP_ADD] = CASE(.n = 2, .in = {ANY(2, 3), ANY(3)}),
@@ -76,12 +88,21 @@ static const grad_case cases[RT_OP_COUNT] = {
                                .attrs = {.axis = 1}),
     [RT_OP_SOFTMAX] = CASE(.n = 1, .in = {ANY(3, 4)}, .attrs = {.axis = -1}),
     [RT_OP_MATMUL] = CASE(.n = 2, .in = {ANY(2, 2, 3), ANY(3, 4)}),
+    [RT_OP_CONV2D] = CASE(.n = 2, .in = {ANY(2, 7, 5, 3), ANY(3, 3, 3, 2)}, .attrs = {CONV_SAME}),
+    [RT_OP_CONV2D_BACKPROP_INPUT] = CASE(.n = 2, .in = {ANY(2, 4, 2, 2), ANY(3, 3, 3, 2)},
+                                         .attrs = {CONV_SAME, .shape = S(2, 7, 5, 3)}),
+    [RT_OP_CONV2D_BACKPROP_FILTER] = CASE(.n = 2, .in = {ANY(1, 6, 5, 2), ANY(1, 5, 2, 3)},
+                                          .attrs = {CONV_VALID, .shape = S(2, 3, 2, 3)}),
     [RT_OP_RESHAPE] = CASE(.n = 1, .in = {ANY(2, 3)}, .attrs = {.shape = S(3, 2)}),
     [RT_OP_TRANSPOSE] = CASE(.n = 1, .in = {ANY(2, 3, 4)}, .attrs = {.perm = S(1, 2, 0)}),
     [RT_OP_CONCAT] = CASE(.n = 2, .in = {ANY(2, 3), ANY(2, 2)}, .attrs = {.axis = 1}),
     [RT_OP_STACK] = CASE(.n = 2, .in = {ANY(2, 3), ANY(2, 3)}, .attrs = {.axis = 1}),
     [RT_OP_SLICE] = CASE(.n = 1, .in = {ANY(4, 5)},
                          .attrs = {.begin = S(1, 2), .size = S(2, -1)}),
+    [RT_OP_GATHER] = CASE(.n = 2, .in = {ANY(3, 4, 2), INDEX(AG_I32, gather_rows, 2, 3)},
+                          .attrs = {.axis = 1}),
+    [RT_OP_UNSORTED_SEGMENT_SUM] = CASE(.n = 2, .in = {ANY(5, 3), INDEX(AG_I64, segment_rows, 5)},
+                                        .attrs = {.axis = 0, .n = 4}),
     [RT_OP_EXPAND_DIMS] = CASE(.n = 1, .in = {ANY(2, 3)}, .attrs = {.axis = 1}),
     [RT_OP_SQUEEZE] = CASE(.n = 1, .in = {ANY(2, 1, 3)}, .attrs = {.axis = 1}),
     [RT_OP_TO_DEVICE] = CASE(.n = 1, .in = {ANY(2, 3)}),
@@ -108,7 +129,7 @@ static ag_tensor make_operand(const operand *o, ag_dtype dt, uint32_t *seed)
     }
     ag_tensor t = ag_from_data(AG_F64, o->shape, v);
     free(v);
-    return ag_cast(t, o->boolean ? AG_BOOL : dt);
+    return ag_cast(t, o->boolean ? AG_BOOL : o->index ? o->index : dt);
 }
 
 typedef struct op_call {

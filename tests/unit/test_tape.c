@@ -164,16 +164,20 @@ static void test_gradient_of_gradient(void **state)
     NO_ERROR();
 }
 
-/* An op whose rule is not written yet is an error, never a silent zero. */
+/* gather was the op without a rule here; it has one now (grad_rules_nn.c),
+ * and only the tensor arrays, which an eager tape does not record, lack
+ * one: the error of a missing rule needs a new subject when they get
+ * theirs. Until then: gather's gradient, a repeated index summed. */
 static void test_missing_rule_is_an_error(void **state)
 {
     (void)state;
     ag_tensor p = F32(AG_SHAPE(3), 1, 2, 3);
     ag_tape t = ag_tape_new();
     ag_tape_watch(t, p);
-    ag_tensor y = ag_gather(p, I32(AG_SHAPE(2), 0, 2), 0);
-    EXPECT_ERROR(ag_tape_gradient(t, y, p), "ag_gather, which has no gradient rule yet");
+    ag_tensor y = ag_gather(p, I32(AG_SHAPE(3), 0, 2, 0), 0);
+    CHECK_VALUES(ag_tape_gradient(t, y, p), 2, 0, 1);
     ag_tape_free(t);
+    NO_ERROR();
 }
 
 static void test_bad_tape(void **state)
