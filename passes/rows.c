@@ -64,6 +64,9 @@ typedef enum rule {
     Y(REDUCE_SUM, R_AXIS) Y(REDUCE_MEAN, R_AXIS) Y(REDUCE_MAX, R_AXIS) Y(REDUCE_MIN, R_AXIS)    \
     Y(REDUCE_PROD, R_AXIS) Y(REDUCE_ANY, R_AXIS) Y(REDUCE_ALL, R_AXIS) Y(ARGMAX, R_AXIS)        \
     Y(SOFTMAX, R_AXIS) Y(MATMUL, R_MATMUL) Y(CONV2D, R_CONV2D) Y(RESHAPE, R_RESHAPE)           \
+    Y(CONV2D_BACKPROP_INPUT, R_CONV2D) /* (dy, w): dy's rows make dx's */                       \
+    Y(CONV2D_BACKPROP_FILTER, R_SOURCE) /* sums over the batch */                               \
+    Y(UNSORTED_SEGMENT_SUM, R_SOURCE)   /* rows may add into one */                             \
     Y(TRANSPOSE, R_TRANSPOSE) Y(CONCAT, R_CONCAT) Y(STACK, R_STACK) Y(SLICE, R_SLICE)          \
     Y(GATHER, R_GATHER) Y(EXPAND_DIMS, R_EXPAND_DIMS) Y(SQUEEZE, R_SQUEEZE)                    \
     Y(SHAPE_OF, R_SIZE) Y(SIZE, R_SIZE) Y(ONE_HOT, R_SAME)                                      \

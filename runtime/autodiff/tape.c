@@ -260,9 +260,11 @@ void rt_tape_record(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in
             continue;
         }
         /* An op without a gradient ends every path through it: its result
-         * is not followed, so what depends only on it is unconnected. */
-        if (rt_ops[op].grad_kind == RT_GRAD_NONE || out->dtype == RT_LIST ||
-            !follows(t, in, n))
+         * is not followed, so what depends only on it is unconnected. A
+         * tensor array written with a tracked value is followed: a
+         * gradient reaching its reads is an error (no rule yet), never a
+         * silent null. */
+        if (rt_ops[op].grad_kind == RT_GRAD_NONE || !follows(t, in, n))
             continue;
         tape_entry *e = new_entry(t, loc, n, 1);
         e->op = op;

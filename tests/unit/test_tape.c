@@ -164,11 +164,9 @@ static void test_gradient_of_gradient(void **state)
     NO_ERROR();
 }
 
-/* gather was the op without a rule here; it has one now (grad_rules_nn.c),
- * and only the tensor arrays, which an eager tape does not record, lack
- * one: the error of a missing rule needs a new subject when they get
- * theirs. Until then: gather's gradient, a repeated index summed. */
-static void test_missing_rule_is_an_error(void **state)
+/* gather was the op without a rule here; it has one now (grad_rules_nn.c):
+ * its gradient, a repeated index summed. */
+static void test_gather_gradient(void **state)
 {
     (void)state;
     ag_tensor p = F32(AG_SHAPE(3), 1, 2, 3);
@@ -178,6 +176,21 @@ static void test_missing_rule_is_an_error(void **state)
     CHECK_VALUES(ag_tape_gradient(t, y, p), 2, 0, 1);
     ag_tape_free(t);
     NO_ERROR();
+}
+
+/* The tensor arrays have no rule yet: a gradient through one is an error
+ * naming the op, never the null tensor of an unconnected source. */
+static void test_missing_rule_is_an_error(void **state)
+{
+    (void)state;
+    ag_tensor x = F32(AG_SHAPE(2), 1, 2);
+    ag_tape t = ag_tape_new();
+    ag_tape_watch(t, x);
+    ag_tensor_array ta = ag_tensor_array_new(AG_F32, 1, false);
+    ta = ag_tensor_array_write(ta, 0, x);
+    ag_tensor y = ag_tensor_array_read(ta, 0);
+    EXPECT_ERROR(ag_tape_gradient(t, y, x), "which has no gradient rule yet");
+    ag_tape_free(t);
 }
 
 static void test_bad_tape(void **state)
@@ -529,6 +542,7 @@ int main(void)
         TU_TEST(test_broadcast_and_non_scalar_target),
         TU_TEST(test_matmul),
         TU_TEST(test_gradient_of_gradient),
+        TU_TEST(test_gather_gradient),
         TU_TEST(test_missing_rule_is_an_error),
         TU_TEST(test_bad_tape),
         TU_TEST(test_tape_inside_a_function),
