@@ -176,8 +176,8 @@ static bool apply_batch_options(batcher_ctx *B)
         if (!s)
             sm_names_for(man, SM_SIGNATURES, name, have, sizeof have, hint, sizeof hint);
         if (!s)
-            return batch_fail(B, "batching: the model has no signature '%s'%s; it has %s", name,
-                              hint, have);
+            return batch_fail(B, "batching: the model has no signature '%s'; it has %s%s", name,
+                              have, hint);
         function = s->function;
     } else if (kind == CV_SELECT_FUNCTION_ALIAS) {
         function = NULL;
@@ -188,8 +188,8 @@ static bool apply_batch_options(batcher_ctx *B)
         if (!function)
             sm_names_for(man, SM_ALIASES, name, have, sizeof have, hint, sizeof hint);
         if (!function)
-            return batch_fail(B, "batching: the model has no function alias '%s'%s (aliases: "
-                                 "%s)", name, hint, have);
+            return batch_fail(B, "batching: the model has no function alias '%s' (aliases: "
+                                 "%s)%s", name, have, hint);
     }
     int hits = 0;
     for (int i = 0; i < man->n_functions; i++) {

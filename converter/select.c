@@ -87,8 +87,8 @@ static bool by_alias(selector *S, const cv_tpu_function *t, const char *alias, c
             return select_function(S, man->aliases[i].function, t, by, t->at.function_alias);
     char have[512], hint[300];
     sm_names_for(man, SM_ALIASES, alias, have, sizeof have, hint, sizeof hint);
-    return fail_at(S, t->at.function_alias, "the model has no function alias '%s'%s (aliases: "
-                                            "%s)", alias, hint, have);
+    return fail_at(S, t->at.function_alias, "the model has no function alias '%s' (aliases: "
+                                            "%s)%s", alias, have, hint);
 }
 
 static bool by_name(selector *S, const cv_tpu_function *t, const char *name, const char *by)
@@ -99,7 +99,7 @@ static bool by_name(selector *S, const cv_tpu_function *t, const char *name, con
         sm_names_for(S->m->man, SM_FUNCTIONS, name, have, sizeof have, hint, sizeof hint);
     if (i < 0)
         return fail_at(S, t->at.concrete_function_name, "the model has no concrete function "
-                       "'%s'%s (agc-model show lists them)", name, hint);
+                       "'%s' (agc-model show lists them)%s", name, hint);
     return add(S, i, NULL, t, by);
 }
 
@@ -111,8 +111,8 @@ static bool by_signature(selector *S, const cv_tpu_function *t, const char *name
     if (!s)
         sm_names_for(S->m->man, SM_SIGNATURES, name, have, sizeof have, hint, sizeof hint);
     if (!s)
-        return fail_at(S, t->at.signature_name, "the model has no signature '%s'%s; it has %s",
-                       name, hint, have);
+        return fail_at(S, t->at.signature_name, "the model has no signature '%s'; it has %s%s",
+                       name, have, hint);
     return add(S, sm_function_index(S->m, s->function), NULL, t, by);
 }
 

@@ -175,9 +175,9 @@ const ag_signature_def *ag_model_signature_at(ag_loc loc, const ag_saved_model *
                  m->sigs[k].name);
         sg_consider(&b, m->sigs[k].name);
     }
-    rt_report(loc, "the saved model '%s' has no signature '%s'%s; it has %s", m->dir,
-              name ? name : "(null)", sg_did_you_mean(b.name, hint, sizeof hint),
-              have[0] ? have : "none");
+    rt_report(loc, "the saved model '%s' has no signature '%s'; it has %s%s", m->dir,
+              name ? name : "(null)", have[0] ? have : "none",
+              sg_did_you_mean(b.name, hint, sizeof hint));
     return NULL;
 }
 

@@ -200,8 +200,8 @@ static bool no_input(const ag_signature_def *s, const char *arg, int len)
                  s->inputs[i].name);
         sg_consider(&b, s->inputs[i].name);
     }
-    tool_error("signature '%s' has no input '%s'%s; it has %s", s->name, typed,
-               sg_did_you_mean(b.name, hint, sizeof hint), have[0] ? have : "none");
+    tool_error("signature '%s' has no input '%s'; it has %s%s", s->name, typed,
+               have[0] ? have : "none", sg_did_you_mean(b.name, hint, sizeof hint));
     return false;
 }
 
