@@ -8,6 +8,7 @@
  * through it).
  */
 #include "target.h"
+#include "suggest.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -70,6 +71,15 @@ const char *tgt_names(char *buf, size_t n)
     for (int i = 0; tgt_at(i) && used < n; i++)
         used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", tgt_at(i)->name);
     return buf;
+}
+
+const char *tgt_suggest(const char *name)
+{
+    sg_best b;
+    sg_begin(&b, name);
+    for (int i = 0; tgt_at(i); i++)
+        sg_consider(&b, tgt_at(i)->name);
+    return b.name;
 }
 
 /* ------------------------------------------------------------------ cost */

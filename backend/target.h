@@ -165,6 +165,9 @@ const tgt_target *tgt_find(const char *name);
 bool tgt_register(const tgt_target *t);
 /* "reference, cpu", for messages that list the choices. */
 const char *tgt_names(char *buf, size_t n);
+/* The target's name closest to a mistyped one (support/suggest.h), or
+ * NULL when none is close: the "did you mean" of an unknown target. */
+const char *tgt_suggest(const char *name);
 
 /* The cost counts of fn's live nodes (flops, bytes of values computed and
  * read, nodes), with seconds left 0: the part of an estimate every target

@@ -54,5 +54,7 @@ function(ag_layer_objects target layer)
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON
                                              C_VISIBILITY_PRESET default)
   target_link_libraries(${target} PRIVATE ag_layer_${layer} ag_warnings)
-  target_compile_definitions(${target} PRIVATE _GNU_SOURCE)
+  # AG_INSIDE_AGC: ag.h's AG_HERE does not compile here, so no call the
+  # library makes on a user's behalf can name the library's own file
+  target_compile_definitions(${target} PRIVATE _GNU_SOURCE AG_INSIDE_AGC)
 endfunction()

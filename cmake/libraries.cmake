@@ -5,18 +5,19 @@
 #             compile pipeline and the function cache, saved models,
 #             the converter's options
 #   libag_rt  what a program linked with agc's ahead-of-time objects
-#             needs: the runtime, the IR's core (to load the graphs) and
+#             needs: the runtime (with support's suggest.c, for its
+#             messages), the IR's core (to load the graphs) and
 #             the CPU target's run-time half (the helpers generated code
 #             calls, the loader of objects). No LLVM, no libclang.
 set(AG_LIB_OBJECTS
-  $<TARGET_OBJECTS:ag_support> $<TARGET_OBJECTS:ag_objects> $<TARGET_OBJECTS:ag_ir_core> $<TARGET_OBJECTS:ag_ir>
+  $<TARGET_OBJECTS:ag_support> $<TARGET_OBJECTS:ag_suggest> $<TARGET_OBJECTS:ag_objects> $<TARGET_OBJECTS:ag_ir_core> $<TARGET_OBJECTS:ag_ir>
   $<TARGET_OBJECTS:ag_passes> $<TARGET_OBJECTS:ag_targets>
   $<TARGET_OBJECTS:ag_target_reference> $<TARGET_OBJECTS:ag_target_cpu>
   $<TARGET_OBJECTS:ag_target_tpu>
   $<TARGET_OBJECTS:ag_cpu_runtime> $<TARGET_OBJECTS:ag_pipeline>
   $<TARGET_OBJECTS:ag_model> $<TARGET_OBJECTS:ag_converter_options>
   $<TARGET_OBJECTS:ag_converter>)
-set(AG_RT_OBJECTS $<TARGET_OBJECTS:ag_objects> $<TARGET_OBJECTS:ag_ir_core>
+set(AG_RT_OBJECTS $<TARGET_OBJECTS:ag_suggest> $<TARGET_OBJECTS:ag_objects> $<TARGET_OBJECTS:ag_ir_core>
     $<TARGET_OBJECTS:ag_cpu_runtime>)
 
 foreach(lib ag ag_static ag_rt ag_rt_static)

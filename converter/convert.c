@@ -203,16 +203,24 @@ static bool apply_batch_options(batcher_ctx *B)
     const char *function = name;
     if (kind == CV_SELECT_SIGNATURE_NAME) {
         sm_signature *s = sm_find_signature(man, name);
+        char have[512], hint[300];
         if (!s)
-            return batch_fail(B, "batching: the model has no signature '%s'", name);
+            sm_names_for(man, SM_SIGNATURES, name, have, sizeof have, hint, sizeof hint);
+        if (!s)
+            return batch_fail(B, "batching: the model has no signature '%s'; it has %s%s", name,
+                              have, hint);
         function = s->function;
     } else if (kind == CV_SELECT_FUNCTION_ALIAS) {
         function = NULL;
         for (int i = 0; i < man->n_aliases && !function; i++)
             if (strcmp(man->aliases[i].name, name) == 0)
                 function = man->aliases[i].function;
+        char have[512], hint[300];
         if (!function)
-            return batch_fail(B, "batching: the model has no function alias '%s'", name);
+            sm_names_for(man, SM_ALIASES, name, have, sizeof have, hint, sizeof hint);
+        if (!function)
+            return batch_fail(B, "batching: the model has no function alias '%s' (aliases: "
+                                 "%s)%s", name, have, hint);
     }
     int hits = 0;
     for (int i = 0; i < man->n_functions; i++) {

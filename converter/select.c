@@ -86,20 +86,21 @@ static bool by_alias(selector *S, const cv_tpu_function *t, const char *alias, c
     for (int i = 0; i < man->n_aliases; i++)
         if (strcmp(man->aliases[i].name, alias) == 0)
             return select_function(S, man->aliases[i].function, t, by, t->at.function_alias);
-    char have[512] = "";
-    for (int i = 0; i < man->n_aliases; i++)
-        snprintf(have + strlen(have), sizeof have - strlen(have), "%s'%s'", i ? ", " : "",
-                 man->aliases[i].name);
+    char have[512], hint[300];
+    sm_names_for(man, SM_ALIASES, alias, have, sizeof have, hint, sizeof hint);
     return fail_at(S, t->at.function_alias, "the model has no function alias '%s' (aliases: "
-                                            "%s)", alias, have[0] ? have : "none");
+                                            "%s)%s", alias, have, hint);
 }
 
 static bool by_name(selector *S, const cv_tpu_function *t, const char *name, const char *by)
 {
     int i = sm_function_index(S->m, name);
+    char have[2048], hint[300];
+    if (i < 0)
+        sm_names_for(S->m->man, SM_FUNCTIONS, name, have, sizeof have, hint, sizeof hint);
     if (i < 0)
         return fail_at(S, t->at.concrete_function_name, "the model has no concrete function "
-                       "'%s' (agc-model show lists them)", name);
+                       "'%s' (agc-model show lists them)%s", name, hint);
     return add(S, i, NULL, t, by);
 }
 
@@ -107,8 +108,12 @@ static bool by_signature(selector *S, const cv_tpu_function *t, const char *name
                          const char *by)
 {
     sm_signature *s = sm_find_signature(S->m->man, name);
+    char have[512], hint[300];
     if (!s)
-        return fail_at(S, t->at.signature_name, "the model has no signature '%s'", name);
+        sm_names_for(S->m->man, SM_SIGNATURES, name, have, sizeof have, hint, sizeof hint);
+    if (!s)
+        return fail_at(S, t->at.signature_name, "the model has no signature '%s'; it has %s%s",
+                       name, have, hint);
     return add(S, sm_function_index(S->m, s->function), NULL, t, by);
 }
 

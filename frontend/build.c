@@ -288,6 +288,8 @@ bool fe_target_known(const char *name, char *names, size_t n)
     return tgt_find(name) != NULL;
 }
 
+const char *fe_target_suggest(const char *name) { return tgt_suggest(name); }
+
 bool fe_target_prints(const char *name)
 {
     const tgt_target *t = tgt_find(name);

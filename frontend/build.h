@@ -37,6 +37,8 @@ typedef struct fe_build_options {
 /* Whether `name` is a target; else false with the list of targets in
  * names (for --target's usage error). */
 bool fe_target_known(const char *name, char *names, size_t n);
+/* The target's name closest to a mistyped one, or NULL (tgt_suggest). */
+const char *fe_target_suggest(const char *name);
 /* Whether the target has a compiled form to print (--emit=tpu). */
 bool fe_target_prints(const char *name);
 

@@ -9,6 +9,7 @@
  * partial file and never touches an existing one.
  */
 #include "build.h"
+#include "suggest.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -118,9 +119,10 @@ static int parse_build_arg(int argc, char **argv, int *i, fe_build_options *b)
         if (k == 0 && !(b->emit = fe_emit_parse(v)))
             return usage_error("unknown --emit kind in '%s' (kinds: c, obj, header, ir, "
                                "ir-opt, llvm, asm, dot, tpu)", v);
-        char targets[256];
+        char targets[256], hint[160];
         if (k == 5 && !fe_target_known(v, targets, sizeof targets))
-            return usage_error("unknown target '%s' for --target (targets: %s)", v, targets);
+            return usage_error("unknown target '%s' for --target (targets: %s)%s", v, targets,
+                               sg_did_you_mean(fe_target_suggest(v), hint, sizeof hint));
         const char **dst[] = {NULL,     &b->function, &b->signature,  &b->triple,
                               &b->cpu, &b->target,   &b->device_spec};
         if (k > 0)

@@ -10,7 +10,11 @@
  *   - a generated line following other text gets a marker line, which
  *     fe_out_finish replaces by `#line <its own line + 1> "output.ag.c"`.
  * So compiler errors, debuggers and AG_HERE point into the user's file for
- * the user's code, and into the generated file for agc's glue.
+ * the user's code, and compiler errors and debuggers into the generated
+ * file for agc's glue. There AG_HERE names no file: the first line
+ * defines AG_GENERATED_FILE, the file's own name, which ag.h compares
+ * with __FILE__, so no node of a user's graph and no message says
+ * `loc("staged.c":113)`.
  */
 #include "fe.h"
 
@@ -199,7 +203,12 @@ static const char *line_end(const char *p, const char *end)
 char *fe_out_finish(fe_out *o, const char *out_name, size_t *len)
 {
     fe_buf r = {0};
-    int line = 1;
+    /* the file's own name, for ag.h's AG_HERE: a call agc wrote names no
+     * file, so no location of the user's program points into this one */
+    fe_buf_printf(&r, "#define AG_GENERATED_FILE ");
+    put_path(&r, out_name);
+    fe_buf_putc(&r, '\n');
+    int line = 2;
     const char *p = o->buf.data ? o->buf.data : "";
     const char *end = p + o->buf.len;
     size_t mlen = strlen(MARKER);

@@ -76,6 +76,23 @@ const char *ir_opcode_name(int opcode)
     return "<invalid>";
 }
 
+/* The structural nodes as the user's C has them. */
+static const char *const structural_public[] = {
+    [IR_PARAM - RT_OP_COUNT] = "a parameter",
+    [IR_COND - RT_OP_COUNT] = "a staged if",
+    [IR_WHILE - RT_OP_COUNT] = "a staged loop",
+    [IR_GET - RT_OP_COUNT] = "a result of a staged if or loop",
+};
+
+const char *ir_opcode_public_name(int opcode)
+{
+    if (opcode >= 0 && opcode < RT_OP_COUNT)
+        return rt_op_public_name(opcode);
+    if (opcode >= RT_OP_COUNT && opcode < IR_OPCODE_COUNT)
+        return structural_public[opcode - RT_OP_COUNT];
+    return "<invalid>";
+}
+
 bool ir_opcode_from_name(const char *name, int *out)
 {
     for (int i = 0; i < IR_OPCODE_COUNT; i++) {

@@ -40,6 +40,10 @@ typedef enum ir_opcode {
 } ir_opcode;
 
 const char *ir_opcode_name(int opcode);
+/* The opcode as users know it (rt_op_public_name; "a staged if" and the
+ * like for the structural ones): for messages, listings and profiles,
+ * never the IR text. */
+const char *ir_opcode_public_name(int opcode);
 bool ir_opcode_from_name(const char *name, int *out);
 
 /*

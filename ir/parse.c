@@ -18,6 +18,7 @@
  * MAX_DEPTH deep.
  */
 #include "ir.h"
+#include "suggest.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -594,9 +595,14 @@ static ag_dtype parse_dtype(parser *p)
     char buf[16], desc[40];
     ag_dtype dt;
     if (p->tok.kind != TK_IDENT || !tok_text(&p->tok, buf, sizeof buf) ||
-        !rt_dtype_from_name(buf, &dt))
-        fail(p, "expected a dtype (f32, f64, bf16, i32, i64, bool), got %s",
-             tok_desc(p, desc, sizeof desc));
+        !rt_dtype_from_name(buf, &dt)) {
+        char hint[64];
+        const char *near = p->tok.kind == TK_IDENT && tok_text(&p->tok, buf, sizeof buf)
+                               ? rt_dtype_suggest(buf)
+                               : NULL;
+        fail(p, "expected a dtype (f32, f64, bf16, i32, i64, bool), got %s%s",
+             tok_desc(p, desc, sizeof desc), sg_did_you_mean(near, hint, sizeof hint));
+    }
     next(p);
     return dt;
 }

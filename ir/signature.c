@@ -9,6 +9,7 @@
  * entries give C scalar parameters by name.
  */
 #include "signature.h"
+#include "suggest.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -71,8 +72,10 @@ static bool parse_tensor_entry(const char **pp, ir_spec_entry *e, char *err, siz
     }
     name[n] = '\0';
     if (!rt_dtype_from_name(name, &e->dtype)) {
+        char hint[64];
         snprintf(err, errlen, "unknown dtype '%s' (expected f32, f64, bf16, i32, i64 "
-                              "or bool)", name);
+                              "or bool)%s", name,
+                 sg_did_you_mean(rt_dtype_suggest(name), hint, sizeof hint));
         return false;
     }
     p += n;

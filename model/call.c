@@ -12,6 +12,7 @@
 
 #include "batch.h"
 #include "signature.h"
+#include "suggest.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -166,12 +167,17 @@ const ag_signature_def *ag_model_signature_at(ag_loc loc, const ag_saved_model *
     int i = signature_index(m, name);
     if (i >= 0)
         return &m->sigs[i];
-    char have[512] = "";
-    for (int k = 0; k < m->man->n_signatures; k++)
+    char have[512] = "", hint[160];
+    sg_best b;
+    sg_begin(&b, name ? name : "");
+    for (int k = 0; k < m->man->n_signatures; k++) {
         snprintf(have + strlen(have), sizeof have - strlen(have), "%s'%s'", k ? ", " : "",
                  m->sigs[k].name);
-    rt_report(loc, "the saved model '%s' has no signature '%s'; it has %s", m->dir,
-              name ? name : "(null)", have[0] ? have : "none");
+        sg_consider(&b, m->sigs[k].name);
+    }
+    rt_report(loc, "the saved model '%s' has no signature '%s'; it has %s%s", m->dir,
+              name ? name : "(null)", have[0] ? have : "none",
+              sg_did_you_mean(b.name, hint, sizeof hint));
     return NULL;
 }
 
@@ -253,9 +259,9 @@ static bool call_in_graph(ag_loc loc, sm_loaded_function *lf, rt_value **in,
         ok = (post_in[k] = routed(loc, lf->post_in[k], in, pre_h, mid_out)) != NULL;
     ok = ok && pl_execute(&lf->post, post_in, n_post, out);
     for (int k = 0; ran_pre && k < n_pre; k++)
-        ag_free(pre_h[k]);
+        ag_free_at(loc, pre_h[k]);
     for (int k = 0; batched && k < n_mid; k++)
-        ag_free(mid_out[k]);
+        ag_free_at(loc, mid_out[k]);
     free(pre);
     free(post_in);
     free(pre_h);

@@ -118,9 +118,9 @@ static bool load_variables(ag_loc loc, ag_saved_model *m, char *err, size_t errl
         ok = check_bytes(path, data + v->offset, (size_t)v->bytes, v->bytes, v->checksum, err,
                          errlen);
         if (ok) {
-            ag_tensor init = ag_from_data(t.dtype, t.shape, data + v->offset);
+            ag_tensor init = ag_from_data_at(loc, t.dtype, t.shape, data + v->offset);
             m->vars[i] = ag_variable_new_at(loc, init);
-            ag_free(init);
+            ag_free_at(loc, init);
             ok = m->vars[i] != NULL;
             if (!ok)
                 snprintf(err, errlen, "%s: variable '%s' could not be made", path, v->name);
@@ -323,7 +323,7 @@ static void free_model(ag_saved_model *m)
     }
     for (int i = 0; m->vars && i < m->man->n_variables; i++)
         if (m->vars[i])
-            ag_variable_free(m->vars[i]);
+            ag_variable_free_at((ag_loc){0}, m->vars[i]);
     free(m->fns);
     free(m->vars);
     free(m->sigs);
@@ -423,7 +423,7 @@ ag_saved_model *ag_saved_model_load_at(ag_loc loc, const char *dir)
     }
     ok = ok && load_signatures(m, err, sizeof err);
     if (!ok) {
-        rt_report(loc, "cannot load the saved model: %s", err);
+        rt_report(loc, "cannot load the saved model '%s': %s", dir, err);
         free_model(m);
         return NULL;
     }

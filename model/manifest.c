@@ -6,6 +6,7 @@
 #include "manifest.h"
 
 #include "options_table.h"
+#include "suggest.h"
 #include "textproto.h"
 
 #include <stddef.h>
@@ -314,4 +315,32 @@ sm_signature *sm_find_signature(sm_manifest *m, const char *name)
         if (strcmp(m->signatures[i].name, name) == 0)
             return &m->signatures[i];
     return NULL;
+}
+
+static const char *name_at(const sm_manifest *m, sm_name_kind kind, int i)
+{
+    return kind == SM_SIGNATURES ? m->signatures[i].name
+           : kind == SM_ALIASES  ? m->aliases[i].name
+                                 : m->functions[i].name;
+}
+
+void sm_names_for(const sm_manifest *m, sm_name_kind kind, const char *typed, char *buf,
+                  size_t n, char *hint, size_t hint_n)
+{
+    int count = kind == SM_SIGNATURES ? m->n_signatures
+                : kind == SM_ALIASES  ? m->n_aliases
+                                      : m->n_functions;
+    sg_best b;
+    sg_begin(&b, typed ? typed : "");
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < count && used < n; i++) {
+        const char *name = name_at(m, kind, i);
+        used += (size_t)snprintf(buf + used, n - used, "%s'%s'", i ? ", " : "", name);
+        sg_consider(&b, name);
+    }
+    if (!count)
+        snprintf(buf, n, "none");
+    if (sg_did_you_mean(b.name, hint, hint_n) != hint)
+        hint[0] = '\0';
 }

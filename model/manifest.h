@@ -181,4 +181,11 @@ void sm_batch_options(const sm_batch *b, ag_batch_options *o, int *allowed);
 sm_function *sm_find_function(sm_manifest *m, const char *name);
 sm_signature *sm_find_signature(sm_manifest *m, const char *name);
 
+/* For a message about a name the model does not have: what it has
+ * ("'a', 'b'", or "none") in buf, and "; did you mean 'a'?" for the one
+ * close to `typed` in hint, or "" (support/suggest.h). */
+typedef enum sm_name_kind { SM_SIGNATURES, SM_ALIASES, SM_FUNCTIONS } sm_name_kind;
+void sm_names_for(const sm_manifest *m, sm_name_kind kind, const char *typed, char *buf,
+                  size_t n, char *hint, size_t hint_n);
+
 #endif

@@ -208,7 +208,7 @@ void bt_run_batch(ag_batcher *b, batch *bt, int64_t started, int64_t prev_run)
     ag_scope_push();
     bool ok = run_function(b, bt, padded, out, err, sizeof err);
     deliver(b, bt, padded, out, ok ? NULL : err, started, prev_run);
-    ag_scope_pop();
+    ag_scope_pop_at((ag_loc){0});
     free(bt->parts);
     free(bt);
 }

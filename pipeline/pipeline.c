@@ -9,6 +9,7 @@
 #include "pipeline.h"
 
 #include "signature.h"
+#include "suggest.h"
 
 #include "tiered.h"
 #include "trace.h"
@@ -24,9 +25,10 @@ const tgt_target *pl_target_named(ag_loc loc, const char *what, const char *name
 {
     const tgt_target *t = tgt_find(name);
     if (!t) {
-        char names[256];
-        rt_report(loc, "%s%s is not a target; the targets are %s", what, name ? name : "(null)",
-                  tgt_names(names, sizeof names));
+        char names[256], hint[160];
+        rt_report(loc, "%s%s is not a target; the targets are %s%s", what, name ? name : "(null)",
+                  tgt_names(names, sizeof names),
+                  sg_did_you_mean(name ? tgt_suggest(name) : NULL, hint, sizeof hint));
     }
     return t;
 }
@@ -56,18 +58,26 @@ static const tgt_target *executor_alias(ag_loc loc, const char *env, bool *stric
         *strict = env[3] == '-';
         return tgt_find("cpu");
     }
-    return pl_target_named(loc, "AG_EXECUTOR=", env);
+    return pl_target_named(loc, "the environment variable AG_EXECUTOR=", env);
 }
 
-/* "AG_TARGET=" for the environment's value, "--target=" for agc's flag,
- * "ag_set_target: " for the setter's. */
+/* "the environment variable AG_TARGET=" for the environment's value,
+ * "--target=" for agc's flag, "ag_set_target: " for the setter's. */
 static const char *target_what(const rt_config *c)
 {
     switch (rt_config_source_of(c, RT_CFG_TARGET)) {
     case RT_SRC_FLAG: return "--target=";
     case RT_SRC_SETTER: return "ag_set_target: ";
-    default: return "AG_TARGET=";
+    default: return "the environment variable AG_TARGET=";
     }
+}
+
+/* Where a bad target name is reported: the program's line only when the
+ * program set it (ag_set_target); a name from the environment or a flag
+ * has nothing to do with the line that happened to trace first. */
+static ag_loc target_loc(const rt_config *c, rt_config_id id, ag_loc loc)
+{
+    return rt_config_source_of(c, id) == RT_SRC_SETTER ? loc : (ag_loc){0};
 }
 
 const tgt_target *pl_selected_target(ag_loc loc, bool *strict)
@@ -83,10 +93,10 @@ const tgt_target *pl_target_of(const rt_config *c, ag_loc loc, bool *strict)
     *strict = false;
     const char *name = rt_config_str(c, RT_CFG_TARGET);
     if (name && *name)
-        return pl_target_named(loc, target_what(c), name);
+        return pl_target_named(target_loc(c, RT_CFG_TARGET, loc), target_what(c), name);
     name = rt_config_str(c, RT_CFG_EXECUTOR);
     if (name && *name)
-        return executor_alias(loc, name, strict);
+        return executor_alias(target_loc(c, RT_CFG_EXECUTOR, loc), name, strict);
     return tgt_find("cpu");
 }
 

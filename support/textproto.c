@@ -6,6 +6,7 @@
 #include "textproto.h"
 
 #include "files.h"
+#include "suggest.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -293,6 +294,14 @@ static bool read_string(reader *R, const tp_field *f, const tp_message *m, char 
     }
 }
 
+static int count_of(const char *const *names)
+{
+    int n = 0;
+    while (names[n])
+        n++;
+    return n;
+}
+
 static bool read_enum(reader *R, const tp_field *f, const tp_message *m, int *out)
 {
     char buf[64], list[512];
@@ -307,8 +316,13 @@ static bool read_enum(reader *R, const tp_field *f, const tp_message *m, int *ou
     for (int i = 0; f->enums[i] && used < sizeof list; i++)
         used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
                                  f->enums[i]);
-    return fail_at(R, &R->tok, "bad value %s for field '%s' of %s (one of %s)",
-                   tok_text(&R->tok, buf, sizeof buf), f->name, m->name, list);
+    char typed[64], hint[160];
+    snprintf(typed, sizeof typed, "%.*s", (int)R->tok.len, R->tok.start);
+    const char *near =
+        R->tok.kind == T_IDENT ? sg_suggest(typed, f->enums, count_of(f->enums)) : NULL;
+    return fail_at(R, &R->tok, "bad value %s for field '%s' of %s (one of %s)%s",
+                   tok_text(&R->tok, buf, sizeof buf), f->name, m->name, list,
+                   sg_did_you_mean(near, hint, sizeof hint));
 }
 
 static bool read_message(reader *R, const tp_message *m, void *out, char closing);
@@ -422,6 +436,19 @@ static const tp_field *oneof_rival(const tp_message *m, const tp_field *f, const
     return NULL;
 }
 
+/* An unknown field's error, with the field of m it most likely meant. */
+static bool unknown_field(reader *R, const tp_message *m, const token *name)
+{
+    char typed[128], hint[160];
+    snprintf(typed, sizeof typed, "%.*s", (int)name->len, name->start);
+    sg_best b;
+    sg_begin(&b, typed);
+    for (int i = 0; i < m->n_fields; i++)
+        sg_consider(&b, m->fields[i].name);
+    return fail_at(R, name, "unknown field '%s' in %s%s", typed, m->name,
+                   sg_did_you_mean(b.name, hint, sizeof hint));
+}
+
 static bool read_field(reader *R, const tp_message *m, void *base, bool *given)
 {
     char buf[64];
@@ -431,8 +458,7 @@ static bool read_field(reader *R, const tp_message *m, void *base, bool *given)
                        tok_text(&name, buf, sizeof buf));
     const tp_field *f = find_field(m, &name);
     if (!f)
-        return fail_at(R, &name, "unknown field '%.*s' in %s", (int)name.len, name.start,
-                       m->name);
+        return unknown_field(R, m, &name);
     int index = (int)(f - m->fields);
     if (given[index] && !f->repeated)
         return fail_at(R, &name, "field '%s' of %s is given twice", f->name, m->name);

@@ -16,6 +16,7 @@
  * own flags are none of them: the converter's options are the model's).
  */
 #include "convert.h"
+#include "tool_diag.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,8 @@ typedef struct cli {
 
 static int bad_usage(const char *what, const char *arg)
 {
-    fprintf(stderr, "agc-convert: %s%s%s\n%s", what, arg ? arg : "", arg ? "'" : "", usage);
+    fprintf(stderr, "agc-convert: error: %s%s%s\n%s", what, arg ? arg : "", arg ? "'" : "",
+            usage);
     return 2;
 }
 
@@ -79,7 +81,7 @@ static int parse_cli(int argc, char **argv, cli *c)
         return bad_usage("give the options as a string or a file, not both", NULL);
     char err[2 * 4096 + 256];
     if (!cv_check_output_dir(c->in, c->out, err, sizeof err)) {
-        fprintf(stderr, "agc-convert: %s\n", err);
+        tool_error("%s", err);
         return 2;
     }
     return 0;
@@ -97,7 +99,7 @@ static bool read_options(const cli *c, cv_options *o, const char **source)
         ok = cv_options_parse(c->text ? c->text : "", *source, o, err, sizeof err);
     }
     if (!ok)
-        fprintf(stderr, "agc-convert: %s\n", err);
+        tool_error("%s", err);
     return ok;
 }
 
@@ -117,6 +119,7 @@ int main(int argc, char **argv)
         rt_config_release(cfg);
         return 0;
     }
+    tool_set_name("agc-convert");
     cli c = {0};
     int status = parse_cli(argc, argv, &c);
     if (status)
@@ -126,11 +129,11 @@ int main(int argc, char **argv)
     ag_set_error_mode(AG_ERRORS_RETURN);
     ag_saved_model *m = NULL;
     status = 1;
-    if (read_options(&c, o, &source) && (m = ag_saved_model_load(c.in)) &&
+    if (read_options(&c, o, &source) && (m = ag_saved_model_load_at((ag_loc){0}, c.in)) &&
         cv_convert(m, o, source, c.out, stdout, NULL))
         status = 0;
-    if (status && ag_last_error())
-        fprintf(stderr, "agc-convert: %s\n", ag_last_error());
+    if (status)
+        tool_report_last_error();
     free(o);
     ag_shutdown();
     return status;

@@ -21,10 +21,13 @@
 #include "files.h"
 #include "model.h"
 #include "npy.h"
+#include "tool_diag.h"
 
 #include "signature.h"
+#include "suggest.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,7 +56,7 @@ static const char usage[] =
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "agc-model: ");
+    fprintf(stderr, "agc-model: error: ");
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\n%s", usage);
     return 2;
@@ -164,7 +167,7 @@ static ag_tensor text_tensor(const ag_tensor_spec *spec, const char *text, const
     int64_t n;
     double *v = parse_numbers(text, &n);
     if (!v) {
-        fprintf(stderr, "agc-model: %s: expected numbers (or a .npy file)\n", file);
+        tool_error("%s: expected numbers (or a .npy file)", file);
         return none;
     }
     ag_shape s = spec->shape;
@@ -181,22 +184,40 @@ static ag_tensor text_tensor(const ag_tensor_spec *spec, const char *text, const
     if (n_unknown > 1 || (n_unknown == 0 && known != n) ||
         (n_unknown == 1 && (known == 0 || n % known != 0))) {
         char want[128];
-        fprintf(stderr, "agc-model: %s: %lld numbers do not fill input '%s' (%s)\n", file,
-                (long long)n, spec->name, ir_spec_type_str(spec->dtype, &spec->shape, want,
-                                                           sizeof want));
+        tool_error("%s: %lld numbers do not fill input '%s' (%s)", file, (long long)n,
+                   spec->name, ir_spec_type_str(spec->dtype, &spec->shape, want, sizeof want));
         free(v);
         return none;
     }
-    ag_tensor t = ag_cast(ag_from_data(AG_F64, s, v), spec->dtype);
+    ag_loc none_loc = {0}; /* the tool's own call: no line of the user's */
+    ag_tensor t = ag_cast_at(none_loc, ag_from_data_at(none_loc, AG_F64, s, v), spec->dtype);
     free(v);
     return t;
+}
+
+/* "--input NAME=..." names no input of s: which it most likely meant,
+ * and which it has. */
+static bool no_input(const ag_signature_def *s, const char *arg, int len)
+{
+    char typed[256], have[512] = "", hint[300];
+    snprintf(typed, sizeof typed, "%.*s", len, arg);
+    sg_best b;
+    sg_begin(&b, typed);
+    for (int i = 0; i < s->n_inputs; i++) {
+        snprintf(have + strlen(have), sizeof have - strlen(have), "%s'%s'", i ? ", " : "",
+                 s->inputs[i].name);
+        sg_consider(&b, s->inputs[i].name);
+    }
+    tool_error("signature '%s' has no input '%s'; it has %s%s", s->name, typed,
+               have[0] ? have : "none", sg_did_you_mean(b.name, hint, sizeof hint));
+    return false;
 }
 
 static bool read_input(const ag_signature_def *s, const char *arg, ag_named_tensor *in)
 {
     const char *eq = strchr(arg, '=');
     if (!eq || eq == arg) {
-        fprintf(stderr, "agc-model: --input wants NAME=FILE, not '%s'\n", arg);
+        tool_error("--input wants NAME=FILE, not '%s'", arg);
         return false;
     }
     const ag_tensor_spec *spec = NULL;
@@ -204,16 +225,13 @@ static bool read_input(const ag_signature_def *s, const char *arg, ag_named_tens
         if (strlen(s->inputs[i].name) == (size_t)(eq - arg) &&
             strncmp(s->inputs[i].name, arg, (size_t)(eq - arg)) == 0)
             spec = &s->inputs[i];
-    if (!spec) {
-        fprintf(stderr, "agc-model: signature '%s' has no input '%.*s'\n", s->name,
-                (int)(eq - arg), arg);
-        return false;
-    }
+    if (!spec)
+        return no_input(s, arg, (int)(eq - arg));
     char err[512];
     size_t n;
     char *data = sf_read_regular(eq + 1, "the input", (size_t)1 << 34, &n, err, sizeof err);
     if (!data) {
-        fprintf(stderr, "agc-model: %s\n", err);
+        tool_error("%s", err);
         return false;
     }
     size_t len = strlen(eq + 1);
@@ -221,28 +239,35 @@ static bool read_input(const ag_signature_def *s, const char *arg, ag_named_tens
     in->name = spec->name;
     in->tensor = npy ? npy_read(data, n, err, sizeof err) : text_tensor(spec, data, eq + 1);
     if (npy && !in->tensor.id)
-        fprintf(stderr, "agc-model: %s: %s\n", eq + 1, err);
+        tool_error("%s: %s", eq + 1, err);
     free(data);
     return in->tensor.id != 0;
+}
+
+/* After a failed write (errno set to 0 before it): the file, and why. */
+static void cannot_write(const char *path)
+{
+    tool_error("cannot write '%s'%s%s", path, errno ? ": " : "", errno ? strerror(errno) : "");
 }
 
 static bool write_output(const char *dir, const ag_named_tensor *o)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.npy", dir, o->name);
+    errno = 0;
     FILE *f = fopen(path, "wb");
     bool ok = f && npy_write(f, o->tensor);
     if (f && fclose(f) != 0)
         ok = false;
     if (!ok)
-        fprintf(stderr, "agc-model: cannot write '%s'\n", path);
+        cannot_write(path);
     return ok;
 }
 
 static int run(ag_saved_model *m, const char *sig, const char *const *inputs, int n_inputs,
                const char *out_dir)
 {
-    const ag_signature_def *s = ag_model_signature(m, sig);
+    const ag_signature_def *s = ag_model_signature_at((ag_loc){0}, m, sig);
     if (!s)
         return 1;
     ag_named_tensor *in = calloc((size_t)n_inputs + 1, sizeof *in);
@@ -250,11 +275,11 @@ static int run(ag_saved_model *m, const char *sig, const char *const *inputs, in
     bool ok = true;
     for (int i = 0; ok && i < n_inputs; i++)
         ok = read_input(s, inputs[i], &in[i]);
-    ok = ok && ag_model_call(m, sig, in, n_inputs, out, s->n_outputs);
+    ok = ok && ag_model_call_at((ag_loc){0}, m, sig, in, n_inputs, out, s->n_outputs);
     for (int i = 0; ok && i < s->n_outputs; i++) {
         printf("%s: ", out[i].name);
         fflush(stdout);
-        ag_print(out[i].tensor);
+        ag_print_at((ag_loc){0}, 1, (const ag_print_arg[]){AG__PRINT_ARG(out[i].tensor)});
         ok = !out_dir || write_output(out_dir, &out[i]);
     }
     free(in);
@@ -270,12 +295,13 @@ typedef struct aot_args {
 
 static bool write_file(const char *path, const char *data, size_t n)
 {
+    errno = 0;
     FILE *f = fopen(path, "wb");
     bool ok = f && fwrite(data, 1, n, f) == n;
     if (f && fclose(f) != 0)
         ok = false;
     if (!ok)
-        fprintf(stderr, "agc-model: cannot write '%s'\n", path);
+        cannot_write(path);
     return ok;
 }
 
@@ -336,8 +362,8 @@ static bool c_names(const ag_signature_def *s, const char *name)
     for (int i = 0; ok && i < s->n_outputs; i++)
         ok = is_c_name(s->outputs[i].name);
     if (!ok)
-        fprintf(stderr, "agc-model: the function name '%s' and the signature's input and "
-                        "output names must be C identifiers (use --name)\n", name);
+        tool_error("the function name '%s' and the signature's input and output names must "
+                   "be C identifiers (use --name)", name);
     return ok;
 }
 
@@ -350,15 +376,15 @@ static bool optimized(ag_saved_model *m, int fi, const aot_args *a, pl_result *r
     char err[1024];
     const sm_function *f = &m->man->functions[fi];
     if (f->target[0] && strcmp(f->target, "cpu") != 0) {
-        fprintf(stderr, "agc-model: function '%s' is placed on '%s'; aot compiles for the CPU\n",
-                f->name, f->target);
+        tool_error("function '%s' is placed on '%s'; aot compiles for the CPU", f->name,
+                   f->target);
         return false;
     }
     if (!sm_request(m, fi, PL_OPTIMIZED, &r, &bf16, err, sizeof err) ||
         !sm_freeze_variables(r.graph, err, sizeof err)) {
         if (r.graph)
             ir_function_free(r.graph);
-        fprintf(stderr, "agc-model: %s\n", err);
+        tool_error("%s", err);
         return false;
     }
     r.target = tgt_find("cpu");
@@ -390,7 +416,7 @@ static int aot(ag_saved_model *m, const aot_args *given)
 
 static int aot_with(ag_saved_model *m, const aot_args *a)
 {
-    const ag_signature_def *s = ag_model_signature(m, a->sig);
+    const ag_signature_def *s = ag_model_signature_at((ag_loc){0}, m, a->sig);
     const char *name = a->name ? a->name : a->sig;
     if (!s || !c_names(s, name))
         return 1;
@@ -410,7 +436,7 @@ static int aot_with(ag_saved_model *m, const aot_args *a)
     size_t len = 0;
     bool ok = pl_emit(tgt_find("cpu"), &fn, 1, &o, TGT_EMIT_OBJECT, &obj, &len, err, sizeof err);
     if (!ok)
-        fprintf(stderr, "agc-model: %s\n", err);
+        tool_error("%s", err);
     char *header = ok ? header_text(m, s, name, a->object) : NULL;
     ok = ok && write_file(a->object, obj, len) &&
          (!a->header || write_file(a->header, header, strlen(header)));
@@ -439,7 +465,7 @@ static const char *value_of(int argc, char **argv, int *i, const char *flag)
         return argv[*i] + n + 1;
     if (*i + 1 < argc)
         return argv[++*i];
-    fprintf(stderr, "agc-model: %s needs a value\n", flag);
+    tool_error("%s needs a value", flag);
     return NULL;
 }
 
@@ -532,6 +558,7 @@ int main(int argc, char **argv)
         printf("agc-model (agc) %s\n", AG_VERSION);
         return 0;
     }
+    tool_set_name("agc-model");
     if (strcmp(argv[1], "dataset") == 0)
         return dataset_command(argc, argv);
     cli c = {.command = argv[1]};
@@ -545,7 +572,7 @@ int main(int argc, char **argv)
         status = print_config();
     } else if (status == 0) {
         ag_set_error_mode(AG_ERRORS_RETURN);
-        ag_saved_model *m = ag_saved_model_load(c.dir);
+        ag_saved_model *m = ag_saved_model_load_at((ag_loc){0}, c.dir);
         if (!m)
             status = 1;
         else if (strcmp(c.command, "show") == 0)
@@ -555,8 +582,8 @@ int main(int argc, char **argv)
         else
             status = aot(m, &c.aot);
     }
-    if (status == 1 && ag_last_error())
-        fprintf(stderr, "agc-model: %s\n", ag_last_error());
+    if (status == 1)
+        tool_report_last_error();
     free(c.inputs);
     ag_shutdown();
     return status;

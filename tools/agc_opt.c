@@ -18,8 +18,11 @@
 #include "ir.h"
 #include "pass.h"
 #include "pipeline.h"
+#include "suggest.h"
 #include "target.h"
+#include "tool_diag.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
@@ -104,7 +107,7 @@ static bool known_passes(const char *list)
         size_t len = strcspn(p, ",");
         snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), p);
         if (!pass_find(name)) {
-            fprintf(stderr, "agc-opt: --print-after: unknown pass '%s'\n", name);
+            tool_error("--print-after: unknown pass '%s'", name);
             return false;
         }
         p += len + (p[len] == ',');
@@ -152,29 +155,30 @@ static int value_option(const char *a, options *o)
         o->passes = "default";
     } else if ((v = option_value(a, "--passes"))) {
         if (!pass_check_spec(v, err, sizeof err)) {
-            fprintf(stderr, "agc-opt: --passes=%s: %s\n", v, err);
+            tool_error("--passes=%s: %s", v, err);
             return 3;
         }
         o->passes = v;
     } else if ((v = option_value(a, "--target"))) {
         if (!(o->target = tgt_find(v))) {
-            char names[256];
-            fprintf(stderr, "agc-opt: --target=%s: no such target; the targets are %s\n", v,
-                    tgt_names(names, sizeof names));
+            char names[256], hint[160];
+            tool_error("--target=%s: no such target; the targets are %s%s", v,
+                       tgt_names(names, sizeof names),
+                       sg_did_you_mean(tgt_suggest(v), hint, sizeof hint));
             return 3;
         }
     } else if ((v = option_value(a, "--bf16-filterlist"))) {
         o->bf16_filterlist = v;
     } else if ((v = option_value(a, "--bf16-scope"))) {
         if (strcmp(v, "all") != 0 && strcmp(v, "tpu") != 0) {
-            fprintf(stderr, "agc-opt: --bf16-scope=%s: the scopes are all and tpu\n", v);
+            tool_error("--bf16-scope=%s: the scopes are all and tpu", v);
             return 3;
         }
         o->bf16_scope = v;
     } else if ((v = option_value(a, "--bf16-elementwise"))) {
         if (strcmp(v, "f32") != 0 && strcmp(v, "bf16") != 0) {
-            fprintf(stderr, "agc-opt: --bf16-elementwise=%s: elementwise ops compute in f32 "
-                            "(between bf16 loads and stores) or bf16 (rounding each result)\n",
+            tool_error("--bf16-elementwise=%s: elementwise ops compute in f32 "
+                            "(between bf16 loads and stores) or bf16 (rounding each result)",
                     v);
             return 3;
         }
@@ -216,11 +220,11 @@ static int parse_args(int argc, char **argv, options *o)
             if (taken == 3)
                 return 3;
         } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "agc-opt: unknown option '%s'\n", a);
+            tool_error("unknown option '%s'", a);
             usage(stderr);
             return 3;
         } else if (o->input) {
-            fprintf(stderr, "agc-opt: more than one input file ('%s' and '%s')\n", o->input, a);
+            tool_error("more than one input file ('%s' and '%s')", o->input, a);
             usage(stderr);
             return 3;
         } else {
@@ -228,7 +232,7 @@ static int parse_args(int argc, char **argv, options *o)
         }
     }
     if (o->verify_only && o->no_verify) {
-        fputs("agc-opt: --verify-only and --no-verify exclude each other\n", stderr);
+        tool_error("--verify-only and --no-verify exclude each other");
         return 3;
     }
     return 0;
@@ -287,7 +291,7 @@ static char *read_all(FILE *f, const char *name)
             buf = rt_xrealloc(buf, cap *= 2);
     }
     if (ferror(f)) {
-        fprintf(stderr, "agc-opt: cannot read %s\n", name);
+        tool_error("cannot read %s", name);
         free(buf);
         return NULL;
     }
@@ -308,9 +312,9 @@ static char *read_input(const char *path, const char **name)
     size_t len;
     char *text = sf_read_regular(path, "the input", INPUT_MAX_BYTES, &len, err, sizeof err);
     if (!text && access(path, F_OK) != 0)
-        fprintf(stderr, "agc-opt: cannot open '%s'\n", path);
+        tool_error("cannot open '%s': %s", path, strerror(errno));
     else if (!text)
-        fprintf(stderr, "agc-opt: %s\n", err);
+        tool_error("%s", err);
     return text ? text_only(text, len, path) : NULL;
 }
 
@@ -396,8 +400,8 @@ static bool report_bf16(const ir_function *f32_fn, const ir_function *fn)
             known = t->shape.dims[d] >= 0;
         if (!known) {
             char buf[128];
-            fprintf(stderr, "agc-opt: --bf16-report needs static parameter types; %%%d is %s\n",
-                    body->params[i]->id, ir_type_str(t, buf, sizeof buf));
+            tool_error("--bf16-report needs static parameter types; %%%d is %s",
+                       body->params[i]->id, ir_type_str(t, buf, sizeof buf));
             ok = false;
         } else {
             in[i] = sample(t, &seed);
@@ -407,8 +411,8 @@ static bool report_bf16(const ir_function *f32_fn, const ir_function *fn)
     ok = ok && pass_bf16_report_run(f32_fn, fn, in, body->n_params, &rep);
     if (ok)
         pass_bf16_report_print(&rep, stdout);
-    else if (ag_last_error())
-        fprintf(stderr, "%s\n", ag_last_error());
+    else
+        tool_report_last_error();
     for (int i = 0; i < body->n_params; i++)
         rt_value_free(in[i]);
     free(in);
@@ -418,8 +422,19 @@ static bool report_bf16(const ir_function *f32_fn, const ir_function *fn)
 /* The function read, verified, optimized and printed; the exit status. */
 static int run(options *o);
 
+/* The setting's target does not exist: --target was checked as it was
+ * read, so the name came from the environment. */
+static void no_target(const char *name)
+{
+    char names[256], hint[160];
+    tool_error("the environment variable AG_TARGET=%s is not a target; the targets are %s%s",
+               name, tgt_names(names, sizeof names),
+               sg_did_you_mean(tgt_suggest(name), hint, sizeof hint));
+}
+
 int main(int argc, char **argv)
 {
+    tool_set_name("agc-opt");
     options o = {0};
     int stop = parse_args(argc, argv, &o);
     if (stop)
@@ -433,8 +448,7 @@ int main(int argc, char **argv)
         take_config(&o, c);
         status = o.target ? run(&o) : 1;
         if (!o.target)
-            fprintf(stderr, "agc-opt: the target '%s' does not exist\n",
-                    rt_config_str(c, RT_CFG_TARGET));
+            no_target(rt_config_str(c, RT_CFG_TARGET));
     }
     rt_config_release(c);
     if (fflush(stdout) != 0)

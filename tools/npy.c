@@ -118,7 +118,7 @@ ag_tensor npy_read(const char *data, size_t n, char *err, size_t errlen)
         snprintf(err, errlen, "the .npy data is not the size its shape says (truncated?)");
         return none;
     }
-    return ag_from_data(dt, s, data + head + hlen);
+    return ag_from_data_at((ag_loc){0}, dt, s, data + head + hlen);
 }
 
 bool npy_write(FILE *out, ag_tensor t)
@@ -148,7 +148,7 @@ bool npy_write(FILE *out, ag_tensor t)
     fputc((int)(hlen >> 8), out);
     fprintf(out, "%s%*s\n", dict, pad, "");
     for (int64_t i = 0; i < numel; i++) {
-        double v = ag_get_f64(t, i);
+        double v = ag_get_f64_at((ag_loc){0}, t, i);
         if (dt == AG_F64) {
             fwrite(&v, 8, 1, out);
         } else if (dt == AG_I32) {

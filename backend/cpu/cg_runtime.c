@@ -86,7 +86,7 @@ static rt_value *new_value(const ir_node *n, int32_t dtype, int32_t rank,
         memcpy(s.dims, dims, (size_t)rank * sizeof *dims);
     rt_value *v = rt_value_try_new((ag_dtype)dtype, &s, &e);
     if (!v) {
-        rt_report(n->loc, "ag_%s: %s", ir_opcode_name(n->opcode), e.msg);
+        rt_report(n->loc, "%s: %s", ir_opcode_public_name(n->opcode), e.msg);
         return NULL;
     }
     size_t bytes = rt_value_bytes(v);

@@ -243,7 +243,7 @@ static void name_live_tensors(const lifetime *v, int n, const lifetime *top, cha
         put_size(size, sizeof size, at[i]->size);
         used += (size_t)snprintf(buf + used, len - used, "%s%%%d (%s %s, %s)", i ? ", " : "",
                                  t->id, t->opcode == IR_PARAM ? "parameter"
-                                        : t->opcode < RT_OP_COUNT ? rt_ops[t->opcode].name
+                                        : t->opcode < RT_OP_COUNT ? rt_op_listed_name(t->opcode)
                                                                   : ir_opcode_name(t->opcode),
                                  type, size);
     }

@@ -117,12 +117,15 @@ static void put_loop_outputs(const tpu_program *p, const ir_node *head, int loop
         }
 }
 
+/* The op as users know it (runtime/core/ops.c). */
+static const char *listed(const ir_node *n) { return rt_op_listed_name(n->opcode); }
+
 static void put_loop(const tpu_program *p, const ir_node *head, const tpu_inst *x, FILE *out)
 {
     char t[128];
     fputs("vpu.loop    ", out);
     if (x->loop < 0) { /* one op on scalars */
-        fprintf(out, "%%%d %s", head->id, rt_ops[head->opcode].name);
+        fprintf(out, "%%%d %s", head->id, listed(head));
         put_operands(p, head, out);
         fprintf(out, " %s", ir_type_str(&head->type, t, sizeof t));
         put_place(out, x);
@@ -132,7 +135,7 @@ static void put_loop(const tpu_program *p, const ir_node *head, const tpu_inst *
     int shown = 0;
     for (const ir_node *m = head; m; m = m->next)
         if (loop_member(p, m, x->loop))
-            fprintf(out, "%s%%%d %s", shown++ ? ", " : "", m->id, rt_ops[m->opcode].name);
+            fprintf(out, "%s%%%d %s", shown++ ? ", " : "", m->id, listed(m));
     put_loop_inputs(p, head, x->loop, out);
     fprintf(out, " %s", ir_type_str(&head->type, t, sizeof t));
     put_loop_outputs(p, head, x->loop, out);
@@ -172,7 +175,7 @@ static void print_node(const tpu_program *p, const ir_node *n, int depth, FILE *
         put_place(out, x);
         break;
     case TPU_MXU:
-        fprintf(out, "mxu.%-7s %%%d = %s", rt_ops[n->opcode].name, n->id, rt_ops[n->opcode].name);
+        fprintf(out, "mxu.%-7s %%%d = %s", listed(n), n->id, listed(n));
         put_operands(p, n, out);
         fprintf(out, " %s", ir_type_str(&n->type, t, sizeof t));
         put_place(out, x);
@@ -182,21 +185,21 @@ static void print_node(const tpu_program *p, const ir_node *n, int depth, FILE *
         break;
     case TPU_VPU_LOOP: put_loop(p, n, x, out); break;
     case TPU_XLU:
-        fprintf(out, "xlu.%-7s %%%d = %s", rt_ops[n->opcode].name, n->id, rt_ops[n->opcode].name);
+        fprintf(out, "xlu.%-7s %%%d = %s", listed(n), n->id, listed(n));
         put_operands(p, n, out);
         fprintf(out, " %s", ir_type_str(&n->type, t, sizeof t));
         put_place(out, x);
         put_cycles(out, x);
         break;
     case TPU_TRANSFER:
-        fprintf(out, "dma.%-7s %%%d = %s", rt_ops[n->opcode].name, n->id, rt_ops[n->opcode].name);
+        fprintf(out, "dma.%-7s %%%d = %s", listed(n), n->id, listed(n));
         put_operands(p, n, out);
         fprintf(out, " %s", ir_type_str(&n->type, t, sizeof t));
         put_place(out, x);
         fprintf(out, "  %lld B  %lld cycles", (long long)x->hbm_bytes, (long long)x->cycles);
         break;
     case TPU_HOST:
-        fprintf(out, "host.%-6s %%%d = %s", rt_ops[n->opcode].name, n->id, rt_ops[n->opcode].name);
+        fprintf(out, "host.%-6s %%%d = %s", listed(n), n->id, listed(n));
         put_operands(p, n, out);
         fprintf(out, "  %lld cycles", (long long)x->cycles);
         break;

@@ -143,7 +143,7 @@ static void ran(void *ctx, const ir_node *n, const rt_value *value)
     switch (x->kind) {
     case TPU_MXU:
     case TPU_XLU:
-        S->ready[n->id] = issue_staged(S, x, deps, n, rt_ops[n->opcode].name);
+        S->ready[n->id] = issue_staged(S, x, deps, n, rt_op_listed_name(n->opcode));
         account(S, x);
         return;
     case TPU_VPU_LOOP:
@@ -164,11 +164,11 @@ static void ran(void *ctx, const ir_node *n, const rt_value *value)
                                 S->horizon);
         return;
     case TPU_TRANSFER:
-        S->ready[n->id] = issue(S, x->unit, deps, x->busy, n, rt_ops[n->opcode].name);
+        S->ready[n->id] = issue(S, x->unit, deps, x->busy, n, rt_op_listed_name(n->opcode));
         S->prof.host_bytes += x->hbm_bytes;
         return;
     case TPU_HOST:
-        S->ready[n->id] = issue(S, TPU_UNIT_HOST, deps, x->busy, n, rt_ops[n->opcode].name);
+        S->ready[n->id] = issue(S, TPU_UNIT_HOST, deps, x->busy, n, rt_op_listed_name(n->opcode));
         return;
     case TPU_CONST:
         S->ready[n->id] = 0; /* resident in HBM with the program */

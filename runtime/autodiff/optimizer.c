@@ -129,7 +129,7 @@ static void free_all(void)
     registry_count = registry_cap = 0;
     pthread_mutex_unlock(&registry_lock);
     for (int i = 0; i < n; i++)
-        destroy((ag_loc){__FILE__, __LINE__}, all[i]);
+        destroy((ag_loc){0}, all[i]); /* at exit: no line of the program */
     free(all);
 }
 

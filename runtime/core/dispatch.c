@@ -67,7 +67,7 @@ static bool infer_or_report(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *c
     rt_err e;
     if (rt_infer(op, a, in, n, dt, shape, &e))
         return true;
-    rt_report(loc, "ag_%s: %s", rt_ops[op].name, e.msg);
+    rt_report(loc, "%s: %s", rt_op_public_name(op), e.msg);
     return false;
 }
 
@@ -85,20 +85,20 @@ rt_value *rt_apply_eager(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *cons
     if (!infer_or_report(loc, op, a, in, n, &dt, &shape))
         return NULL;
     if (any_symbolic(in, n)) {
-        rt_report(loc, "ag_%s: a symbolic tensor was used outside the function "
-                       "trace that made it", info->name);
+        rt_report(loc, "%s: a symbolic tensor was used outside the function "
+                       "trace that made it", rt_op_public_name(op));
         return NULL;
     }
     if (info->flags & RT_F_ALIAS)
         return rt_value_alias(in[0], &shape);
     rt_value *out = rt_value_try_new(dt, &shape, &e);
     if (!out) {
-        rt_report(loc, "ag_%s: %s", info->name, e.msg);
+        rt_report(loc, "%s: %s", rt_op_public_name(op), e.msg);
         return NULL;
     }
     if (!info->kernel(a, in, n, out, &e)) {
         rt_value_free(out);
-        rt_report(loc, "ag_%s: %s", info->name, e.msg);
+        rt_report(loc, "%s: %s", rt_op_public_name(op), e.msg);
         return NULL;
     }
     return out;
@@ -262,7 +262,7 @@ ag_tensor rt_call_operands(ag_loc loc, rt_op op, const rt_attrs *a,
 {
     rt_operand_values vals;
     char opname[64];
-    snprintf(opname, sizeof opname, "ag_%s", rt_ops[op].name);
+    snprintf(opname, sizeof opname, "%s", rt_op_public_name(op));
     if (!rt_operands_to_values(loc, opname, ops, n, &vals))
         return rt_error_tensor();
     return wrap(rt_apply(loc, op, a, vals.v, n));

@@ -1,5 +1,6 @@
 /* dtype.c - dtype facts, bfloat16 conversion, and typed element access. */
 #include "rt.h"
+#include "suggest.h"
 
 #include <math.h>
 #include <string.h>
@@ -34,6 +35,15 @@ bool rt_dtype_from_name(const char *name, ag_dtype *out)
         }
     }
     return false;
+}
+
+const char *rt_dtype_suggest(const char *name)
+{
+    sg_best b;
+    sg_begin(&b, name);
+    for (int i = 0; i < AG_NUM_DTYPES; i++)
+        sg_consider(&b, dtype_info[i].name);
+    return b.name;
 }
 
 bool rt_is_float(ag_dtype dt) { return dt == AG_F32 || dt == AG_F64 || dt == AG_BF16; }

@@ -15,6 +15,11 @@
 static _Thread_local int thread_error_mode = -1; /* -1: error_mode */
 static _Thread_local char last_error[1024];
 static _Thread_local bool has_last_error;
+/* the same, in parts: the file is copied, since a graph's location may
+ * name a file whose text is freed before the error is read */
+static _Thread_local char last_message[768];
+static _Thread_local char last_file[512];
+static _Thread_local int last_line;
 static _Thread_local uint64_t error_count;
 
 static _Thread_local int latch_depth;
@@ -79,6 +84,21 @@ ag_error_mode ag_get_error_mode(void)
 void rt_set_thread_error_mode(int mode) { thread_error_mode = mode; }
 
 const char *ag_last_error(void) { return has_last_error ? last_error : NULL; }
+
+const char *rt_last_error_parts(ag_loc *loc)
+{
+    if (!has_last_error)
+        return NULL;
+    *loc = (ag_loc){last_file[0] ? last_file : NULL, last_line};
+    return last_message;
+}
+
+static void keep_parts(ag_loc loc, const char *msg)
+{
+    snprintf(last_message, sizeof last_message, "%s", msg);
+    snprintf(last_file, sizeof last_file, "%s", loc.file ? loc.file : "");
+    last_line = loc.line;
+}
 void ag_clear_error(void) { has_last_error = false; }
 
 bool ag_is_error(ag_tensor t) { return t.id == 0; }
@@ -104,6 +124,7 @@ void rt_vreport(ag_loc loc, const char *fmt, va_list ap)
         snprintf(last_error, sizeof last_error, "%s:%d: %s", loc.file, loc.line, msg);
     else
         snprintf(last_error, sizeof last_error, "%s", msg);
+    keep_parts(loc, msg);
     has_last_error = true;
     error_count++;
     if (ag_get_error_mode() == AG_ERRORS_RETURN)

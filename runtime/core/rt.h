@@ -31,6 +31,9 @@ bool rt_is_float(ag_dtype dt);   /* f32, f64, bf16 */
 bool rt_is_int(ag_dtype dt);     /* i32, i64 */
 bool rt_is_numeric(ag_dtype dt); /* float or int */
 bool rt_dtype_from_name(const char *name, ag_dtype *out);
+/* The dtype name closest to a mistyped one ("f32" for "f33"), or NULL
+ * when none is close (support/suggest.h). */
+const char *rt_dtype_suggest(const char *name);
 /* a^b for b >= 0, modulo 2^64, by repeated squaring. The low bits of a
  * product depend only on the low bits of its factors, so narrowing the
  * result gives the wrapping power of narrower integers too. Shared by the
@@ -160,6 +163,10 @@ void rt_err_set(rt_err *e, const char *fmt, ...)
  * or records it as ag_last_error(). */
 void rt_report(ag_loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rt_vreport(ag_loc loc, const char *fmt, va_list ap);
+/* The last error's message without its location, and the location (file
+ * NULL when it has none), or NULL when there is none: what a tool needs
+ * to print it as "FILE:LINE: error: ..." or "TOOL: error: ...". */
+const char *rt_last_error_parts(ag_loc *loc);
 /* How many errors this thread has reported (to tell whether a call that
  * runs user code, like a trace, failed). */
 uint64_t rt_error_count(void);
@@ -354,6 +361,14 @@ typedef struct rt_op_info {
 
 extern const rt_op_info rt_ops[RT_OP_COUNT];
 bool rt_op_from_name(const char *name, rt_op *out);
+/* The op as users know it, for messages, listings and profiles:
+ * "ag_variable_read" for var_read, "ag_add" for add (ops.c). The IR's
+ * text form keeps rt_ops[op].name. */
+const char *rt_op_public_name(int op);
+/* The op in listings and profiles, where ag_ would repeat on every line:
+ * "matmul" for ag_matmul, and the public name where the call is named
+ * otherwise ("ag_variable_read" for var_read). */
+const char *rt_op_listed_name(int op);
 
 /* Infers the result type of op on in[] (values may be symbolic). */
 bool rt_infer(rt_op op, const rt_attrs *a, rt_value *const *in, int n,

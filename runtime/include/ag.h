@@ -74,7 +74,25 @@ typedef struct ag_loc {
     int line;
 } ag_loc;
 
+/* The caller's line, which every public macro passes to its _at form.
+ * agc's own library and tools define AG_INSIDE_AGC (cmake/layers.cmake,
+ * tools/CMakeLists.txt): a call they make on a user's behalf passes the
+ * user's location, or none, to the _at form; AG_HERE there would put
+ * agc's own source file into the user's messages and graphs, so it does
+ * not compile. */
+#ifdef AG_INSIDE_AGC
+#define AG_HERE AG_HERE_names_agc_s_own_file__pass_the_user_s_location
+#elif defined(AG_GENERATED_FILE)
+/* In the file agc generates (its first line defines AG_GENERATED_FILE as
+ * its own name), the lines agc wrote have no place in the user's messages
+ * and graphs: there AG_HERE names no file. The user's lines keep theirs,
+ * which #line directives give. */
+#define AG_HERE \
+    ((ag_loc){__builtin_strcmp(__FILE__, AG_GENERATED_FILE) ? __FILE__ : (const char *)0, \
+              __LINE__})
+#else
 #define AG_HERE ((ag_loc){__FILE__, __LINE__})
+#endif
 
 /* ------------------------------------------------------- helper macros */
 

@@ -118,7 +118,8 @@ compiled_all
 "$cc" $sanitize $agc_objs -L"$llvm/lib" -lclang -Wl,-rpath,"$llvm/lib" -o "$work/fuzz_agc"
 
 # fuzz_ir and fuzz_converter_options: the runtime and the IR's core (what
-# libag_rt holds of them), the text-format reader and the options.
+# libag_rt holds of them, with support/suggest.c), the text-format reader
+# and the options.
 build_start=$(date +%s)
 layers="-I$root/runtime/include -I$root/runtime/core -I$root/runtime/kernels
   -I$root/runtime/autodiff -I$root/ir
@@ -126,7 +127,7 @@ layers="-I$root/runtime/include -I$root/runtime/core -I$root/runtime/kernels
 core_objs=""
 for src in "$root"/runtime/core/*.c "$root"/runtime/kernels/*.c "$root"/runtime/api/*.c \
     "$root"/runtime/autodiff/*.c "$root"/ir/ir.c "$root"/ir/print.c "$root"/ir/parse.c \
-    "$root"/ir/verify.c "$root"/ir/signature.c; do
+    "$root"/ir/verify.c "$root"/ir/signature.c "$root"/support/suggest.c; do
     obj="$work/obj/core-$(basename "$(dirname "$src")")-$(basename "$src" .c).o"
     core_objs="$core_objs $obj"
     # (clang, unlike gcc, warns about the unused static inline functions
@@ -164,7 +165,7 @@ compile "$here/fuzz_manifest.c" "$work/obj/fuzz_manifest.o" $model_layers
 compiled_all
 "$cc" $sanitize "$work/obj/fuzz_manifest.o" "$work/obj/model-manifest.o" \
     "$work/obj/options-textproto.o" "$work/obj/options-options_table.o" \
-    "$work/obj/options-file_read.o" -lm \
+    "$work/obj/options-file_read.o" "$work/obj/core-support-suggest.o" -lm \
     -o "$work/fuzz_manifest"
 
 # fuzz_model_load: loading and calling reach every layer of libag (the

@@ -131,6 +131,16 @@ test ! -e mlp/sub || fail "a refused output wrote inside the input"
 check_error 2 "unknown command" "$model" list mlp
 check_error 1 "has no signature 'predict'" "$model" run mlp --signature predict
 check_error 1 "has no input 'x'" "$model" run mlp --signature serving_default --input x=batch.txt
+# clang's form, naming the user's names: a close one suggested, the ones
+# there listed, never a source file of agc's own
+check_error 1 "agc-model: error: the saved model 'mlp' has no signature 'serving_defualt'; it has 'serving_default'; did you mean 'serving_default'?" \
+    "$model" run mlp --signature serving_defualt
+grep -q '\.c:' err.out && fail "an agc source path in: $(cat err.out)"
+check_error 1 "agc-model: error: signature 'serving_default' has no input 'pixel'; it has 'pixels'; did you mean 'pixels'?" \
+    "$model" run mlp --signature serving_default --input pixel=batch.txt
+check_error 1 "has no function alias 'tpu_fnc_1' (aliases: 'tpu_func_1', 'tpu_func_2'); did you mean 'tpu_func_1'?" \
+    "$convert" --input_model_dir=mlp --output_model_dir=bad \
+    --converter_options_string='tpu_functions { function_alias: "tpu_fnc_1" }'
 head -c 1000 mlp/variables.bin >trunc.bin && cp -r mlp damaged && cp trunc.bin damaged/variables.bin
 check_error 1 "damaged/variables.bin: its size is not the manifest's" "$model" show damaged
 # what is not a regular file is refused without blocking (timeout: a

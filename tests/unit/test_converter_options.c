@@ -211,9 +211,11 @@ static void test_syntax_and_schema_errors(void **state)
 {
     (void)state;
     expect_error("tpu_functions { function_alias: \"f\" }\ntpu_function { }",
-                 "opts.txt:2:1: unknown field 'tpu_function' in ConverterOptions");
+                 "opts.txt:2:1: unknown field 'tpu_function' in ConverterOptions; did you mean "
+                 "'tpu_functions'?");
     expect_error("tpu_functions {\n  function_alais: \"f\"\n}",
-                 "opts.txt:2:3: unknown field 'function_alais' in TpuFunction");
+                 "opts.txt:2:3: unknown field 'function_alais' in TpuFunction; did you mean "
+                 "'function_alias'?");
     expect_error("batch_options { max_batch_size: 8 experimental { alias: \"f\" } }",
                  "opts.txt:1:50: unknown field 'alias' in BatchOptions.Experimental");
     expect_error("batch_options { max_batch_size: \"8\" }",
@@ -239,7 +241,7 @@ static void test_syntax_and_schema_errors(void **state)
                  "ConverterOptions (one of DEFAULT, ENABLED, DISABLED)");
     expect_error("bfloat16_optimization_options {\n  scope: CPU\n}",
                  "opts.txt:2:10: bad value 'CPU' for field 'scope' of "
-                 "BFloat16OptimizationOptions (one of DEFAULT, TPU, ALL)");
+                 "BFloat16OptimizationOptions (one of DEFAULT, TPU, ALL); did you mean 'TPU'?");
     expect_error("io_shape_optimization: ENABLED\nio_shape_optimization: DISABLED",
                  "opts.txt:2:1: field 'io_shape_optimization' of ConverterOptions is given "
                  "twice");

@@ -346,7 +346,7 @@ static void test_ta_fixed_size_out_of_range(void **state)
     ag_clear_error();
     ag_tensor_array bad = ag_tensor_array_write(ta, 2, ag_scalar_f32(1));
     assert_true(ag_is_error(bad.list));
-    assert_non_null(strstr(ag_last_error(), "ag_ta_write: index 2 is out of range for "
+    assert_non_null(strstr(ag_last_error(), "ag_tensor_array_write: index 2 is out of range for "
                                             "a tensor array of size 2"));
     ag_clear_error();
     bad = ag_tensor_array_write(ta, -1, ag_scalar_f32(1));
@@ -419,7 +419,7 @@ static void test_ta_dtype_and_index_errors(void **state)
     EXPECT_ERROR(ag_tensor_array_read(ta, ag_scalar_f32(0)), "an integer index");
     EXPECT_ERROR(ag_tensor_array_read(ta, 5000000000LL), "cannot be converted to i32");
     EXPECT_ERROR(ag_tensor_array_new(AG_F32, -1, false).list,
-                 "ag_ta_new: size -1 is negative");
+                 "ag_tensor_array_new: size -1 is negative");
     EXPECT_ERROR(ag_tensor_array_new((ag_dtype)42, 1, false).list,
                  "invalid element dtype 42");
     /* A tensor where a tensor array is expected, and the reverse. */
