@@ -16,6 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *tpu_unit_name(tpu_unit u)
+{
+    static const char *const names[] = {"dma.h2d", "dma.d2h", "dma.hbm", "mxu", "vpu", "xlu",
+                                        "scalar", "host"};
+    return u < TPU_N_UNITS ? names[u] : "?";
+}
+
 typedef struct edge {
     int64_t t;
     int delta; /* +1: a box starts, -1: it ends */

@@ -400,10 +400,3 @@ void tpu_time(const tpu_program *p, tpu_profile *prof)
     transfer_out(&S);
     sim_finish(&S, prof, NULL);
 }
-
-const char *tpu_unit_name(tpu_unit u)
-{
-    static const char *const names[] = {"dma.h2d", "dma.d2h", "dma.hbm", "mxu", "vpu", "xlu",
-                                        "scalar", "host"};
-    return u < TPU_N_UNITS ? names[u] : "?";
-}
