@@ -310,6 +310,7 @@ bool cv_convert(ag_saved_model *m, const cv_options *o, const char *source,
 {
     char err[1024];
     if (!cv_check_output_dir(m->dir, out_dir, err, sizeof err) ||
+        !cv_check_converts(m, o, source, err, sizeof err) ||
         !cv_select(m, o, source, err, sizeof err)) {
         rt_report((ag_loc){0}, "%s", err);
         return false;

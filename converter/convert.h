@@ -37,6 +37,7 @@ typedef struct cv_report {
     double call_before, call_after; /* simulated time per call of the signatures */
     int64_t link_before, link_after; /* host link bytes per call */
     int bf16_ops;               /* ops computing in bf16 after the pass */
+    int bf16_by_op[RT_OP_COUNT]; /* of them, by op (the report names them) */
     bool bf16, io_shapes;       /* the optimizations that ran */
     int n_batched;              /* functions whose calls are batched */
     int n_batched_in_graph;     /* of them, in front of their TPU nodes */
@@ -70,6 +71,11 @@ bool cv_on_device(const sm_function *f);
  * returning. */
 bool cv_error(char *err, size_t errlen, const char *source, tp_loc at, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+
+/* Whether o converts anything: tpu_functions, batch_options or bf16 of
+ * every function. False with a message saying what to add (empty.c). */
+bool cv_check_converts(const ag_saved_model *m, const cv_options *o, const char *source,
+                       char *err, size_t errlen);
 
 /* Applies o's tpu_functions to m's records (target, device scopes, soft
  * placement). False with the message in err ("source:line:col: ..." when

@@ -13,6 +13,8 @@
  */
 #include "convert.h"
 
+#include "words.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,17 +72,20 @@ static void visit(void *ctx, const ir_node *n, double seconds)
 }
 
 /* Ops that compute in bf16 (casts, constants and transfers are not ops
- * converted). */
-static int count_bf16(const ir_graph *g)
+ * converted), counted by op in by_op; returns how many. */
+static int count_bf16(const ir_graph *g, int *by_op)
 {
     int n = 0;
     for (const ir_node *x = g->first; x; x = x->next) {
-        n += x->opcode < RT_OP_COUNT && x->type.dtype == AG_BF16 && x->opcode != RT_OP_CAST &&
-             x->opcode != RT_OP_CONST &&
-             x->opcode != RT_OP_TO_DEVICE && x->opcode != RT_OP_TO_HOST;
+        bool op = x->opcode < RT_OP_COUNT && x->type.dtype == AG_BF16 &&
+                  x->opcode != RT_OP_CAST && x->opcode != RT_OP_CONST &&
+                  x->opcode != RT_OP_TO_DEVICE && x->opcode != RT_OP_TO_HOST;
+        if (op)
+            by_op[x->opcode]++;
+        n += op;
         for (int r = 0; r < 2; r++)
             if (x->region[r])
-                n += count_bf16(x->region[r]);
+                n += count_bf16(x->region[r], by_op);
     }
     return n;
 }
@@ -99,8 +104,7 @@ static bool static_shapes(ir_function *g, int batch)
 }
 
 /* Compiles function i as placed and adds its costs to r. */
-static bool cost_function(ag_saved_model *m, int i, cv_report *r, tgt_call_estimate *whole,
-                          int *bf16_ops)
+static bool cost_function(ag_saved_model *m, int i, cv_report *r, tgt_call_estimate *whole)
 {
     sm_function *f = &m->man->functions[i];
     pl_request req;
@@ -128,20 +132,20 @@ static bool cost_function(ag_saved_model *m, int i, cv_report *r, tgt_call_estim
     if (!ok)
         rt_report((ag_loc){0}, "'%s' has no static shapes to cost at batch %d", f->name,
                   r->batch);
-    *bf16_ops += count_bf16(res.graph->body);
+    r->bf16_ops += count_bf16(res.graph->body, r->bf16_by_op);
     pl_result_free(&res);
     return ok;
 }
 
-static bool cost_all(ag_saved_model *m, cv_report *r, double *seconds, int64_t *link,
-                     int *bf16_ops)
+static bool cost_all(ag_saved_model *m, cv_report *r, double *seconds, int64_t *link)
 {
     *seconds = 0;
     *link = 0;
-    *bf16_ops = 0;
+    r->bf16_ops = 0;
+    memset(r->bf16_by_op, 0, sizeof r->bf16_by_op);
     for (int i = 0; i < m->man->n_functions; i++) {
         tgt_call_estimate whole = {0};
-        if (!cost_function(m, i, r, &whole, bf16_ops))
+        if (!cost_function(m, i, r, &whole))
             return false;
         *seconds += whole.seconds;
         *link += whole.host_bytes;
@@ -166,8 +170,7 @@ bool cv_cost(ag_saved_model *m, const cv_options *o, cv_report *r)
         f->has_bf16 = f->bf16.enabled = f->io_shape_optimization = false;
     }
     cv_report before = {.batch = r->batch};
-    int unused;
-    bool ok = cost_all(m, &before, &r->call_before, &r->link_before, &unused);
+    bool ok = cost_all(m, &before, &r->call_before, &r->link_before);
     for (int i = 0; i < n; i++) {
         sm_function *f = &m->man->functions[i];
         f->has_bf16 = keep[i].has_bf16;
@@ -176,7 +179,7 @@ bool cv_cost(ag_saved_model *m, const cv_options *o, cv_report *r)
     }
     free(keep);
     /* the report's split is of the converted model */
-    return ok && cost_all(m, r, &r->call_after, &r->link_after, &r->bf16_ops);
+    return ok && cost_all(m, r, &r->call_after, &r->link_after);
 }
 
 /* ---------------------------------------------------------------- print */
@@ -186,6 +189,71 @@ static int64_t ns(double seconds) { return (int64_t)(seconds * 1e9 + 0.5); }
 static double percent(int64_t part, int64_t total)
 {
     return total > 0 ? 100.0 * (double)part / (double)total : 0;
+}
+
+/* "bfloat16:   3 ops compute in bf16: matmul (2), add (1)", the ops by
+ * name in the op table's order. */
+static void print_bf16(const cv_report *r, FILE *out)
+{
+    if (!r->bf16) {
+        fprintf(out, "bfloat16:   off\n");
+        return;
+    }
+    fprintf(out, "bfloat16:   %d %s in bf16", r->bf16_ops,
+            sw_plural(r->bf16_ops, "op computes", "ops compute"));
+    const char *sep = ": ";
+    for (int op = 0; op < RT_OP_COUNT; op++)
+        if (r->bf16_by_op[op]) {
+            fprintf(out, "%s%s (%d)", sep, rt_ops[op].name, r->bf16_by_op[op]);
+            sep = ", ";
+        }
+    fputc('\n', out);
+}
+
+static void print_io_shapes(const cv_report *r, FILE *out)
+{
+    if (!r->io_shapes) {
+        fprintf(out, "I/O shapes: off\n");
+        return;
+    }
+    fprintf(out, "I/O shapes: %lld %s over the host link per call, %lld before (%lld saved)\n",
+            (long long)r->link_after, sw_plural(r->link_after, "byte", "bytes"),
+            (long long)r->link_before, (long long)(r->link_before - r->link_after));
+}
+
+static void print_batching(const cv_report *r, FILE *out)
+{
+    int in_graph = r->n_batched_in_graph, at_inputs = r->n_batched - in_graph;
+    if (!r->n_batched) {
+        fprintf(out, "batching:   none\n");
+        return;
+    }
+    fputs("batching:   ", out);
+    if (in_graph)
+        fprintf(out, "%d %s batched in the graph, in front of the TPU nodes%s", in_graph,
+                sw_plural(in_graph, "function", "functions"), at_inputs ? "; " : "");
+    if (at_inputs)
+        fprintf(out, "%d batched at %s inputs", at_inputs, sw_plural(at_inputs, "its", "their"));
+    fputs(" (agc-model show lists the options)\n", out);
+    for (int i = 0; i < r->n_batch_notes && i < CV_MAX_BATCH_NOTES; i++)
+        fprintf(out, "            %s\n", r->batch_note[i]);
+    if (r->n_batch_notes > CV_MAX_BATCH_NOTES)
+        fprintf(out, "            and %d more batched at their inputs\n",
+                r->n_batch_notes - CV_MAX_BATCH_NOTES);
+}
+
+/* Before and after; a line of its own when the optimizations cost time
+ * (padding to bf16 tiles, casts around a filterlist, a batch's wait). */
+static void print_times(const cv_report *r, FILE *out)
+{
+    fprintf(out, "Simulated time per call: %.2f us before the optimizations, %.2f us after "
+                 "(%.2fx)\n", r->call_before * 1e6, r->call_after * 1e6,
+            r->call_after > 0 ? r->call_before / r->call_after : 0);
+    if (ns(r->call_after) > ns(r->call_before))
+        fprintf(out, "warning: the optimizations made a call slower: %.2f us after, %.2f us "
+                     "before (turn them off one at a time to find which: "
+                     "bfloat16_optimization, io_shape_optimization)\n",
+                r->call_after * 1e6, r->call_before * 1e6);
 }
 
 void cv_report_print(const cv_report *r, FILE *out)
@@ -206,39 +274,14 @@ void cv_report_print(const cv_report *r, FILE *out)
         fprintf(out, "%-9.2f %-7lld %s\n", percent(ns(r->tpu[i].seconds), total),
                 (long long)ns(r->tpu[i].seconds), r->tpu[i].name);
     fprintf(out, "--------------------------------\n\n");
+    if (!r->n_tpu)
+        fprintf(out, "No function is on the TPU: to place one, add tpu_functions { "
+                     "function_alias: \"NAME\" } to the options.\n\n");
     fprintf(out, "Costs are simulated nanoseconds per call on the TPU-model (host work on its "
                  "host model),\nwith unknown dimensions at %d.\n\n", r->batch);
     fprintf(out, "Optimizations\n================================\n");
-    if (r->bf16)
-        fprintf(out, "bfloat16:   %d op%s compute in bf16\n", r->bf16_ops,
-                r->bf16_ops == 1 ? "" : "s");
-    else
-        fprintf(out, "bfloat16:   off\n");
-    if (r->io_shapes)
-        fprintf(out, "I/O shapes: %lld bytes over the host link per call, %lld before "
-                     "(%lld saved)\n", (long long)r->link_after, (long long)r->link_before,
-                (long long)(r->link_before - r->link_after));
-    else
-        fprintf(out, "I/O shapes: off\n");
-    int in_graph = r->n_batched_in_graph, at_inputs = r->n_batched - in_graph;
-    if (r->n_batched) {
-        fputs("batching:   ", out);
-        if (in_graph)
-            fprintf(out, "%d function%s batched in the graph, in front of the TPU nodes%s",
-                    in_graph, in_graph == 1 ? "" : "s", at_inputs ? "; " : "");
-        if (at_inputs)
-            fprintf(out, "%d batched at %s inputs", at_inputs,
-                    at_inputs == 1 ? "its" : "their");
-        fputs(" (agc-model show lists the options)\n", out);
-        for (int i = 0; i < r->n_batch_notes && i < CV_MAX_BATCH_NOTES; i++)
-            fprintf(out, "            %s\n", r->batch_note[i]);
-        if (r->n_batch_notes > CV_MAX_BATCH_NOTES)
-            fprintf(out, "            and %d more batched at their inputs\n",
-                    r->n_batch_notes - CV_MAX_BATCH_NOTES);
-    } else {
-        fprintf(out, "batching:   none\n");
-    }
-    fprintf(out, "Simulated time per call: %.2f us before the optimizations, %.2f us after "
-                 "(%.2fx)\n", r->call_before * 1e6, r->call_after * 1e6,
-            r->call_after > 0 ? r->call_before / r->call_after : 0);
+    print_bf16(r, out);
+    print_io_shapes(r, out);
+    print_batching(r, out);
+    print_times(r, out);
 }

@@ -11,6 +11,8 @@
  */
 #include "profile.h"
 
+#include "words.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -76,8 +78,8 @@ static void print_row(FILE *out, const row *r)
             r->calls ? r->run_ms / (double)r->calls : 0.0, r->traces, r->trace_ms,
             r->compile_ms);
     if (r->background)
-        fprintf(out, " (%d in the background; %lld call%s meanwhile on reference)",
-                r->background, r->interim, r->interim == 1 ? "" : "s");
+        fprintf(out, " (%d in the background; %lld %s meanwhile on reference)",
+                r->background, r->interim, sw_plural(r->interim, "call", "calls"));
     fputc('\n', out);
 }
 
@@ -91,8 +93,8 @@ void fn_profile_print(FILE *out, const char *const *names, const fn_profile *con
         k += rows[k].calls > 0 || rows[k].traces > 0;
     }
     qsort(rows, (size_t)k, sizeof *rows, busiest_first);
-    fprintf(out, "AG_PROFILE: %d AG_FUNCTION%s, wall-clock milliseconds, busiest first\n", k,
-            k == 1 ? "" : "s");
+    fprintf(out, "AG_PROFILE: %d %s, wall-clock milliseconds, busiest first\n", k,
+            sw_plural(k, "AG_FUNCTION", "AG_FUNCTIONs"));
     fprintf(out, "%-24s %8s %11s %11s %7s %13s %10s\n", "function", "calls", "run total",
             "run mean", "traces", "trace+passes", "compile");
     for (int i = 0; i < k; i++)

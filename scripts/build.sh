@@ -32,10 +32,13 @@ data_dir=${AG_DATA_DIR:-$build_dir/data}
 case "$data_dir" in /*) ;; *) data_dir=$here/$data_dir ;; esac
 
 # Debian bookworm packages the project needs (pinned stack: LLVM/clang 19).
+# chromium is a test dependency: tpu.timeline_picture opens the TPU-model's
+# timeline picture in headless Chromium (and fails without it).
 packages=(
   build-essential cmake make pkg-config python3
   clang-19 libclang-19-dev llvm-19-dev llvm-19-tools libclang-rt-19-dev
   libcmocka-dev libopenblas-dev
+  chromium
 )
 
 say() { printf '\n== %s\n' "$*"; }

@@ -22,6 +22,7 @@
 #include "model.h"
 #include "npy.h"
 #include "tool_diag.h"
+#include "words.h"
 
 #include "signature.h"
 #include "suggest.h"
@@ -70,6 +71,32 @@ static void show_ios(const char *what, const sm_io *io, int n)
         printf("    %s %s: %s\n", what, io[i].name, io[i].type);
 }
 
+static void show_ints(const char *name, const int64_t *v, int n)
+{
+    printf(" %s: [", name);
+    for (int i = 0; i < n; i++)
+        printf("%s%lld", i ? ", " : "", (long long)v[i]);
+    printf("]");
+}
+
+/* Every batch option, a row of pipeline/batch_options.def each (so a new
+ * row shows with no change here), in the converter's text format: the
+ * line can be pasted into a batch_options { } of the options. */
+static void show_batch(const sm_batch *b)
+{
+    printf("    batched with batch_options {");
+#define SHOW_INT(name) printf(" %s: %lld", #name, (long long)b->name);
+#define SHOW_BOOL(name) printf(" %s: %s", #name, b->name ? "true" : "false");
+#define SHOW_INTS(name) show_ints(#name, b->name, b->n_##name);
+#define BT_OPTION(name, kind, ...) SHOW_##kind(name)
+#include "batch_options.def"
+#undef BT_OPTION
+#undef SHOW_INTS
+#undef SHOW_BOOL
+#undef SHOW_INT
+    printf(" }\n");
+}
+
 static void show_function(const sm_manifest *man, const sm_function *f)
 {
     printf("  %s  (AG_FUNCTION %s, traced for \"%s\")\n", f->name, f->function, f->signature);
@@ -86,11 +113,7 @@ static void show_function(const sm_manifest *man, const sm_function *f)
     if (f->io_shape_optimization)
         printf("    I/O shape optimization\n");
     if (f->has_batch)
-        printf("    batched: max_batch_size %lld, %lld thread%s, timeout %lld us, at most %lld "
-               "batches waiting%s\n", (long long)f->batch.max_batch_size,
-               (long long)f->batch.num_batch_threads, f->batch.num_batch_threads == 1 ? "" : "s",
-               (long long)f->batch.batch_timeout_micros, (long long)f->batch.max_enqueued_batches,
-               f->batch.disable_large_batch_splitting ? ", no large-batch splitting" : "");
+        show_batch(&f->batch);
     if (f->has_batch && f->batch.in_graph && f->batch.scope[0])
         printf("    batched in the graph: the nodes of '%s' run on batches, the work around "
                "them on each caller's thread\n", f->batch.scope);
@@ -126,8 +149,9 @@ static int show(const ag_saved_model *m)
         printf("  %s -> %s\n", man->aliases[i].name, man->aliases[i].function);
     printf("\nvariables:%s\n", man->n_variables ? "" : " none");
     for (int i = 0; i < man->n_variables; i++)
-        printf("  %s: %s, %lld bytes%s%s%s\n", man->variables[i].name, man->variables[i].type,
+        printf("  %s: %s, %lld %s%s%s%s\n", man->variables[i].name, man->variables[i].type,
                (long long)man->variables[i].bytes,
+               sw_plural(man->variables[i].bytes, "byte", "bytes"),
                man->variables[i].constant ? ", a graph's constant" : "",
                man->variables[i].created_at[0] ? ", made at " : "", man->variables[i].created_at);
     return 0;

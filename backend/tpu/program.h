@@ -138,6 +138,27 @@ void tpu_program_print(const tpu_program *p, FILE *out);
 
 /* --------------------------------------------------------------- running */
 
+/* One box of a call's timeline: an instruction (or a stage of one) on its
+ * unit, in cycles from the call's start. */
+typedef struct tpu_event {
+    int64_t start, cycles;
+    tpu_unit unit;
+    const char *what; /* static: the op's or the step's name ("matmul", "vmem.load") */
+    int value;        /* the node's id (%N), or -1 */
+    int line;         /* the user's line, or 0 */
+} tpu_event;
+
+/* A call's events, in the order they were issued. */
+typedef struct tpu_timeline {
+    tpu_event *ev;
+    int n, cap;
+    int64_t cycles;       /* the call's length */
+    double clock_hz;
+    char function[64], device[64];
+} tpu_timeline;
+
+void tpu_timeline_free(tpu_timeline *t);
+
 /* What one simulated call did. */
 typedef struct tpu_profile {
     double seconds;                  /* simulated time of the call */
@@ -149,20 +170,63 @@ typedef struct tpu_profile {
     int64_t host_bytes, host_padding; /* over the host link, and how much was padding */
     int64_t hbm_bytes;
     double roofline_seconds;         /* max(flops / peak, bytes / bandwidth) */
+    /* The call's cycles split so that they add up: each cycle goes to the
+     * first unit busy then, in TPU_SHARE_ORDER, or to idle when none is
+     * (waiting on a latency: HBM's, the host link's). */
+    int64_t share[TPU_N_UNITS];
+    int64_t idle;
 } tpu_profile;
+
+/* Compute first, then what feeds it: a cycle where the MXU works while a
+ * transfer moves is the MXU's, the transfer hidden behind it. */
+#define TPU_SHARE_ORDER                                                                    \
+    {TPU_UNIT_MXU, TPU_UNIT_VPU, TPU_UNIT_XLU, TPU_UNIT_SCALAR, TPU_UNIT_HBM, TPU_UNIT_H2D, \
+     TPU_UNIT_D2H, TPU_UNIT_HOST}
+
+/* Fills prof->share and prof->idle from t's events over t->cycles
+ * (profile.c). */
+void tpu_profile_shares(const tpu_timeline *t, tpu_profile *prof);
 
 /* Runs p on args: the results as the TPU computes them (ir_execute's
  * contract) and, if prof is not NULL, the simulated profile; if timeline
- * is not NULL, the call's instructions on their units as a Chrome trace
- * (JSON; chrome://tracing and Perfetto draw it). */
+ * is not NULL, the call's instructions on their units (the caller frees
+ * it with tpu_timeline_free; trace.c writes it). */
 bool tpu_run(const tpu_program *p, rt_value *const *args, int n_args, rt_value **results,
-             tpu_profile *prof, FILE *timeline);
+             tpu_profile *prof, tpu_timeline *timeline);
 /* The simulated time of one call without computing any value: every
  * node as it would run, control flow taken once (a cond's first region,
  * one trip of a loop). For costs and benchmarks of programs too large to
  * run functionally. */
 void tpu_time(const tpu_program *p, tpu_profile *prof);
 const char *tpu_unit_name(tpu_unit u);
+/* AG_PROFILE's text (profile.c; docs/tpu-model.md). */
 void tpu_profile_print(const tpu_profile *prof, const char *name, FILE *out);
+
+/* ---------------------------------------------------------- the timeline */
+
+/*
+ * AG_PROFILE_TRACE=PATH (trace.c): every call's timeline goes into PATH in
+ * the Chrome trace format, the calls end to end on one time axis, the file
+ * complete after each call; and the last TPU_PICTURE_CALLS calls are drawn
+ * in PATH's stem + ".svg" (picture.c), a picture that opens offline. A new
+ * PATH starts both afresh. Thread-safe; takes t's events.
+ */
+enum { TPU_PICTURE_CALLS = 8 };
+void tpu_trace_add(const char *path, tpu_timeline *t);
+/* PATH's picture: PATH without ".json", plus ".svg". */
+void tpu_trace_picture_path(const char *path, char *out, size_t n);
+
+/* One call of a picture: its timeline and where it starts on the axis. */
+typedef struct tpu_picture_call {
+    const tpu_timeline *t;
+    double offset_us; /* where it starts on the trace's axis */
+    long long index; /* the call's number in the trace, from 1 */
+} tpu_picture_call;
+
+/* An SVG document of the calls: one row per unit and one for the calls,
+ * a box per instruction (its name, value, line and times in a tooltip), a
+ * time axis in microseconds and a legend. `dropped` earlier calls are in
+ * the Chrome trace only (a line says so). False if out failed. */
+bool tpu_picture_write(const tpu_picture_call *calls, int n, long long dropped, FILE *out);
 
 #endif

@@ -35,8 +35,7 @@ typedef struct sim {
     int64_t horizon;             /* the latest cycle anything finished */
     int64_t device_start, device_end; /* the span of the device's own units */
     tpu_profile prof;
-    FILE *timeline;              /* Chrome trace events, or NULL */
-    int n_events;
+    tpu_timeline tl;             /* every instruction issued: the shares, the trace */
 } sim;
 
 /* ----------------------------------------------------------------- time */
@@ -50,19 +49,18 @@ static int64_t ready_of(const sim *S, const ir_node *v)
     return S->ready[v->id];
 }
 
-/* One complete event of the Chrome trace format: a box on unit u's row. */
-static void trace_event(sim *S, tpu_unit u, int64_t start, int64_t cycles, const ir_node *n,
-                        const char *what)
+/* A box on unit u's row of the call's timeline. */
+static void record(sim *S, tpu_unit u, int64_t start, int64_t cycles, const ir_node *n,
+                   const char *what)
 {
-    double us = 1e6 / S->p->spec.clock_hz;
-    fprintf(S->timeline, "%s{\"name\": \"%s", S->n_events++ ? ",\n" : "", what);
-    if (n)
-        fprintf(S->timeline, " %%%d", n->id);
-    fprintf(S->timeline, "\", \"ph\": \"X\", \"pid\": 1, \"tid\": %d, \"ts\": %.4f, "
-                         "\"dur\": %.4f", (int)u, (double)start * us, (double)cycles * us);
-    if (n && n->loc.file)
-        fprintf(S->timeline, ", \"args\": {\"line\": %d}", n->loc.line);
-    fputc('}', S->timeline);
+    tpu_timeline *t = &S->tl;
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 64;
+        t->ev = rt_xrealloc(t->ev, (size_t)t->cap * sizeof *t->ev);
+    }
+    t->ev[t->n++] = (tpu_event){.start = start, .cycles = cycles, .unit = u, .what = what,
+                                .value = n ? n->id : -1,
+                                .line = n && n->loc.file ? n->loc.line : 0};
 }
 
 /* Runs `cycles` on unit u once every dependency is ready; returns the end.
@@ -79,8 +77,8 @@ static int64_t issue(sim *S, tpu_unit u, int64_t deps_ready, int64_t cycles, con
     }
     S->unit_free[u] = end;
     S->prof.busy[u] += cycles;
-    if (S->timeline && cycles > 0)
-        trace_event(S, u, start, cycles, n, what);
+    if (cycles > 0)
+        record(S, u, start, cycles, n, what);
     S->horizon = max64(S->horizon, end);
     return end;
 }
@@ -329,43 +327,51 @@ static void transfer_out(sim *S)
     }
 }
 
-/* The rows of the timeline, named by unit. */
-static void trace_begin(sim *S)
+void tpu_timeline_free(tpu_timeline *t)
 {
-    fputs("{\"traceEvents\": [\n", S->timeline);
-    for (int u = 0; u < TPU_N_UNITS; u++)
-        fprintf(S->timeline, "%s{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, "
-                             "\"tid\": %d, \"args\": {\"name\": \"%s\"}}",
-                S->n_events++ ? ",\n" : "", u, tpu_unit_name((tpu_unit)u));
+    free(t->ev);
+    memset(t, 0, sizeof *t);
 }
 
-static void trace_end(sim *S)
+static void sim_init(sim *S, const tpu_program *p)
 {
-    fprintf(S->timeline, "\n], \"displayTimeUnit\": \"ns\", \"otherData\": "
-                         "{\"function\": \"%s\", \"device\": \"%s\"}}\n",
-            S->p->fn->name ? S->p->fn->name : "?", S->p->spec.name);
+    memset(S, 0, sizeof *S);
+    S->p = p;
+    S->ready = rt_xcalloc((size_t)p->n_ids, sizeof *S->ready);
+    S->loop_end = rt_xcalloc((size_t)p->n_ids, sizeof *S->loop_end);
+    S->tl.clock_hz = p->spec.clock_hz;
+    snprintf(S->tl.function, sizeof S->tl.function, "%s", p->fn->name ? p->fn->name : "?");
+    snprintf(S->tl.device, sizeof S->tl.device, "%s", p->spec.name);
+}
+
+/* The profile into prof (if not NULL), the timeline into timeline (if
+ * not NULL: the caller's to free), the rest freed. */
+static void sim_finish(sim *S, tpu_profile *prof, tpu_timeline *timeline)
+{
+    finish_profile(S);
+    S->tl.cycles = S->prof.cycles;
+    tpu_profile_shares(&S->tl, &S->prof);
+    if (prof)
+        *prof = S->prof;
+    if (timeline)
+        *timeline = S->tl;
+    else
+        tpu_timeline_free(&S->tl);
+    free(S->ready);
+    free(S->loop_end);
 }
 
 bool tpu_run(const tpu_program *p, rt_value *const *args, int n_args, rt_value **results,
-             tpu_profile *prof, FILE *timeline)
+             tpu_profile *prof, tpu_timeline *timeline)
 {
-    sim S = {.p = p, .timeline = timeline};
-    if (timeline)
-        trace_begin(&S);
-    S.ready = rt_xcalloc((size_t)p->n_ids, sizeof *S.ready);
-    S.loop_end = rt_xcalloc((size_t)p->n_ids, sizeof *S.loop_end);
+    sim S;
+    sim_init(&S, p);
     transfer_in(&S);
     ir_exec_hooks hooks = {.apply = apply, .ran = ran, .ctx = &S};
     bool ok = ir_execute_hooked(p->plan, &hooks, args, n_args, results);
     if (ok)
         transfer_out(&S);
-    finish_profile(&S);
-    if (timeline)
-        trace_end(&S);
-    if (prof)
-        *prof = S.prof;
-    free(S.ready);
-    free(S.loop_end);
+    sim_finish(&S, prof, timeline);
     return ok;
 }
 
@@ -387,38 +393,10 @@ static void time_graph(sim *S, const ir_graph *g)
 
 void tpu_time(const tpu_program *p, tpu_profile *prof)
 {
-    sim S = {.p = p};
-    S.ready = rt_xcalloc((size_t)p->n_ids, sizeof *S.ready);
-    S.loop_end = rt_xcalloc((size_t)p->n_ids, sizeof *S.loop_end);
+    sim S;
+    sim_init(&S, p);
     transfer_in(&S);
     time_graph(&S, p->fn->body);
     transfer_out(&S);
-    finish_profile(&S);
-    *prof = S.prof;
-    free(S.ready);
-    free(S.loop_end);
-}
-
-const char *tpu_unit_name(tpu_unit u)
-{
-    static const char *const names[] = {"dma.h2d", "dma.d2h", "dma.hbm", "mxu", "vpu", "xlu",
-                                        "scalar", "host"};
-    return u < TPU_N_UNITS ? names[u] : "?";
-}
-
-void tpu_profile_print(const tpu_profile *prof, const char *name, FILE *out)
-{
-    fprintf(out, "tpu-model profile of @%s: %.3f us (%lld cycles), on the device %.3f us; "
-                 "roofline %.3f us\n",
-            name ? name : "?", prof->seconds * 1e6, (long long)prof->cycles,
-            prof->device_seconds * 1e6, prof->roofline_seconds * 1e6);
-    for (int u = 0; u < TPU_N_UNITS; u++)
-        fprintf(out, "  %-8s busy %10lld cycles  %5.1f%%\n", tpu_unit_name((tpu_unit)u),
-                (long long)prof->busy[u],
-                prof->cycles ? 100.0 * (double)prof->busy[u] / (double)prof->cycles : 0.0);
-    fprintf(out, "  mxu utilization %.1f%% of peak (%lld multiply-adds)\n",
-            100 * prof->mxu_utilization, (long long)prof->macs);
-    fprintf(out, "  host link %lld bytes (%lld padding); hbm %lld bytes\n",
-            (long long)prof->host_bytes, (long long)prof->host_padding,
-            (long long)prof->hbm_bytes);
+    sim_finish(&S, prof, NULL);
 }

@@ -202,17 +202,12 @@ bool ag_last_profile(ag_profile *out)
     return true;
 }
 
-/* AG_PROFILE_TRACE=FILE: each call writes its timeline there (the last
- * call's stays), in the Chrome trace format. */
-static FILE *open_timeline(const rt_config *c)
+/* AG_PROFILE_TRACE=FILE: every call's timeline goes there, in the Chrome
+ * trace format, and the last calls' picture beside it (trace.c). */
+static const char *trace_path(const rt_config *c)
 {
     const char *path = rt_config_str(c, RT_CFG_PROFILE_TRACE);
-    if (!path || !*path)
-        return NULL;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        rt_warn((ag_loc){0}, "AG_PROFILE_TRACE: cannot write '%s'", path);
-    return f;
+    return path && *path ? path : NULL;
 }
 
 static bool tpu_target_run(const tgt_exe *x, rt_value *const *args, int n_args,
@@ -221,10 +216,12 @@ static bool tpu_target_run(const tgt_exe *x, rt_value *const *args, int n_args,
     const tpu_program *p = program_for((tgt_exe *)x, n_args, args);
     tpu_profile prof;
     const rt_config *c = rt_config_get();
-    FILE *timeline = p ? open_timeline(c) : NULL;
-    bool ok = p && tpu_run(p, args, n_args, results, &prof, timeline);
-    if (timeline)
-        fclose(timeline);
+    const char *trace = trace_path(c);
+    tpu_timeline timeline = {0};
+    bool ok = p && tpu_run(p, args, n_args, results, &prof, trace ? &timeline : NULL);
+    if (ok && trace)
+        tpu_trace_add(trace, &timeline);
+    tpu_timeline_free(&timeline);
     if (ok) {
         last.have = true;
         last.prof = prof;

@@ -137,7 +137,7 @@ for src in "$root"/runtime/core/*.c "$root"/runtime/kernels/*.c "$root"/runtime/
 done
 options_objs=""
 for src in "$root"/support/textproto.c "$root"/support/options_table.c \
-    "$root"/support/file_read.c "$root"/support/file_id.c "$root"/converter/options*.c; do
+    "$root"/support/words.c "$root"/support/file_read.c "$root"/support/file_id.c "$root"/converter/options*.c; do
     obj="$work/obj/options-$(basename "$src" .c).o"
     options_objs="$options_objs $obj"
     # shellcheck disable=SC2086
@@ -175,7 +175,7 @@ lib_objs=""
 for src in "$root"/ir/trace.c "$root"/ir/staged.c "$root"/ir/staged_grad.c "$root"/ir/loop_grad.c "$root"/ir/replay.c "$root"/ir/split.c "$root"/ir/liveness.c "$root"/ir/exec.c \
     "$root"/passes/*.c "$root"/backend/target.c "$root"/backend/reference/*.c \
     "$root"/backend/cpu/*.c "$root"/backend/tpu/*.c "$root"/pipeline/*.c "$root"/model/*.c \
-    "$root"/converter/select.c "$root"/converter/report.c "$root"/converter/convert.c \
+    "$root"/converter/empty.c "$root"/converter/select.c "$root"/converter/report.c "$root"/converter/convert.c \
     "$root"/converter/error.c "$root"/support/crc32c.c "$root"/support/tfrecord.c \
     "$root"/support/protowire.c; do
     name=$(basename "$src" .c)

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs the build tree into a scratch prefix, then builds a program
-# against it twice: with pkg-config and with find_package(ag). Then builds
+# Installs the build tree into a scratch prefix (not a system one), then
+# builds a program against it twice: with pkg-config and with
+# find_package(ag), and runs each with LD_LIBRARY_PATH unset (the rpath
+# that ag.pc and agConfig.cmake give; the find_package one also once
+# installed, without CMake's build rpath). Then builds
 # agc_consumer/, which makes agc a build step (agc_stage_sources,
 # agc_compile_aot, ag::agc), with Make and with Ninja when ninja is
 # installed (else it says the Ninja build was skipped), checking for each:
@@ -22,20 +25,23 @@ test -f "$work/prefix/include/ag.h"
 test -f "$work/prefix/share/man/man1/agc.1" || { echo "agc.1 is not installed" >&2; exit 1; }
 libdir=$(ls -d "$work"/prefix/lib*/ | head -n 1)
 
-# pkg-config
+# pkg-config: the program runs with no loader setup (ag.pc's rpath)
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
-cc -std=c11 "$src_dir/hello.c" $(pkg-config --cflags --libs ag) -Wl,-rpath,"$libdir" \
-   -o "$work/hello-pc"
-out=$("$work/hello-pc")
+cc -std=c11 "$src_dir/hello.c" $(pkg-config --cflags --libs ag) -o "$work/hello-pc"
+out=$(env -u LD_LIBRARY_PATH "$work/hello-pc")
 [ "$out" = "$expected" ] || { echo "pkg-config build printed: $out" >&2; exit 1; }
 
-# CMake package
-cmake -S "$src_dir" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$work/prefix" \
-      -DCMAKE_BUILD_RPATH="$libdir" >/dev/null
+# CMake package: the consumer installed into a prefix of its own, where
+# CMake's build rpath is gone, still runs (the imported targets' rpath)
+cmake -S "$src_dir" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/cmake-build" >/dev/null
-out=$("$work/cmake-build/hello")
-[ "$out" = "$expected" ] || { echo "find_package build printed: $out" >&2; exit 1; }
-echo "install test: pkg-config and find_package(ag) consumers both print: $out"
+cmake --install "$work/cmake-build" --prefix "$work/consumer" >/dev/null
+for hello in "$work/cmake-build/hello" "$work/consumer/bin/hello"; do
+    out=$(env -u LD_LIBRARY_PATH "$hello")
+    [ "$out" = "$expected" ] || { echo "find_package build $hello printed: $out" >&2; exit 1; }
+done
+echo "install test: pkg-config and find_package(ag) consumers both print, with no" \
+     "LD_LIBRARY_PATH: $out"
 
 # agc as a build step. A scratch copy of the project, so that touching
 # its headers leaves the source tree alone.

@@ -77,6 +77,18 @@ expect_in two.out "with unknown dimensions at 64"
 test -s two/conversion_report.txt || fail "the report is not saved in the model"
 "$model" show two >show2.out || fail "agc-model show (converted) failed"
 expect_in show2.out "placement: tpu-model (on the device: hidden_layers, classifier)"
+# every batch option, a row of pipeline/batch_options.def each
+expect_in show2.out "batched with batch_options { num_batch_threads: 1 max_batch_size: 64 "
+def=$(dirname "$0")/../../pipeline/batch_options.def # $0: CMake gives its full path
+[ -f "$def" ] || fail "no $def"
+for field in $(sed -n 's/^BT_OPTION(\([a-z_]*\),.*/\1/p' "$def"); do
+    grep "batched with batch_options" show2.out | grep -q " $field: " ||
+        { cat show2.out >&2; fail "agc-model show does not list the batch option '$field'"; }
+done
+expect_in show2.out "allowed_batch_sizes: [] max_enqueued_batches: 10 disable_large_batch_splitting: false }"
+# the report: grammatical, and the ops it converted to bf16 by name
+expect_in two.out "ops compute in bf16: "
+expect_in two.out "matmul ("
 # serve inlined both: its TPU nodes are batched inside its graph
 expect_in two.out "batching:   1 function batched in the graph, in front of the TPU nodes"
 expect_in show2.out "batched in the graph: the device scopes' nodes run on batches"
@@ -108,6 +120,12 @@ check_error 1 "<converter_options_string>:1:17: unknown field 'function_alia'" \
     --converter_options_string='tpu_functions { function_alia: "x" }'
 check_error 1 "the model has no function alias 'nosuch'" "$convert" --input_model_dir=mlp \
     --output_model_dir=bad --converter_options_string='tpu_functions { function_alias: "nosuch" }'
+# options that convert nothing: an error saying what to add
+check_error 1 "the converter options convert nothing (no tpu_functions, no batch_options): add the function to place on the TPU, e.g. 'tpu_functions { function_alias: \"tpu_func_" \
+    "$convert" --input_model_dir=mlp --output_model_dir=bad --converter_options_string=''
+printf '# no tpu_functions\n' >empty.pbtxt
+check_error 1 "empty.pbtxt: the converter options convert nothing" \
+    "$convert" --input_model_dir=mlp --output_model_dir=bad --converter_options=empty.pbtxt
 test ! -e bad || fail "a failed conversion wrote its output"
 check_error 2 "unknown argument" "$convert" --input_model=mlp
 # the output is compared with the input by identity, not by spelling:

@@ -280,6 +280,78 @@ static void test_direct_calls_convert(void **state)
     expect_converted_agrees("wrapped");
 }
 
+/* Options that convert nothing are an error that says what to add, not a
+ * report of 0% on the TPU. */
+static void test_options_that_convert_nothing(void **state)
+{
+    (void)state;
+    const char *want = "opts: the converter options convert nothing (no tpu_functions, no "
+                       "batch_options): add the function to place on the TPU, e.g. "
+                       "'tpu_functions { function_alias: \"";
+    EXPECT_FAILURE("", want);
+    EXPECT_FAILURE("# nothing but settings\nbfloat16_optimization: ENABLED\n"
+                   "io_shape_optimization: DISABLED", want);
+    EXPECT_FAILURE("", "(the model's aliases: ");
+    /* bf16 of every function converts something */
+    assert_true(convert("bfloat16_optimization_options { scope: ALL }", NULL, NULL));
+}
+
+static char *report_text(const cv_report *r)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cv_report_print(r, f);
+    fclose(f);
+    return text;
+}
+
+static void expect_in(const char *text, const char *needle)
+{
+    if (!strstr(text, needle))
+        fail_msg("\"%s\" is not in the report:\n%s", needle, text);
+}
+
+/* The report names the ops converted to bf16, counts in good English,
+ * and says so when the optimizations made a call slower. */
+static void test_report_explains_itself(void **state)
+{
+    (void)state;
+    static cv_report r;
+    r = (cv_report){.batch = 1, .bf16 = true, .io_shapes = true, .bf16_ops = 1,
+                    .call_before = 10e-6, .call_after = 12.5e-6, .link_before = 8192,
+                    .link_after = 8192, .n_tpu = 1, .cpu_seconds = 1e-6};
+    r.bf16_by_op[RT_OP_MATMUL] = 1;
+    snprintf(r.tpu[0].name, sizeof r.tpu[0].name, "tpu_func");
+    r.tpu[0].seconds = 9e-6;
+    char *text = report_text(&r);
+    expect_in(text, "bfloat16:   1 op computes in bf16: matmul (1)\n");
+    expect_in(text, "warning: the optimizations made a call slower: 12.50 us after, 10.00 us "
+                    "before");
+    free(text);
+    r.bf16_ops = 3;
+    r.bf16_by_op[RT_OP_ADD] = 2;
+    r.call_after = 5e-6;
+    r.n_tpu = 0;
+    text = report_text(&r);
+    expect_in(text, "bfloat16:   3 ops compute in bf16: ");
+    expect_in(text, "matmul (1)");
+    expect_in(text, "add (2)");
+    assert_null(strstr(text, "slower"));
+    expect_in(text, "No function is on the TPU: to place one, add tpu_functions");
+    free(text);
+    /* a real conversion: the ops it counted are the ones it names */
+    assert_true(convert("tpu_functions { function_alias: \"tpu_func\" }", &r, NULL));
+    int named = 0;
+    for (int op = 0; op < RT_OP_COUNT; op++)
+        named += r.bf16_by_op[op];
+    assert_true(r.bf16_ops > 0);
+    assert_int_equal(named, r.bf16_ops);
+    text = report_text(&r);
+    expect_in(text, "matmul (");
+    free(text);
+}
+
 /* jit_compile_functions: every function marked AG_JIT_COMPILE: a saved
  * one whole (wrapper), one that only others call inside its callers, by
  * its scope (head, inlined into serve). */
@@ -721,6 +793,8 @@ int main(void)
         TU_TEST(test_whole_function_by_signature),
         TU_TEST(test_selection_errors),
         TU_TEST(test_direct_calls_convert),
+        TU_TEST(test_options_that_convert_nothing),
+        TU_TEST(test_report_explains_itself),
         TU_TEST(test_soft_device_placement),
         TU_TEST(test_jit_compile_functions),
         TU_TEST(test_bf16_options),

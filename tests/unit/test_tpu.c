@@ -7,6 +7,7 @@
  */
 #include "staged_util.h"
 
+#include "files.h"
 #include "numerics.h"
 #include "pipeline.h"
 #include "program.h"
@@ -587,11 +588,119 @@ static void test_profile_api_and_timeline(void **state)
     assert_true(fread(text, 1, sizeof text - 1, f) > 0);
     fclose(f);
     unlink(path);
+    char svg[64];
+    tpu_trace_picture_path(path, svg, sizeof svg);
+    unlink(svg);
     assert_non_null(strstr(text, "{\"traceEvents\": ["));
     assert_non_null(strstr(text, "\"args\": {\"name\": \"mxu\"}"));
     assert_non_null(strstr(text, "{\"name\": \"dma.h2d %"));
     assert_non_null(strstr(text, "{\"name\": \"matmul %"));
     assert_non_null(strstr(text, "\"otherData\": {\"function\": \"scale\""));
+}
+
+/* The profile's shares count each cycle once: they add up to the call,
+ * idle (no unit busy) on a line of its own; printed, to 100.0%. */
+static void test_profile_shares_add_up(void **state)
+{
+    (void)state;
+    /* by hand: the MXU over [0, 10), staging over [5, 20), nothing after */
+    tpu_event ev[] = {{0, 10, TPU_UNIT_MXU, "matmul", 1, 0}, {5, 15, TPU_UNIT_HBM, "vmem.load", 1, 0}};
+    tpu_timeline t = {.ev = ev, .n = 2, .cycles = 30, .clock_hz = 1e9};
+    tpu_profile prof = {0};
+    tpu_profile_shares(&t, &prof);
+    assert_int_equal(prof.share[TPU_UNIT_MXU], 10);
+    assert_int_equal(prof.share[TPU_UNIT_HBM], 10);
+    assert_int_equal(prof.idle, 10);
+    /* a simulated call: the units overlap, the shares do not */
+    compiled c = compile_v5e(layer);
+    rt_value *args[3] = {random_f32(&AG_SHAPE(8, 256), 1), random_f32(&AG_SHAPE(256, 128), 2),
+                         random_f32(&AG_SHAPE(128), 3)};
+    rt_value *out = NULL;
+    assert_true(tpu_run(c.p, args, 3, &out, &prof, NULL));
+    int64_t busy = 0, shares = prof.idle;
+    for (int u = 0; u < TPU_N_UNITS; u++) {
+        busy += prof.busy[u];
+        shares += prof.share[u];
+        assert_true(prof.share[u] <= prof.busy[u]);
+    }
+    assert_true(busy >= shares - prof.idle);
+    assert_int_equal(shares, prof.cycles);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    tpu_profile_print(&prof, "layer", f);
+    fclose(f);
+    double printed = 0, v;
+    char unit[32];
+    for (const char *line = strstr(text, "\n  dma.h2d"); line && line[1]; line = strchr(line + 1, '\n')) {
+        long long cycles;
+        double busy_pct;
+        if (sscanf(line + 1, " %31s %lld %lf%% %lf%%", unit, &cycles, &busy_pct, &v) == 4)
+            printed += v;
+        else if (sscanf(line + 1, " idle (waiting on latency) %lf%%", &v) == 1)
+            printed += v;
+    }
+    if (fabs(printed - 100.0) > 1e-9)
+        fail_msg("the shares add up to %.1f%%:\n%s", printed, text);
+    assert_non_null(strstr(text, "  idle (waiting on latency) "));
+    free(text);
+    for (int i = 0; i < 3; i++)
+        rt_value_free(args[i]);
+    rt_value_free(out);
+    compiled_free(&c);
+}
+
+static int count_of(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* AG_PROFILE_TRACE keeps every call in the Chrome trace, complete after
+ * each; the picture beside it draws the last TPU_PICTURE_CALLS and says
+ * how many came before. */
+static void test_trace_keeps_every_call(void **state)
+{
+    (void)state;
+    enum { CALLS = TPU_PICTURE_CALLS + 3 };
+    char path[] = "/tmp/agc-trace-XXXXXX.json", svg[64];
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    close(fd);
+    tpu_trace_picture_path(path, svg, sizeof svg);
+    assert_non_null(strstr(svg, ".svg"));
+    assert_null(strstr(svg, ".json"));
+    setenv("AG_PROFILE_TRACE", path, 1);
+    rt_config_reload_env();
+    assert_true(ag_set_target("tpu-model"));
+    for (int i = 0; i < CALLS; i++)
+        assert_false(ag_is_error(call1(&scale__desc, ag_ones(AG_F32, AG_SHAPE(3, 4)))));
+    ag_set_target(NULL);
+    unsetenv("AG_PROFILE_TRACE");
+    rt_config_reload_env();
+    char err[512];
+    size_t len;
+    char *text = sf_read_regular(path, "trace", 1 << 24, &len, err, sizeof err);
+    char *picture = sf_read_regular(svg, "picture", 1 << 24, &len, err, sizeof err);
+    unlink(path);
+    unlink(svg);
+    assert_non_null(text);
+    assert_non_null(picture);
+    assert_int_equal(count_of(text, "\"cat\": \"call\""), CALLS);
+    assert_int_equal(count_of(text, "{\"name\": \"matmul %"), CALLS);
+    assert_non_null(strstr(text, "\"calls\": 11}}\n"));
+    assert_int_equal(count_of(text, "\"traceEvents\""), 1);
+    assert_int_equal(text[strlen(text) - 2], '}'); /* closed after the last call */
+    assert_int_equal(count_of(picture, "<g class=\"call\">"), TPU_PICTURE_CALLS);
+    assert_true(count_of(picture, "<rect class=\"box\"") > 3 * TPU_PICTURE_CALLS);
+    assert_non_null(strstr(picture, "calls 4 to 11 of 11"));
+    assert_non_null(strstr(picture, "the 3 before them are in the Chrome trace only"));
+    assert_non_null(strstr(picture, "time (us)"));
+    assert_non_null(strstr(picture, "matrix units")); /* the legend */
+    free(text);
+    free(picture);
 }
 
 int main(void)
@@ -615,6 +724,8 @@ int main(void)
         TU_TEST(test_unknown_dims_compile_at_the_call),
         TU_TEST(test_soft_placement_runs_host_ops),
         TU_TEST(test_profile_api_and_timeline),
+        TU_TEST(test_profile_shares_add_up),
+        TU_TEST(test_trace_keeps_every_call),
     };
     TU_RUN(tests);
 }
