@@ -406,14 +406,22 @@ const char **fe_cc_flags(const fe_options *opt, int *argc);
  * (the install prefix's, the source tree's); returns how many. */
 int fe_ag_include_dirs(const char *dirs[2]);
 
-/* includes.c: the files the input includes (through the headers agc can
- * follow) that libclang must not read: not regular files, or too large.
+/* includes.c: the files the input includes or embeds (through the
+ * headers agc can follow, and the object-like macros that name them) that
+ * libclang must not read: not regular files, or too large.
  * fe_parse gives them to libclang as empty unsaved files, and
  * fe_report_blocked (libclang.h) reports the ones it was asked to read. */
 typedef struct fe_blocked_file {
     const char *path;
     const char *why; /* "it is not a regular file" */
+    fe_vec embeds;   /* fe_embed_site*: the #embed directives that name it */
 } fe_blocked_file;
+/* Where an #embed names a blocked file (libclang, which lists the files it
+ * included, does not list the ones it embedded). */
+typedef struct fe_embed_site {
+    const fe_source *src;
+    unsigned off; /* its operand */
+} fe_embed_site;
 void fe_blocked_includes(const fe_source *main_src, const char *const *args, int n_args,
                          fe_vec *blocked);
 
