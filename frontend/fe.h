@@ -4,7 +4,8 @@
  * The conversion (driver.c runs it through convert.c, one call a stage):
  *
  *   parse.c      libclang's parse of the input: the text checks before it
- *                (precheck.c: '::', which hangs clang), its arguments
+ *                (precheck.c: '::', which hangs clang, and nesting deeper
+ *                than 256 levels, which crashes it), its arguments
  *                (args.c: -p's flags, the command line's, the ag.h
  *                directories prefix.c finds), the files it must not read
  *                (includes.c), its errors (clang_diag.c), the included
@@ -394,6 +395,10 @@ fe_unit *fe_parse(const fe_options *opt, fe_vec *deps);
 /* precheck.c: reports what libclang would not come back from in the
  * input's text ('::' where clang 17 to 19 hang); true when there was one. */
 bool fe_colon_colon(const fe_source *s);
+/* precheck.c: reports where the input's text nests (), [] and {} deeper
+ * than 256 levels, which clang parses only after minutes of expanding
+ * macros, or not at all (a crash); true when it does. */
+bool fe_too_deep(const fe_source *s);
 
 /* args.c: libclang's arguments for the input: -p's flags, the command
  * line's, and what agc adds. NULL after an error. */

@@ -42,7 +42,7 @@ fe_unit *fe_parse(const fe_options *opt, fe_vec *deps)
         return NULL;
     }
     fe_diag_set_main(src);
-    if (fe_colon_colon(src))
+    if (fe_colon_colon(src) || fe_too_deep(src))
         return NULL;
     int argc;
     const char **argv = fe_clang_args(opt, &argc);
