@@ -1210,8 +1210,11 @@ static void function_attrs(parser *p, fe_func *fn, CXCursor c)
             continue;
         fe_range *r = fe_alloc(sizeof *r);
         *r = range_of(p, ks.c[i]);
-        if (r->end > r->begin && r->begin >= fn->header.begin && r->end <= fn->header.end)
+        if (r->end > r->begin && r->begin >= fn->header.begin && r->end <= fn->header.end) {
             fe_vec_push(&fn->annots, r);
+            if (strncmp(a, "ag.signature=", 13) == 0)
+                fn->signature_range = *r;
+        }
     }
 }
 

@@ -70,8 +70,10 @@ static int run(const fe_options *opt, fe_result *res)
     if (!u)
         return 1;
     fe_step("analyze %d AG_FUNCTION%s", u->funcs.n, u->funcs.n == 1 ? "" : "s");
-    for (int i = 0; i < u->funcs.n; i++)
+    for (int i = 0; i < u->funcs.n; i++) {
+        fe_check_signature(u->src, u->funcs.items[i]);
         fe_analyze(u->funcs.items[i]);
+    }
     /* gen.c finds errors of its own (a C scalar carried out of staged
      * code, a preprocessor conditional across a staged construct): it runs
      * after analysis errors too, so that one run reports every error, and

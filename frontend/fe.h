@@ -14,6 +14,8 @@
  *                tree of fe_stmt with the conditions classified (fe_cond:
  *                staged when they contain ag_bool) and every variable
  *                reference recorded (fe_ref)
+ *   signature.c  checks each AG_SIGNATURE against its function's
+ *                parameters, with the function cache's parser
  *   analyze.c    checks what cannot be staged (diagnostics with carets
  *                and fix-its), decides which break/continue/return become
  *                flags, and answers liveness questions for gen.c
@@ -355,6 +357,7 @@ typedef struct fe_func {
     const char **ret_fields; /* FE_RET_STRUCT */
     int n_ret_fields;
     const char *signature, *alias; /* AG_SIGNATURE / AG_ALIAS, or NULL */
+    fe_range signature_range;      /* its AG_SIGNATURE(...) (empty: not in the header) */
     bool bfloat16;                 /* AG_BFLOAT16 */
     bool jit_compile;              /* AG_JIT_COMPILE */
     bool has_staged;               /* any staged construct */
@@ -435,6 +438,10 @@ void fe_blocked_includes(const fe_source *main_src, const char *const *args, int
  * Reports an error and returns false when there is no database or the
  * input is not in it. */
 bool fe_compdb_flags(const char *dir, const char *input, fe_vec *args);
+
+/* signature.c: reports an AG_SIGNATURE that does not parse, or does not
+ * describe fn's parameters (tensors in order, C scalars by name). */
+void fe_check_signature(const fe_source *src, const fe_func *fn);
 
 /* analyze.c */
 void fe_analyze(fe_func *fn);
