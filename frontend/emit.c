@@ -315,8 +315,8 @@ static void emit_wrapper(const fe_unit *u, const fe_func *fn, fe_out *o)
     const char *params = params_of(proto, fn, &none);
     if (!params || !only_calls_after(u->src, fn->name, fn->range.end))
         return;
-    fe_out_gen(o, "static %s %s__at(ag_loc ag__loc%s%s\n", fn->ret_type, fn->name,
-               none ? ")" : ", ", none ? "" : params);
+    fe_out_gen(o, "__attribute__((unused)) static %s %s__at(ag_loc ag__loc%s%s\n",
+               fn->ret_type, fn->name, none ? ")" : ", ", none ? "" : params);
     emit_call_body(fn, o, "ag__loc");
     fe_out_gen(o, "#ifndef AGC_NO_CALLER_LINES\n");
     if (fn->n_params)

@@ -44,13 +44,13 @@ ag_tensor caller(ag_tensor x)
 
 // CHECK: {{^}}ag_tensor twice(ag_tensor x){{$}}
 // CHECK: ag_function_call_at((ag_loc){"{{.*}}caller-lines.c", 15}, &twice__desc, ag__args, ag__out);
-// CHECK: static ag_tensor twice__at(ag_loc ag__loc, ag_tensor x)
+// CHECK: __attribute__((unused)) static ag_tensor twice__at(ag_loc ag__loc, ag_tensor x)
 // CHECK: ag_function_call_at(ag__loc, &twice__desc, ag__args, ag__out);
 // CHECK: #ifndef AGC_NO_CALLER_LINES
 // CHECK-NEXT: #define twice(...) twice__at(AG_HERE, __VA_ARGS__)
 // CHECK-NEXT: #endif
 // CHECK: ag_function_call_at((ag_loc){"{{.*}}caller-lines.c", 20}, &nothing__desc, NULL, NULL);
-// CHECK: static void nothing__at(ag_loc ag__loc)
+// CHECK: __attribute__((unused)) static void nothing__at(ag_loc ag__loc)
 // CHECK: ag_function_call_at(ag__loc, &nothing__desc, NULL, NULL);
 // CHECK: #define nothing() nothing__at(AG_HERE)
 // NOCALLCHECK-NOT: #define twice
