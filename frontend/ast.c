@@ -25,6 +25,8 @@ typedef struct parser {
     fe_func *fn;
     fe_vec ternaries; /* fe_ternary* found in the function, to dedupe */
     int c_cond;       /* > 0: walking an operand a C ?:, && or || may skip */
+    struct bool_memo *memo; /* contains_bool's answers for && and || */
+    unsigned memo_cap, memo_n;
 } parser;
 
 /* ------------------------------------------------------------ positions */
@@ -185,12 +187,63 @@ static enum CXChildVisitResult find_bool(CXCursor c, CXCursor parent, CXClientDa
     return CXChildVisit_Recurse;
 }
 
-static bool contains_bool(CXCursor c)
+/* Whether an && or || contains ag_bool, remembered by cursor: build_cond
+ * asks it of every operator of a chain `a && b && c ...`, and a chain is a
+ * tree as deep as it is long (((a && b) && c) ...), so searching each
+ * operator's operands afresh would be quadratic in the chain's length. */
+typedef struct bool_memo {
+    CXCursor c;
+    bool used, found;
+} bool_memo;
+
+static bool_memo *memo_slot(const parser *p, CXCursor c)
+{
+    unsigned i = clang_hashCursor(c) & (p->memo_cap - 1);
+    while (p->memo[i].used && !clang_equalCursors(p->memo[i].c, c))
+        i = (i + 1) & (p->memo_cap - 1);
+    return &p->memo[i];
+}
+
+static void memo_put(parser *p, CXCursor c, bool found)
+{
+    if (2 * (p->memo_n + 1) > p->memo_cap) {
+        bool_memo *old = p->memo;
+        unsigned old_cap = p->memo_cap;
+        p->memo_cap = old_cap ? 2 * old_cap : 64;
+        p->memo = fe_alloc(p->memo_cap * sizeof *p->memo); /* the arena frees the old */
+        for (unsigned i = 0; i < old_cap; i++)
+            if (old[i].used)
+                *memo_slot(p, old[i].c) = old[i];
+    }
+    bool_memo *m = memo_slot(p, c);
+    p->memo_n += !m->used;
+    *m = (bool_memo){c, true, found};
+}
+
+static bool is_logical(CXCursor c)
+{
+    if (clang_getCursorKind(c) != CXCursor_BinaryOperator)
+        return false;
+    enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(c);
+    return op == CXBinaryOperator_LAnd || op == CXBinaryOperator_LOr;
+}
+
+static bool contains_bool(parser *p, CXCursor c)
 {
     if (is_ag_bool_call(c))
         return true;
+    if (!is_logical(c)) {
+        bool found = false;
+        clang_visitChildren(c, find_bool, &found);
+        return found;
+    }
+    if (p->memo_cap && memo_slot(p, c)->used)
+        return memo_slot(p, c)->found;
+    kids ks = children(c);
     bool found = false;
-    clang_visitChildren(c, find_bool, &found);
+    for (int i = 0; i < ks.n && !found; i++)
+        found = contains_bool(p, strip(ks.c[i]));
+    memo_put(p, c, found);
     return found;
 }
 
@@ -651,7 +704,7 @@ static void walk(parser *p, CXCursor c, int mode, fe_expr *e)
         return;
     case CXCursor_ConditionalOperator:
         ks = children(c);
-        if (ks.n == 3 && contains_bool(ks.c[0])) {
+        if (ks.n == 3 && contains_bool(p, ks.c[0])) {
             staged_ternary(p, c, e);
             return;
         }
@@ -771,7 +824,7 @@ static fe_cond *build_cond(parser *p, CXCursor c, fe_range r)
 {
     r = strip_parens(p, r);
     c = strip(c);
-    if (!contains_bool(c)) {
+    if (!contains_bool(p, c)) {
         fe_cond *leaf = new_cond(p, FE_COND_C, r);
         leaf->e = expr_of(p, c, r);
         return leaf;
@@ -969,7 +1022,7 @@ static fe_stmt *build_stmt(parser *p, CXCursor c, fe_stmt *parent)
     fe_stmt *s;
     bool control = k == CXCursor_IfStmt || k == CXCursor_WhileStmt || k == CXCursor_DoStmt ||
                    k == CXCursor_ForStmt;
-    if (control && cursor_in_macro(c) && contains_bool(c)) {
+    if (control && cursor_in_macro(c) && contains_bool(p, c)) {
         s = new_stmt(p, FE_OTHER, c, parent);
         fe_error((fe_range){s->range.begin, s->range.begin + 1},
                  "staged control flow inside a macro expansion cannot be converted; expand "
@@ -1157,8 +1210,11 @@ static void function_attrs(parser *p, fe_func *fn, CXCursor c)
             continue;
         fe_range *r = fe_alloc(sizeof *r);
         *r = range_of(p, ks.c[i]);
-        if (r->end > r->begin && r->begin >= fn->header.begin && r->end <= fn->header.end)
+        if (r->end > r->begin && r->begin >= fn->header.begin && r->end <= fn->header.end) {
             fe_vec_push(&fn->annots, r);
+            if (strncmp(a, "ag.signature=", 13) == 0)
+                fn->signature_range = *r;
+        }
     }
 }
 
@@ -1323,7 +1379,7 @@ static enum CXChildVisitResult visit_top(CXCursor c, CXCursor parent, CXClientDa
 
 void fe_ast_build(CXTranslationUnit tu, fe_source *src, CXFile file, fe_unit *u)
 {
-    parser p = {tu, src, file, NULL, {0}, 0};
+    parser p = {tu, src, file, NULL, {0}, 0, NULL, 0, 0};
     unit_walk w = {&p, u};
     clang_visitChildren(clang_getTranslationUnitCursor(tu), visit_top, &w);
 }

@@ -11,8 +11,17 @@
 #include "fe.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The stack the conversion runs on. clang's parser and libclang's and
+ * agc's walks of the tree recurse once per operator of a chain
+ * `a && b && c ...`, which is a tree as deep as it is long: 20,000 terms
+ * overflow the 8 MiB stack libclang parses on (clang itself crashes on
+ * them). Address space only: what a conversion does not use is never
+ * touched. */
+#define STACK_SIZE ((size_t)256 << 20)
 
 static char *heap_copy(const char *s)
 {
@@ -61,8 +70,10 @@ static int run(const fe_options *opt, fe_result *res)
     if (!u)
         return 1;
     fe_step("analyze %d AG_FUNCTION%s", u->funcs.n, u->funcs.n == 1 ? "" : "s");
-    for (int i = 0; i < u->funcs.n; i++)
+    for (int i = 0; i < u->funcs.n; i++) {
+        fe_check_signature(u->src, u->funcs.items[i]);
         fe_analyze(u->funcs.items[i]);
+    }
     /* gen.c finds errors of its own (a C scalar carried out of staged
      * code, a preprocessor conditional across a staged construct): it runs
      * after analysis errors too, so that one run reports every error, and
@@ -90,12 +101,47 @@ static int run(const fe_options *opt, fe_result *res)
     return 0;
 }
 
+typedef struct run_args {
+    const fe_options *opt;
+    fe_result *res;
+    int status;
+} run_args;
+
+static void *run_thread(void *arg)
+{
+    run_args *a = arg;
+    a->status = run(a->opt, a->res);
+    return NULL;
+}
+
+/* run() on a thread with STACK_SIZE of stack; libclang is told to parse
+ * on the thread that calls it (LIBCLANG_NOTHREADS), this one, instead of
+ * on a thread of its own. Where no thread can be made, on this one. */
+static int run_on_large_stack(const fe_options *opt, fe_result *res)
+{
+    run_args a = {opt, res, 1};
+    pthread_attr_t attr;
+    pthread_t t;
+    if (pthread_attr_init(&attr) != 0)
+        return run(opt, res);
+    bool made = pthread_attr_setstacksize(&attr, STACK_SIZE) == 0 &&
+                setenv("LIBCLANG_NOTHREADS", "1", 1) == 0 &&
+                pthread_create(&t, &attr, run_thread, &a) == 0;
+    pthread_attr_destroy(&attr);
+    if (!made) {
+        unsetenv("LIBCLANG_NOTHREADS");
+        return run(opt, res);
+    }
+    pthread_join(t, NULL);
+    return a.status;
+}
+
 int fe_convert(const fe_options *opt, fe_result *res)
 {
     memset(res, 0, sizeof *res);
     fe_arena_state arena = fe_arena_save();
     fe_diag_init(opt->diag, opt->color);
-    int status = run(opt, res);
+    int status = run_on_large_stack(opt, res);
     if (status != 0)
         fe_diag_summary();
     fe_diag_done();

@@ -9,6 +9,8 @@
  *   static const ag_function_desc f__desc     names, kinds, signature, alias
  *   constructor f__register                   ag_function_register(&f__desc)
  *   <its signature> { ag_function_call_at }   the wrapper, same name/linkage
+ *   static T f__at(ag_loc, params)            the same, at the location given
+ *   #define f(...) f__at(AG_HERE, ...)        the caller's line for later calls
  *
  * Calls between AG_FUNCTIONs call the wrappers; the runtime inlines them
  * while tracing.
@@ -200,9 +202,31 @@ static void emit_desc(const fe_unit *u, const fe_func *fn, fe_out *o)
     fe_out_gen(o, "    ag_function_register(&%s__desc);\n}\n\n", n);
 }
 
-static void emit_wrapper(const fe_unit *u, const fe_func *fn, fe_out *o)
+/* The parameter list of fn's prototype, after its '(' ("ag_tensor x)"),
+ * and whether it declares none ("void)", ")"). */
+static const char *params_of(const char *proto, const fe_func *fn, bool *none)
 {
-    fe_out_at(o, fn->line, "%s", fe_prototype(u, fn));
+    size_t n = strlen(fn->name);
+    const char *p = proto;
+    for (; (p = strstr(p, fn->name)); p += n) {
+        bool starts = p == proto || !fe_is_ident_char(p[-1]);
+        const char *q = p + n;
+        while (*q == ' ')
+            q++;
+        if (starts && *q == '(') {
+            q++;
+            while (*q == ' ')
+                q++;
+            *none = *q == ')' || (strncmp(q, "void", 4) == 0 && q[4 + strspn(q + 4, " ")] == ')');
+            return q;
+        }
+    }
+    return NULL;
+}
+
+/* The body of a wrapper: fn's arguments to ag_function_call_at at `loc`. */
+static void emit_call_body(const fe_func *fn, fe_out *o, const char *loc)
+{
     fe_out_gen(o, "{\n");
     if (fn->n_params) {
         fe_out_gen(o, "    ag_arg ag__args[%d] = {\n", fn->n_params);
@@ -213,9 +237,8 @@ static void emit_wrapper(const fe_unit *u, const fe_func *fn, fe_out *o)
     int nout = fe_num_outputs(fn);
     if (nout)
         fe_out_gen(o, "    ag_tensor ag__out[%d];\n", nout);
-    fe_out_gen(o, "    ag_function_call_at((ag_loc){%s, %d}, &%s__desc, %s, %s);\n",
-               fe_c_string(u->src->path), fn->line, fn->name, fn->n_params ? "ag__args" : "NULL",
-               nout ? "ag__out" : "NULL");
+    fe_out_gen(o, "    ag_function_call_at(%s, &%s__desc, %s, %s);\n", loc, fn->name,
+               fn->n_params ? "ag__args" : "NULL", nout ? "ag__out" : "NULL");
     if (fn->ret == FE_RET_TENSOR) {
         fe_out_gen(o, "    return ag__out[0];\n");
     } else if (fn->ret == FE_RET_STRUCT) {
@@ -225,6 +248,82 @@ static void emit_wrapper(const fe_unit *u, const fe_func *fn, fe_out *o)
         fe_out_gen(o, "    return ag__ret;\n");
     }
     fe_out_gen(o, "}\n");
+}
+
+/* Whether the token whose last character is at `last` makes a `name(`
+ * after it something other than a call: a member (`.`, `->`), or a
+ * declaration (an identifier that is no keyword: a type). */
+static bool ends_non_call(const fe_source *src, unsigned last)
+{
+    static const char *const kws[] = {"return", "else", "do", "case", "sizeof", NULL};
+    char c = src->text[last];
+    if (c == '.' || (c == '>' && last > 0 && src->text[last - 1] == '-'))
+        return true;
+    if (!fe_is_ident_char(c))
+        return false;
+    unsigned b = last;
+    while (b > 0 && fe_is_ident_char(src->text[b - 1]))
+        b--;
+    for (int k = 0; kws[k]; k++)
+        if (strlen(kws[k]) == last + 1 - b && memcmp(src->text + b, kws[k], last + 1 - b) == 0)
+            return false;
+    return true;
+}
+
+/* Whether every `name(` in src from `from` on (what a function-like
+ * macro would expand) is a call. */
+static bool only_calls_after(const fe_source *src, const char *name, unsigned from)
+{
+    size_t n = strlen(name);
+    unsigned last = from > 0 ? from - 1 : 0; /* the last character of the last token */
+    for (unsigned off = from; off < src->len;) {
+        unsigned next = fe_skip_literal(src, off);
+        char c = src->text[off];
+        if (next != off || !fe_is_ident_char(c)) {
+            if (next != off || !strchr(" \t\r\n\f\v", c))
+                last = next != off ? next - 1 : off;
+            off = next != off ? next : off + 1;
+            continue;
+        }
+        unsigned end = off;
+        while (end < src->len && fe_is_ident_char(src->text[end]))
+            end++;
+        unsigned after = fe_skip_space(src, end);
+        if (end - off == n && memcmp(src->text + off, name, n) == 0 && after < src->len &&
+            src->text[after] == '(' && ends_non_call(src, last))
+            return false;
+        last = end - 1;
+        off = end;
+    }
+    return true;
+}
+
+/* The wrapper, with the user's prototype, calls at the definition's
+ * location; f__at at the location it is given, and the macro after it
+ * makes a call `f(x)` written later in the file pass its own line
+ * (AG_HERE, #line-mapped to the user's file), as ag.h's ops and agc's
+ * headers do, so an argument that does not match the signature is
+ * reported where the call is. The macro is left out when a later use of
+ * the name is not a call (a redeclaration, a struct member), and under
+ * AGC_NO_CALLER_LINES. */
+static void emit_wrapper(const fe_unit *u, const fe_func *fn, fe_out *o)
+{
+    const char *proto = fe_prototype(u, fn);
+    fe_out_at(o, fn->line, "%s", proto);
+    emit_call_body(fn, o, fe_format("(ag_loc){%s, %d}", fe_c_string(u->src->path), fn->line));
+    bool none = false;
+    const char *params = params_of(proto, fn, &none);
+    if (!params || !only_calls_after(u->src, fn->name, fn->range.end))
+        return;
+    fe_out_gen(o, "__attribute__((unused)) static %s %s__at(ag_loc ag__loc%s%s\n",
+               fn->ret_type, fn->name, none ? ")" : ", ", none ? "" : params);
+    emit_call_body(fn, o, "ag__loc");
+    fe_out_gen(o, "#ifndef AGC_NO_CALLER_LINES\n");
+    if (fn->n_params)
+        fe_out_gen(o, "#define %s(...) %s__at(AG_HERE, __VA_ARGS__)\n", fn->name, fn->name);
+    else
+        fe_out_gen(o, "#define %s() %s__at(AG_HERE)\n", fn->name, fn->name);
+    fe_out_gen(o, "#endif\n");
 }
 
 static void emit_function(const fe_unit *u, fe_func *fn, fe_out *o)

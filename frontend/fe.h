@@ -4,7 +4,8 @@
  * The conversion (driver.c runs it through convert.c, one call a stage):
  *
  *   parse.c      libclang's parse of the input: the text checks before it
- *                (precheck.c: '::', which hangs clang), its arguments
+ *                (precheck.c: '::', which hangs clang, and nesting deeper
+ *                than 256 levels, which crashes it), its arguments
  *                (args.c: -p's flags, the command line's, the ag.h
  *                directories prefix.c finds), the files it must not read
  *                (includes.c), its errors (clang_diag.c), the included
@@ -13,6 +14,8 @@
  *                tree of fe_stmt with the conditions classified (fe_cond:
  *                staged when they contain ag_bool) and every variable
  *                reference recorded (fe_ref)
+ *   signature.c  checks each AG_SIGNATURE against its function's
+ *                parameters, with the function cache's parser
  *   analyze.c    checks what cannot be staged (diagnostics with carets
  *                and fix-its), decides which break/continue/return become
  *                flags, and answers liveness questions for gen.c
@@ -354,6 +357,7 @@ typedef struct fe_func {
     const char **ret_fields; /* FE_RET_STRUCT */
     int n_ret_fields;
     const char *signature, *alias; /* AG_SIGNATURE / AG_ALIAS, or NULL */
+    fe_range signature_range;      /* its AG_SIGNATURE(...) (empty: not in the header) */
     bool bfloat16;                 /* AG_BFLOAT16 */
     bool jit_compile;              /* AG_JIT_COMPILE */
     bool has_staged;               /* any staged construct */
@@ -394,6 +398,10 @@ fe_unit *fe_parse(const fe_options *opt, fe_vec *deps);
 /* precheck.c: reports what libclang would not come back from in the
  * input's text ('::' where clang 17 to 19 hang); true when there was one. */
 bool fe_colon_colon(const fe_source *s);
+/* precheck.c: reports where the input's text nests (), [] and {} deeper
+ * than 256 levels, which clang parses only after minutes of expanding
+ * macros, or not at all (a crash); true when it does. */
+bool fe_too_deep(const fe_source *s);
 
 /* args.c: libclang's arguments for the input: -p's flags, the command
  * line's, and what agc adds. NULL after an error. */
@@ -406,14 +414,22 @@ const char **fe_cc_flags(const fe_options *opt, int *argc);
  * (the install prefix's, the source tree's); returns how many. */
 int fe_ag_include_dirs(const char *dirs[2]);
 
-/* includes.c: the files the input includes (through the headers agc can
- * follow) that libclang must not read: not regular files, or too large.
+/* includes.c: the files the input includes or embeds (through the
+ * headers agc can follow, and the object-like macros that name them) that
+ * libclang must not read: not regular files, or too large.
  * fe_parse gives them to libclang as empty unsaved files, and
  * fe_report_blocked (libclang.h) reports the ones it was asked to read. */
 typedef struct fe_blocked_file {
     const char *path;
     const char *why; /* "it is not a regular file" */
+    fe_vec embeds;   /* fe_embed_site*: the #embed directives that name it */
 } fe_blocked_file;
+/* Where an #embed names a blocked file (libclang, which lists the files it
+ * included, does not list the ones it embedded). */
+typedef struct fe_embed_site {
+    const fe_source *src;
+    unsigned off; /* its operand */
+} fe_embed_site;
 void fe_blocked_includes(const fe_source *main_src, const char *const *args, int n_args,
                          fe_vec *blocked);
 
@@ -422,6 +438,10 @@ void fe_blocked_includes(const fe_source *main_src, const char *const *args, int
  * Reports an error and returns false when there is no database or the
  * input is not in it. */
 bool fe_compdb_flags(const char *dir, const char *input, fe_vec *args);
+
+/* signature.c: reports an AG_SIGNATURE that does not parse, or does not
+ * describe fn's parameters (tensors in order, C scalars by name). */
+void fe_check_signature(const fe_source *src, const fe_func *fn);
 
 /* analyze.c */
 void fe_analyze(fe_func *fn);

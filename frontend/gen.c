@@ -26,11 +26,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The construct and temporary names in use, hashed: a condition of
+ * 20,000 `&&` on one line names 20,000 constructs "f__cond_3_<k>", and
+ * looking each one up among all the others would be quadratic. */
+typedef struct name_slot {
+    const char *name; /* NULL: free */
+    int next;         /* the suffix to try next for this name as a base */
+} name_slot;
+
+typedef struct name_set {
+    name_slot *slots;
+    unsigned cap, n; /* cap: a power of two, or 0 */
+} name_set;
+
 typedef struct gen {
     fe_func *fn;
     const fe_source *src;
     fe_out *lifted;
-    fe_vec names;    /* char*: construct and temporary names in use */
+    name_set names;
     fe_vec reported; /* fe_var*: C scalars already reported */
     /* Statements moved after an exit (into a branch, or a guard) are
      * preceded by the user's text between them and that exit (comments,
@@ -81,20 +94,60 @@ static void pre_terns(gen *g, fe_out *o, const fe_expr *e, const char *ind);
 
 /* ------------------------------------------------------------- helpers */
 
+static unsigned hash_name(const char *s)
+{
+    unsigned h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static name_slot *name_slot_of(const name_set *set, const char *name)
+{
+    unsigned i = hash_name(name) & (set->cap - 1);
+    while (set->slots[i].name && strcmp(set->slots[i].name, name) != 0)
+        i = (i + 1) & (set->cap - 1);
+    return &set->slots[i];
+}
+
+static void name_grow(name_set *set)
+{
+    name_set old = *set;
+    set->cap = old.cap ? old.cap * 2 : 64;
+    set->slots = fe_alloc(set->cap * sizeof *set->slots); /* the arena frees the old */
+    for (unsigned i = 0; i < old.cap; i++)
+        if (old.slots[i].name)
+            *name_slot_of(set, old.slots[i].name) = old.slots[i];
+}
+
+/* The slot of name, which is added (with suffix 2 next) when absent. */
+static name_slot *name_add(name_set *set, const char *name, bool *added)
+{
+    if (2 * (set->n + 1) > set->cap)
+        name_grow(set);
+    name_slot *sl = name_slot_of(set, name);
+    *added = !sl->name;
+    if (*added) {
+        *sl = (name_slot){name, 2};
+        set->n++;
+    }
+    return sl;
+}
+
+/* "f__if_12", or "f__if_12_<k>" with the first k not yet used. */
 static const char *unique(gen *g, const char *kind, int line)
 {
     const char *base = fe_format("%s__%s_%d", g->fn->name, kind, line);
-    const char *name = base;
-    for (int k = 2;; k++) {
-        bool used = false;
-        for (int i = 0; i < g->names.n && !used; i++)
-            used = strcmp(g->names.items[i], name) == 0;
-        if (!used)
-            break;
-        name = fe_format("%s_%d", base, k);
+    bool added;
+    name_slot *b = name_add(&g->names, base, &added);
+    if (added)
+        return base;
+    for (;;) {
+        const char *name = fe_format("%s_%d", base, b->next++);
+        if (name_add(&g->names, name, &added), added)
+            return name;
+        b = name_slot_of(&g->names, base); /* name_add may have moved it */
     }
-    fe_vec_push(&g->names, (void *)name);
-    return name;
 }
 
 /* "ag__<suffix>" for a construct named "<fn>__<suffix>". */

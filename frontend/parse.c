@@ -42,7 +42,7 @@ fe_unit *fe_parse(const fe_options *opt, fe_vec *deps)
         return NULL;
     }
     fe_diag_set_main(src);
-    if (fe_colon_colon(src))
+    if (fe_colon_colon(src) || fe_too_deep(src))
         return NULL;
     int argc;
     const char **argv = fe_clang_args(opt, &argc);
@@ -58,12 +58,18 @@ fe_unit *fe_parse(const fe_options *opt, fe_vec *deps)
     for (int i = 0; i < blocked.n; i++)
         unsaved[i + 1] =
             (struct CXUnsavedFile){((fe_blocked_file *)blocked.items[i])->path, "", 0};
+    /* libclang keeps the groups the preprocessor skipped (where an #embed
+     * of a blocked file is no error) only in a detailed record */
+    unsigned flags = CXTranslationUnit_None;
+    for (int i = 0; i < blocked.n; i++)
+        if (((fe_blocked_file *)blocked.items[i])->embeds.n)
+            flags = CXTranslationUnit_DetailedPreprocessingRecord;
     fe_step("parse %s with libclang: %s", opt->input, fe_join_args(argv, argc));
     CXIndex index = clang_createIndex(0, 0);
     CXTranslationUnit tu = NULL;
     enum CXErrorCode err =
         clang_parseTranslationUnit2(index, opt->input, argv, argc, unsaved,
-                                    (unsigned)blocked.n + 1, CXTranslationUnit_None, &tu);
+                                    (unsigned)blocked.n + 1, flags, &tu);
     if (err != CXError_Success || !tu) {
         fe_diag_plain(FE_ERROR, "libclang could not parse '%s' (error %d)", opt->input, (int)err);
         clang_disposeIndex(index);

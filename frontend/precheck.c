@@ -62,3 +62,40 @@ bool fe_colon_colon(const fe_source *s)
     }
     return false;
 }
+
+/* The deepest nesting of (), [] and {} together that agc reads. clang
+ * stops at the same depth (its -fbracket-depth, 256 by default), but
+ * only after expanding the macros inside: 5,000 nested ag_ op macros took
+ * it minutes and, on libclang's 8 MiB stack, crashed it. The input's text
+ * is nested no deeper than what clang reads after expansion, so agc
+ * refuses nothing that clang would accept, except in groups the
+ * preprocessor skips. docs/dsl.md lists it among the limits. */
+#define MAX_NESTING 256
+
+/* Reports the bracket that opens a level deeper than MAX_NESTING in the
+ * input's text (outside comments and literals); true when there was one. */
+bool fe_too_deep(const fe_source *s)
+{
+    int depth = 0;
+    for (unsigned off = 0; off < s->len;) {
+        unsigned next = fe_skip_literal(s, off);
+        if (next != off) {
+            off = next;
+            continue;
+        }
+        char c = s->text[off];
+        if (c == '(' || c == '[' || c == '{') {
+            if (++depth > MAX_NESTING) {
+                fe_error(fe_range_at(off, 1),
+                         "parentheses, brackets and braces nest deeper than %d levels here, "
+                         "more than agc (and clang) read; split the expression with variables",
+                         MAX_NESTING);
+                return true;
+            }
+        } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+            depth--;
+        }
+        off++;
+    }
+    return false;
+}

@@ -1,8 +1,8 @@
 /* signature_unknown_dims: with an AG_SIGNATURE whose dims are '?', one
  * trace serves every shape the signature matches; without one, each new
  * shape is a new trace (counts from ag_function_trace_count). A call that
- * does not match the signature fails, naming the parameter, the expected
- * and the actual type. Eagerly nothing is traced and nothing is checked
+ * does not match the signature fails at the caller's line, naming the
+ * parameter, the expected and the actual type. Eagerly nothing is traced and nothing is checked
  * (signature_unknown_dims.eager.expected). */
 #include "e2e.h"
 

@@ -102,7 +102,9 @@ compiled_all() {
 }
 
 # fuzz_agc: the conversion only: driver.c's main() is libFuzzer's, and
-# build.c and header.c (ahead of time, which links libag) are the driver's.
+# build.c and header.c (ahead of time, which links libag) are the driver's;
+# it is linked below, with the runtime and the IR's core (the signature
+# parser).
 agc_objs=""
 for src in "$root"/frontend/*.c "$root"/support/file_id.c "$here/fuzz_agc.c"; do
     name=$(basename "$src" .c)
@@ -110,12 +112,11 @@ for src in "$root"/frontend/*.c "$root"/support/file_id.c "$here/fuzz_agc.c"; do
     obj="$work/obj/$name.o"
     agc_objs="$agc_objs $obj"
     compile "$src" "$obj" -I"$llvm/include" -I"$root/frontend" -I"$root/support" \
+        -I"$root/ir" -I"$root/runtime/include" -I"$root/runtime/core" \
         -DAGC_RUNTIME_INCLUDE_DIR="\"$root/runtime/include\"" \
         -DAGC_CLANG_RESOURCE_DIR="\"$resource\"" -DFUZZ_INCLUDE_DIR="\"$root/tests/e2e\""
 done
 compiled_all
-# shellcheck disable=SC2086
-"$cc" $sanitize $agc_objs -L"$llvm/lib" -lclang -Wl,-rpath,"$llvm/lib" -o "$work/fuzz_agc"
 
 # fuzz_ir and fuzz_converter_options: the runtime and the IR's core (what
 # libag_rt holds of them, with support/suggest.c), the text-format reader
@@ -149,6 +150,10 @@ compile "$here/fuzz_ir.c" "$work/obj/fuzz_ir.o" $layers
 compile "$here/fuzz_converter_options.c" "$work/obj/fuzz_converter_options.o" $layers
 compiled_all
 libs="-lopenblas -lm -lpthread"
+# (fuzz_agc: the conversion checks AG_SIGNATURE with ir/signature.c)
+# shellcheck disable=SC2086
+"$cc" $sanitize $agc_objs $core_objs -L"$llvm/lib" -lclang -Wl,-rpath,"$llvm/lib" $libs \
+    -o "$work/fuzz_agc"
 # shellcheck disable=SC2086
 "$cc" $sanitize "$work/obj/fuzz_ir.o" $core_objs $libs -o "$work/fuzz_ir"
 # shellcheck disable=SC2086
