@@ -37,7 +37,7 @@ static void sample_free(sm_sample *s)
 {
     for (int i = 0; i < s->n_inputs; i++) {
         free(s->names[i]);
-        ag_free(s->tensors[i]);
+        ag_free_at((ag_loc){0}, s->tensors[i]);
     }
     free(s->names);
     free(s->tensors);
@@ -51,7 +51,7 @@ static void sample_put(sm_sample *s, char *name, ag_tensor t)
     for (int i = 0; i < s->n_inputs; i++)
         if (strcmp(s->names[i], name) == 0) {
             free(name);
-            ag_free(s->tensors[i]);
+            ag_free_at((ag_loc){0}, s->tensors[i]);
             s->tensors[i] = t;
             return;
         }

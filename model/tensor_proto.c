@@ -214,7 +214,7 @@ static ag_tensor from_proto(const proto *p, char *err, size_t errlen)
     unsigned char *data = elements(p, d, numel, err, errlen);
     if (!data)
         return none;
-    ag_tensor t = ag_from_data((ag_dtype)d->dtype, p->shape, data);
+    ag_tensor t = ag_from_data_at((ag_loc){0}, (ag_dtype)d->dtype, p->shape, data);
     free(data);
     return t;
 }
@@ -253,7 +253,7 @@ void sm_tensor_proto_encode(pw_buf *b, ag_tensor t)
     pw_put_bytes_field(b, SM_TP_SHAPE, shape.data, shape.len);
     /* agc's values are little-endian in memory, as tensor_content is. */
     size_t bytes = (size_t)ag_num_elements(t) * rt_dtype_size(dt);
-    pw_put_bytes_field(b, SM_TP_CONTENT, ag_data(t), bytes);
+    pw_put_bytes_field(b, SM_TP_CONTENT, ag_data_at((ag_loc){0}, t), bytes);
     pw_buf_free(&shape);
     pw_buf_free(&dim);
 }

@@ -379,7 +379,7 @@ static rt_value **backward_params(const grad_call *c, rt_value *const *out,
         if (!g->has_dy[j])
             continue;
         if (!dy[j])
-            zeros[j] = rt_value_new(out[j]->dtype, &out[j]->shape);
+            zeros[j] = rt_value_zeros(out[j]->dtype, &out[j]->shape);
         p[k++] = dy[j] ? dy[j] : zeros[j];
     }
     return p;

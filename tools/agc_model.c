@@ -686,11 +686,11 @@ static bool dataset_input(const char *arg, const char *out, ag_named_tensor *in)
     size_t len = strlen(path), n;
     char err[512];
     if (!eq || eq == arg || len < 5 || strcmp(path + len - 4, ".npy") != 0) {
-        fprintf(stderr, "agc-model: dataset: --input wants NAME=FILE.npy, not '%s'\n", arg);
+        fprintf(stderr, "agc-model: error: dataset: --input wants NAME=FILE.npy, not '%s'\n", arg);
         return false;
     }
     if (sf_same_file(path, out)) {
-        fprintf(stderr, "agc-model: dataset: '%s' is an input; write the data set elsewhere\n",
+        fprintf(stderr, "agc-model: error: dataset: '%s' is an input; write the data set elsewhere\n",
                 out);
         return false;
     }
@@ -698,7 +698,7 @@ static bool dataset_input(const char *arg, const char *out, ag_named_tensor *in)
     in->tensor = data ? npy_read(data, n, err, sizeof err) : (ag_tensor){0, 0};
     free(data);
     if (!in->tensor.id)
-        fprintf(stderr, "agc-model: %s%s%s\n", data ? path : "", data ? ": " : "", err);
+        fprintf(stderr, "agc-model: error: %s%s%s\n", data ? path : "", data ? ": " : "", err);
     in->name = strndup(arg, (size_t)(eq - arg));
     return in->tensor.id != 0;
 }
@@ -715,16 +715,16 @@ static int64_t dataset_count(const ag_named_tensor *in, int n, const char *const
         ag_shape s = ag_shape_get(in[i].tensor);
         for (int k = 0; k < i; k++)
             if (strcmp(in[k].name, in[i].name) == 0) {
-                fprintf(stderr, "agc-model: dataset: input '%s' is given twice\n", in[i].name);
+                fprintf(stderr, "agc-model: error: dataset: input '%s' is given twice\n", in[i].name);
                 return -1;
             }
         if (s.rank == 0) {
-            fprintf(stderr, "agc-model: dataset: %s: a scalar, but an input's leading "
+            fprintf(stderr, "agc-model: error: dataset: %s: a scalar, but an input's leading "
                     "dimension counts its samples\n", dataset_path(args[i]));
             return -1;
         }
         if (s.dims[0] != count) {
-            fprintf(stderr, "agc-model: dataset: %s: %lld samples (its leading dimension), "
+            fprintf(stderr, "agc-model: error: dataset: %s: %lld samples (its leading dimension), "
                     "but %s has %lld\n", dataset_path(args[i]), (long long)s.dims[0],
                     dataset_path(args[0]), (long long)count);
             return -1;
@@ -740,7 +740,8 @@ static ag_tensor dataset_row(ag_tensor t, int64_t i)
     for (int k = 1; k < s.rank; k++)
         row.dims[k - 1] = s.dims[k];
     size_t bytes = (size_t)(ag_num_elements(t) / s.dims[0]) * rt_dtype_size(ag_dtype_of(t));
-    return ag_from_data(ag_dtype_of(t), row, (const char *)ag_data(t) + (size_t)i * bytes);
+    return ag_from_data_at((ag_loc){0}, ag_dtype_of(t), row,
+                           (const char *)ag_data_at((ag_loc){0}, t) + (size_t)i * bytes);
 }
 
 /* The library's errors name no line of this file: nowhere (the message
@@ -757,7 +758,7 @@ static bool dataset_write(const char *out, ag_named_tensor *in, int n, int64_t c
         for (int i = 0; i < n; i++)
             row[i] = (ag_named_tensor){in[i].name, dataset_row(in[i].tensor, s)};
         ok = ag_dataset_writer_add_at(nowhere, w, row, n);
-        ag_scope_pop();
+        ag_scope_pop_at(nowhere);
     }
     free(row);
     return w && ag_dataset_writer_close_at(nowhere, w) && ok;
@@ -821,7 +822,7 @@ static int dataset_show(const dataset_args *a)
     sm_dataset ds;
     char err[1024];
     if (!sm_dataset_read(a->file, sig, &ds, err, sizeof err)) {
-        fprintf(stderr, "agc-model: %s\n", err);
+        fprintf(stderr, "agc-model: error: %s\n", err);
         return 1;
     }
     printf("data set %s: %lld sample%s\n", a->file, (long long)ds.n_samples,
@@ -842,7 +843,7 @@ static int dataset_command(int argc, char **argv)
         status = a.show ? dataset_show(&a) : dataset_make(&a);
     }
     if (status == 1 && ag_last_error())
-        fprintf(stderr, "agc-model: %s\n", ag_last_error());
+        fprintf(stderr, "agc-model: error: %s\n", ag_last_error());
     free(a.inputs);
     ag_shutdown();
     return status;

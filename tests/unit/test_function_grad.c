@@ -74,7 +74,7 @@ static void check_close(ag_tensor a, ag_tensor b, double bound, int line)
             fail_msg("line %d: element %lld: %.9g against %.9g", line, (long long)i, x, y);
     }
 }
-#define CHECK_CLOSE(a, b, bound) check_close((a), (b), (bound), __LINE__)
+#define CHECK_NEAR(a, b, bound) check_close((a), (b), (bound), __LINE__)
 
 /* The call is one op: the body is traced twice (the concrete function,
  * its gradient graph) however many calls; the gradients are the body's,
@@ -95,7 +95,7 @@ static void test_call_is_one_op(void **state)
     ag_run_functions_eagerly(false);
     assert_true(body_runs > 2);
     for (int i = 0; i < 3; i++)
-        CHECK_CLOSE(staged[i], eager[i], 1e-5);
+        CHECK_NEAR(staged[i], eager[i], 1e-5);
     ag_variable_free(W);
     ag_variable_free(B);
 }
@@ -117,7 +117,7 @@ static void test_result_without_gradient(void **state)
         ag_tape_free(t);
     }
     ag_run_functions_eagerly(false);
-    CHECK_CLOSE(g[0], g[1], 1e-5);
+    CHECK_NEAR(g[0], g[1], 1e-5);
     ag_variable_free(W);
     ag_variable_free(B);
 }
