@@ -146,18 +146,23 @@ static void build_early(const splitter *s, ir_function *f)
     free(by_id);
 }
 
-/* Whether an early node stays in the late half: made again there. */
+/* The nodes the late half drops: every early one except those made again
+ * there. g already has the cut's new parameters, whose ids are past the
+ * whole graph's (s->size): they and the late nodes stay. */
 static bool *early_dropped(const splitter *s, ir_graph *g)
 {
-    bool *drop = calloc((size_t)s->size, sizeof *drop);
-    bool *used = calloc((size_t)s->size, sizeof *used);
+    int n_ids = g->fn->next_id;
+    bool *drop = calloc((size_t)n_ids + 1, sizeof *drop);
+    bool *used = calloc((size_t)n_ids + 1, sizeof *used);
     for (ir_node *n = g->first; n; n = n->next)
         for (int i = 0; i < n->n_in && s->late[n->id] && s->live[n->id]; i++)
             used[n->in[i]->id] = true;
     for (int r = g->n_results - s->n_late_results; r < g->n_results; r++)
         used[g->results[r]->id] = true;
-    for (int i = 0; i < g->n_params; i++)
-        drop[g->params[i]->id] = !s->late[g->params[i]->id];
+    for (int i = 0; i < g->n_params; i++) {
+        int id = g->params[i]->id;
+        drop[id] = id < s->size && !s->late[id];
+    }
     for (ir_node *n = g->first; n; n = n->next)
         drop[n->id] = s->late[n->id] ? !s->live[n->id] && !n->effect
                                      : !(remade(n) && used[n->id]);
