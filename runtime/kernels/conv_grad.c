@@ -84,6 +84,19 @@ static bool result_known(const ag_shape *s, const ag_shape *op0, const ag_shape 
     return false;
 }
 
+/* The shape a gradient op gives, s (which is x or f: the one the op
+ * computes), once dy is what conv2d(x, f) gives and s is as known as its
+ * operands make it; `what` names s ("input", "filter"). */
+static bool settle(const ag_shape *s, const ag_shape *x, const ag_shape *f, const ag_shape *dy,
+                   const rt_attrs *a, const char *what, rt_err *e, ag_shape *out)
+{
+    const ag_shape *operand = s == x ? f : x; /* the op's operand beside dy */
+    if (!dy_matches(x, f, dy, a, e) || !result_known(s, dy, operand, what, e))
+        return false;
+    *out = *s;
+    return true;
+}
+
 RT_SHAPE_RULE(rt_sh_conv2d_backprop_input)
 {
     (void)n;
@@ -96,10 +109,7 @@ RT_SHAPE_RULE(rt_sh_conv2d_backprop_input)
     x.dims[3] = known_or(x.dims[3], f->dims[2]);
     x.dims[1] = input_dim(x.dims[1], dy->dims[1], f->dims[0], a->stride_h, a->padding);
     x.dims[2] = input_dim(x.dims[2], dy->dims[2], f->dims[1], a->stride_w, a->padding);
-    if (!dy_matches(&x, f, dy, a, e) || !result_known(&x, dy, f, "input", e))
-        return false;
-    *out = x;
-    return true;
+    return settle(&x, &x, f, dy, a, "input", e, out);
 }
 
 RT_SHAPE_RULE(rt_sh_conv2d_backprop_filter)
@@ -112,10 +122,7 @@ RT_SHAPE_RULE(rt_sh_conv2d_backprop_filter)
     ag_shape f = a->shape;
     f.dims[2] = known_or(f.dims[2], x->dims[3]);
     f.dims[3] = known_or(f.dims[3], dy->dims[3]);
-    if (!dy_matches(x, &f, dy, a, e) || !result_known(&f, x, dy, "filter", e))
-        return false;
-    *out = f;
-    return true;
+    return settle(&f, x, &f, dy, a, "filter", e, out);
 }
 
 /* ============================================================= kernels */
