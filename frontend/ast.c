@@ -481,19 +481,14 @@ static int base_mode(CXCursor base, int mode)
 static bool scan_ternary(const parser *p, unsigned s0, unsigned *q, unsigned *colon, unsigned *end)
 {
     const fe_source *s = p->src;
-    int depth = 0, nested = 0;
+    int depth = 0, nested = 0, c;
     *q = *colon = 0;
     unsigned off = s0;
-    while (off < s->len) {
-        unsigned next = fe_skip_literal(s, off);
-        if (next != off) {
-            off = next;
-            continue;
-        }
-        char c = s->text[off];
-        if (c == '(' || c == '[' || c == '{') {
+    for (; (c = fe_next_code(s, &off)) >= 0; off++) {
+        int step = fe_bracket(c);
+        if (step > 0) {
             depth++;
-        } else if (c == ')' || c == ']' || c == '}') {
+        } else if (step < 0) {
             if (depth-- == 0)
                 break;
         } else if (depth == 0 && (c == ',' || c == ';')) {
@@ -511,7 +506,6 @@ static bool scan_ternary(const parser *p, unsigned s0, unsigned *q, unsigned *co
             else
                 break;
         }
-        off++;
     }
     *end = off;
     return *q && *colon && *colon > *q + 1;
@@ -564,21 +558,15 @@ static void staged_ternary(parser *p, CXCursor c, fe_expr *e)
 static unsigned expr_end(const parser *p, unsigned off)
 {
     const fe_source *s = p->src;
-    int depth = 0;
-    while (off < s->len) {
-        unsigned next = fe_skip_literal(s, off);
-        if (next != off) {
-            off = next;
-            continue;
-        }
-        char c = s->text[off];
-        if (c == '(' || c == '[' || c == '{')
+    int depth = 0, c;
+    for (; (c = fe_next_code(s, &off)) >= 0; off++) {
+        int step = fe_bracket(c);
+        if (step > 0)
             depth++;
-        else if ((c == ')' || c == ']' || c == '}') && depth-- == 0)
+        else if (step < 0 && depth-- == 0)
             break;
         else if (depth == 0 && (c == ',' || c == ';'))
             break;
-        off++;
     }
     return off;
 }
@@ -935,15 +923,11 @@ static void build_for(parser *p, fe_stmt *s, CXCursor c)
     unsigned open = fe_skip_space(p->src, s->range.begin + 3);
     unsigned close = fe_match_paren(p->src, open);
     unsigned semi[2] = {close, close};
-    int n_semi = 0, depth = 0;
-    for (unsigned off = open + 1; off < close - 1 && n_semi < 2; off++) {
-        unsigned next = fe_skip_literal(p->src, off);
-        if (next != off) {
-            off = next - 1;
-            continue;
-        }
-        char ch = p->src->text[off];
-        depth += (ch == '(' || ch == '[' || ch == '{') - (ch == ')' || ch == ']' || ch == '}');
+    int n_semi = 0, depth = 0, ch;
+    for (unsigned off = open + 1; n_semi < 2 && (ch = fe_next_code(p->src, &off)) >= 0 &&
+                                  off < close - 1;
+         off++) {
+        depth += fe_bracket(ch);
         if (depth == 0 && ch == ';')
             semi[n_semi++] = off;
     }

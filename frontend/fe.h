@@ -136,6 +136,8 @@ unsigned fe_skip_space(const fe_source *s, unsigned off);      /* forward */
 unsigned fe_skip_space_back(const fe_source *s, unsigned off); /* backward: end of prev token */
 unsigned fe_match_paren(const fe_source *s, unsigned open);    /* after the ')' */
 unsigned fe_skip_literal(const fe_source *s, unsigned off);    /* past a comment/string/char */
+int fe_next_code(const fe_source *s, unsigned *off); /* next char outside those, -1 at the end */
+int fe_bracket(int c); /* +1 opens ( [ {, -1 closes, 0 otherwise */
 
 /* ------------------------------------------------------------- diag.c */
 

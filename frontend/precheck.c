@@ -76,15 +76,10 @@ bool fe_colon_colon(const fe_source *s)
  * input's text (outside comments and literals); true when there was one. */
 bool fe_too_deep(const fe_source *s)
 {
-    int depth = 0;
-    for (unsigned off = 0; off < s->len;) {
-        unsigned next = fe_skip_literal(s, off);
-        if (next != off) {
-            off = next;
-            continue;
-        }
-        char c = s->text[off];
-        if (c == '(' || c == '[' || c == '{') {
+    int depth = 0, c;
+    for (unsigned off = 0; (c = fe_next_code(s, &off)) >= 0; off++) {
+        int step = fe_bracket(c);
+        if (step > 0) {
             if (++depth > MAX_NESTING) {
                 fe_error(fe_range_at(off, 1),
                          "parentheses, brackets and braces nest deeper than %d levels here, "
@@ -92,10 +87,9 @@ bool fe_too_deep(const fe_source *s)
                          MAX_NESTING);
                 return true;
             }
-        } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+        } else if (step < 0 && depth > 0) {
             depth--;
         }
-        off++;
     }
     return false;
 }

@@ -168,6 +168,25 @@ unsigned fe_skip_literal(const fe_source *s, unsigned off)
     return off;
 }
 
+/* The character of code at or after *off, with *off moved past the
+ * comments and literals before it (and left on the character); -1 at the
+ * end of the text. The scans that count brackets read the text through it. */
+int fe_next_code(const fe_source *s, unsigned *off)
+{
+    while (*off < s->len) {
+        unsigned next = fe_skip_literal(s, *off);
+        if (next == *off)
+            return (unsigned char)s->text[*off];
+        *off = next;
+    }
+    return -1;
+}
+
+int fe_bracket(int c)
+{
+    return (c == '(' || c == '[' || c == '{') - (c == ')' || c == ']' || c == '}');
+}
+
 unsigned fe_skip_space(const fe_source *s, unsigned off)
 {
     while (off < s->len) {
