@@ -7,6 +7,7 @@
  */
 #include "fe.h"
 #include "signature.h"
+#include "suggest.h"
 
 #include <string.h>
 
@@ -25,30 +26,8 @@ static fe_range spec_range(const fe_source *src, const fe_func *fn)
     return r;
 }
 
-/* The edit distance between a and b (short names). */
-static int distance(const char *a, const char *b)
-{
-    int prev[32], cur[32];
-    size_t na = strlen(a), nb = strlen(b);
-    if (na > 30 || nb > 30)
-        return 99;
-    for (size_t j = 0; j <= nb; j++)
-        prev[j] = (int)j;
-    for (size_t i = 1; i <= na; i++) {
-        cur[0] = (int)i;
-        for (size_t j = 1; j <= nb; j++) {
-            int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-            int del = prev[j] + 1, ins = cur[j - 1] + 1;
-            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-        }
-        memcpy(prev, cur, sizeof cur);
-    }
-    return prev[nb];
-}
-
 /* "; did you mean 'f32'?" for an unknown dtype close to one (at most a
- * third of its length in edits, as clang's typo correction), else "".
- * (support/suggest.c, when it lands, is the one place for this.) */
+ * third of its length in edits, as clang's typo correction), else "". */
 static const char *dtype_hint(const char *err)
 {
     static const char prefix[] = "unknown dtype '";
@@ -60,16 +39,11 @@ static const char *dtype_hint(const char *err)
         return "";
     memcpy(typed, name, (size_t)(end - name));
     typed[end - name] = '\0';
-    const char *best = NULL;
-    int best_d = ((int)strlen(typed) + 2) / 3 + 1;
-    for (int i = 0; i < AG_NUM_DTYPES; i++) {
-        int d = distance(typed, ag_dtype_name((ag_dtype)i));
-        if (d < best_d) {
-            best = ag_dtype_name((ag_dtype)i);
-            best_d = d;
-        }
-    }
-    return best ? fe_format("; did you mean '%s'?", best) : "";
+    sg_best best;
+    sg_begin(&best, typed);
+    for (int i = 0; i < AG_NUM_DTYPES; i++)
+        sg_consider(&best, ag_dtype_name((ag_dtype)i));
+    return best.name ? fe_format("; did you mean '%s'?", best.name) : "";
 }
 
 static int tensor_params(const fe_func *fn)
