@@ -220,7 +220,8 @@ static void back_body(void *s_)
         }
     }
     ok = ok && ir_replay_region(body, map, size, true);
-    ag_tensor total = {0, 0};
+    ag_tensor *ys = rt_xcalloc((size_t)s->n_pos + 1, sizeof *ys);
+    ag_tensor *ds = rt_xcalloc((size_t)s->n_pos + 1, sizeof *ds);
     for (int p = 0; ok && p < s->n_pos; p++) {
         if (!s->is_float[p])
             continue;
@@ -232,12 +233,12 @@ static void back_body(void *s_)
             ok = false;
             break;
         }
-        ag_tensor rh = rt_handle_new(rt_value_alias(r, &r->shape));
-        ag_tensor term = ag_reduce_sum_at(s->loc, ag_mul_at(s->loc, AG_OPERAND(rh),
-                                                            AG_OPERAND(s->dys[p])),
-                                          AG_ALL_AXES, false);
-        total = ag_is_null(total) ? term : ag_add_at(s->loc, AG_OPERAND(total), AG_OPERAND(term));
+        ys[p] = rt_handle_new(rt_value_alias(r, &r->shape));
+        ds[p] = s->dys[p];
     }
+    ag_tensor total = ok ? rt_weighted_sum(s->loc, s->n_pos, ys, ds) : (ag_tensor){0, 0};
+    free(ys);
+    free(ds);
     ok = ok && !ag_is_null(total) && ag_tape_gradients_at(s->loc, tape, total, n_src, src, grads);
     for (int k = 0; ok && k < n_src; k++)
         s->dys[which[k]] = grads[k];

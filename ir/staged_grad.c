@@ -70,16 +70,16 @@ static ir_type type_of(const rt_value *v)
 static rt_value *weighted_results(const grad_cond *c, rt_value *const *res,
                                   rt_value *const *dyp)
 {
-    ag_tensor total = {0, 0};
-    for (int j = 0; j < c->n_out; j++) {
-        if (!dyp[j])
-            continue;
-        ag_tensor r = rt_handle_new(rt_value_alias(res[j], &res[j]->shape));
-        ag_tensor d = rt_handle_new(rt_value_alias(dyp[j], &dyp[j]->shape));
-        ag_tensor s = ag_reduce_sum_at(c->loc, ag_mul_at(c->loc, AG_OPERAND(r), AG_OPERAND(d)),
-                                       AG_ALL_AXES, false);
-        total = ag_is_null(total) ? s : ag_add_at(c->loc, AG_OPERAND(total), AG_OPERAND(s));
-    }
+    ag_tensor *ys = rt_xcalloc((size_t)c->n_out + 1, sizeof *ys);
+    ag_tensor *ds = rt_xcalloc((size_t)c->n_out + 1, sizeof *ds);
+    for (int j = 0; j < c->n_out; j++)
+        if (dyp[j]) {
+            ys[j] = rt_handle_new(rt_value_alias(res[j], &res[j]->shape));
+            ds[j] = rt_handle_new(rt_value_alias(dyp[j], &dyp[j]->shape));
+        }
+    ag_tensor total = rt_weighted_sum(c->loc, c->n_out, ys, ds);
+    free(ys);
+    free(ds);
     rt_value *v = ag_is_null(total) ? NULL : rt_handle_get(c->loc, total);
     return v ? rt_value_alias(v, &v->shape) : NULL;
 }

@@ -72,21 +72,6 @@ static bool differentiable(const ir_graph *g)
     return true;
 }
 
-/* sum_j <outs_j, dys_j> over the results with a gradient. */
-static ag_tensor weighted(ag_loc at, const fn_grad *g, const ag_tensor *outs,
-                          const ag_tensor *dys)
-{
-    ag_tensor total = {0, 0};
-    for (int j = 0; j < g->n_out; j++) {
-        if (!g->has_dy[j])
-            continue;
-        ag_tensor s = ag_reduce_sum_at(at, ag_mul_at(at, AG_OPERAND(outs[j]), AG_OPERAND(dys[j])),
-                                       AG_ALL_AXES, false);
-        total = ag_is_null(total) ? s : ag_add_at(at, AG_OPERAND(total), AG_OPERAND(s));
-    }
-    return total;
-}
-
 /* The parameters with gradients, and a dy parameter per float result. */
 static void plan(const ag_concrete_function *cf, fn_grad *g)
 {
@@ -121,7 +106,7 @@ typedef struct grad_trace {
 static bool trace_gradients(grad_trace *gt)
 {
     fn_grad *g = gt->g;
-    ag_tensor target = weighted(gt->at, g, gt->outs, gt->dys);
+    ag_tensor target = rt_weighted_sum(gt->at, g->n_out, gt->outs, gt->dys);
     g->vars = rt_tape_variables_read(gt->tape, &g->n_vars);
     if (ag_is_null(target) || g->n_dx + g->n_vars == 0) {
         g->constant = true;
@@ -448,7 +433,7 @@ static bool eager_backward(const grad_call *c, ag_loc loc, rt_value *const *in,
         if (g->has_dy[j])
             dys[j] = dy[j] ? rt_handle_new(rt_tape_alias(dy[j]))
                            : ag_fill_like_at(loc, outs[j], 0.0);
-    ag_tensor target = weighted(loc, g, outs, dys);
+    ag_tensor target = rt_weighted_sum(loc, g->n_out, outs, dys);
     ag_tensor *grads = calloc((size_t)(g->n_dx + g->n_vars) + 1, sizeof *grads);
     ag_tensor *src = calloc((size_t)g->n_dx + 1, sizeof *src);
     for (int k = 0; k < g->n_dx; k++)

@@ -36,6 +36,19 @@ bool ag_tape_gradients_at(ag_loc loc, ag_tape t, ag_tensor target, int n,
     return ok;
 }
 
+ag_tensor rt_weighted_sum(ag_loc at, int n, const ag_tensor *ys, const ag_tensor *dys)
+{
+    ag_tensor total = {0, 0};
+    for (int j = 0; j < n; j++) {
+        if (ag_is_null(dys[j]))
+            continue;
+        ag_tensor s = ag_reduce_sum_at(at, ag_mul_at(at, AG_OPERAND(ys[j]), AG_OPERAND(dys[j])),
+                                       AG_ALL_AXES, false);
+        total = ag_is_null(total) ? s : ag_add_at(at, AG_OPERAND(total), AG_OPERAND(s));
+    }
+    return total;
+}
+
 ag_tensor ag_tape_gradient_at(ag_loc loc, ag_tape t, ag_tensor target, ag_tensor source)
 {
     ag_tensor g = rt_error_tensor();

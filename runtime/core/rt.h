@@ -466,6 +466,11 @@ void rt_tape_record_owned(ag_loc loc, const char *what, rt_value *const *in, int
 void rt_tape_ctx_unref(rt_tape_ctx *ctx);
 /* A value the tapes take for v (the same data, the same tape id). */
 rt_value *rt_tape_alias(const rt_value *v);
+/* sum_j <ys_j, dys_j>, each product summed over its elements, over the j
+ * whose dys_j is not null (a null handle); null when none is. Its
+ * gradient is sum_j J_j^T dys_j: how the staged gradients (cond, while,
+ * a call's backward) seed several results with one tape target. */
+ag_tensor rt_weighted_sum(ag_loc at, int n, const ag_tensor *ys, const ag_tensor *dys);
 /* The variables tape t has seen read, each once, in first-read order
  * (malloc'ed, *n of them); NULL when none. */
 struct ag_variable_s **rt_tape_variables_read(ag_tape t, int *n);
