@@ -325,8 +325,8 @@ static void tape_sees_opaque(ag_loc loc, const char *what, int n_vars, ag_tensor
         return;
     rt_value **outs = rt_xcalloc((size_t)n_vars + 1, sizeof *outs);
     int n = 0;
-    for (int i = 0; i < n_vars; i++)
-        if ((outs[n] = rt_handle_peek(*vars[i])) && outs[n]->dtype != RT_LIST)
+    for (int i = 0; i < n_vars; i++) /* tensor arrays too: they carry gradients */
+        if ((outs[n] = rt_handle_peek(*vars[i])))
             n++;
     rt_tape_record_custom(loc, what, NULL, 0, outs, n, NULL, NULL);
     free(outs);

@@ -101,18 +101,46 @@ static bool refuse(backward *b, const tape_entry *e)
     return false;
 }
 
+/* Whether v can have a gradient: a float tensor, or a tensor array of
+ * floats (its gradient a dense tensor, grad_rules_list.c). */
+static bool differentiable(const rt_value *v)
+{
+    return rt_is_float(v->dtype) || (v->dtype == RT_LIST && rt_is_float(v->elem_dtype));
+}
+
 static bool *wanted(const backward *b, const tape_entry *e)
 {
     bool *want = rt_xcalloc((size_t)e->n_in + 1, sizeof *want);
     for (int i = 0; i < e->n_in; i++)
         want[i] = e->in_id[i] && id_map_has(&b->reaches, e->in_id[i]) &&
-                  rt_is_float(e->in[i]->dtype);
+                  differentiable(e->in[i]);
     return want;
+}
+
+/* A staged loop, condition or call whose result j is a tensor array that
+ * a gradient reached: its backward carries no gradient for arrays yet, so
+ * the gradient would be lost. */
+static bool array_result_reached(backward *b, const tape_entry *e)
+{
+    for (int j = 0; j < e->n_out; j++) {
+        if (e->out[j]->dtype != RT_LIST || !id_map_get(&b->grads, e->out_id[j]))
+            continue;
+        rt_report(e->loc, "ag_tape_gradient: the gradient reaches a tensor array that %s "
+                          "carries, which agc cannot differentiate yet; stack the array "
+                          "(ag_tensor_array_stack) inside it and carry the tensor, or "
+                          "run it eagerly on the tape (ag_run_functions_eagerly)",
+                  e->what);
+        b->failed = true;
+        return true;
+    }
+    return false;
 }
 
 /* A custom entry's own backward: dx are new values it made. */
 static bool apply_custom(backward *b, const tape_entry *e)
 {
+    if (array_result_reached(b, e))
+        return false;
     rt_value **dy = rt_xcalloc((size_t)e->n_out + 1, sizeof *dy);
     rt_value **dx = rt_xcalloc((size_t)e->n_in + 1, sizeof *dx);
     bool *want = wanted(b, e);

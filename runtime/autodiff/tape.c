@@ -261,9 +261,8 @@ void rt_tape_record(ag_loc loc, rt_op op, const rt_attrs *a, rt_value *const *in
         }
         /* An op without a gradient ends every path through it: its result
          * is not followed, so what depends only on it is unconnected. A
-         * tensor array written with a tracked value is followed: a
-         * gradient reaching its reads is an error (no rule yet), never a
-         * silent null. */
+         * tensor array written with a tracked value is followed, and its
+         * reads and stack carry the gradient back (grad_rules_list.c). */
         if (rt_ops[op].grad_kind == RT_GRAD_NONE || !follows(t, in, n))
             continue;
         tape_entry *e = new_entry(t, loc, n, 1);

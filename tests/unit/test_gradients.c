@@ -35,6 +35,9 @@ typedef struct grad_case {
     int n;
     operand in[MAX_IN];
     rt_attrs attrs;
+    /* For ops whose operands are not all tensors (tensor arrays): a
+     * function of the tensor operands that exercises the op. */
+    ag_tensor (*fn)(void *ctx, const ag_tensor *in);
 } grad_case;
 
 #define S(...) AG_SHAPE(__VA_ARGS__)
@@ -52,6 +55,34 @@ static const double prod_values[] = {0.5, 0, 1.5, -2, 0, 0, 0.7, 1.1, 1.2, -0.9,
 static const double gather_rows[] = {2, 0, 2, 0, 1, 0};
 /* a segment sum into 4 rows: row 1 gets three slices, row 2 none */
 static const double segment_rows[] = {1, 3, 1, 0, 1};
+
+/* The tensor arrays. ta_write: b written over a in element 0 (a's only
+ * path is the read before it), c into element 1; the stack and the read
+ * weigh each element differently so that a wrong row would show. */
+static ag_tensor arrays_written(void *ctx, const ag_tensor *in)
+{
+    (void)ctx;
+    ag_tensor_array ta = ag_tensor_array_new(ag_dtype_of(in[0]), 2, false);
+    ta = ag_tensor_array_write(ta, 0, in[0]);
+    ag_tensor early = ag_tensor_array_read(ta, 0);
+    ta = ag_tensor_array_write(ta, 0, in[1]);
+    ta = ag_tensor_array_write(ta, 1, ag_mul(in[2], 3.0));
+    ag_tensor w = ag_from_data(AG_F64, AG_SHAPE(2, 1, 1), ((const double[]){2, -1}));
+    ag_tensor stacked = ag_mul(ag_tensor_array_stack(ta), ag_cast(w, ag_dtype_of(in[0])));
+    return ag_add(ag_reduce_sum(ag_mul(stacked, stacked), AG_ALL_AXES, false),
+                  ag_reduce_sum(ag_mul(early, in[2]), AG_ALL_AXES, false));
+}
+
+/* ta_read: elements read back (one twice) from a growing array. */
+static ag_tensor arrays_read(void *ctx, const ag_tensor *in)
+{
+    (void)ctx;
+    ag_tensor_array ta = ag_tensor_array_new(ag_dtype_of(in[0]), 0, true);
+    ta = ag_tensor_array_write(ta, 0, ag_square(in[0]));
+    ta = ag_tensor_array_write(ta, 1, ag_mul(in[0], in[1]));
+    ag_tensor r0 = ag_tensor_array_read(ta, 0), r1 = ag_tensor_array_read(ta, 1);
+    return ag_add(ag_mul(r0, ag_tensor_array_read(ta, 0)), ag_mul(r1, 2.0));
+}
 
 /* The conv2d family, strided SAME on odd sizes (7x5 input, 3x3 window,
  * strides 2 and 3: uneven padding, taps over both edges) and VALID. */
@@ -107,6 +138,9 @@ static const grad_case cases[RT_OP_COUNT] = {
     [RT_OP_SQUEEZE] = CASE(.n = 1, .in = {ANY(2, 1, 3)}, .attrs = {.axis = 1}),
     [RT_OP_TO_DEVICE] = CASE(.n = 1, .in = {ANY(2, 3)}),
     [RT_OP_TO_HOST] = CASE(.n = 1, .in = {ANY(2, 3)}),
+    [RT_OP_TA_WRITE] = CASE(.n = 3, .in = {ANY(2, 3), ANY(2, 3), ANY(2, 3)}, .fn = arrays_written),
+    [RT_OP_TA_READ] = CASE(.n = 2, .in = {ANY(2, 3), ANY(2, 3)}, .fn = arrays_read),
+    [RT_OP_TA_STACK] = CASE(.n = 3, .in = {ANY(2, 3), ANY(2, 3), ANY(2, 3)}, .fn = arrays_written),
 };
 
 /* A fixed pseudo-random sequence in [0, 1). */
@@ -152,7 +186,7 @@ static void check_op(rt_op op, ag_dtype dt, double bound)
         in[i] = make_operand(&c->in[i], dt, &seed);
     op_call call = {op, c};
     ag_gradient_check r;
-    if (!ag_check_gradients(apply_op, &call, c->n, in, &r))
+    if (!ag_check_gradients(c->fn ? c->fn : apply_op, &call, c->n, in, &r))
         fail_msg("ag_%s (%s): the check failed: %s", rt_ops[op].name, ag_dtype_name(dt),
                  ag_last_error() ? ag_last_error() : "?");
     if (!(r.max_error <= bound))
