@@ -45,7 +45,10 @@ static void mark_late(splitter *s)
     for (int i = g->n_params - s->n_late_params; i < g->n_params; i++)
         s->late[g->params[i]->id] = true;
     for (const ir_node *n = g->first; n; n = n->next) {
-        s->late[n->id] = n->id >= s->first_late_id;
+        /* A get is a projection of a loop's or an if's results, not work:
+         * one the backward makes of an early loop (its accumulators) is
+         * early, so that the cut carries the value, never the tuple. */
+        s->late[n->id] = n->id >= s->first_late_id && n->opcode != IR_GET;
         for (int i = 0; i < n->n_in && !s->late[n->id]; i++)
             s->late[n->id] = s->late[n->in[i]->id];
     }
