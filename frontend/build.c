@@ -31,22 +31,33 @@
 extern char **environ;
 
 
+/* --emit's kinds, by name. */
+static const struct {
+    const char *name;
+    unsigned bit;
+} emit_kinds[] = {{"c", FE_EMIT_C},       {"obj", FE_EMIT_OBJ},       {"header", FE_EMIT_HEADER},
+             {"ir", FE_EMIT_IR},     {"ir-opt", FE_EMIT_IR_OPT}, {"llvm", FE_EMIT_LLVM},
+             {"asm", FE_EMIT_ASM},   {"dot", FE_EMIT_DOT},       {"tpu", FE_EMIT_TPU}};
+
+/* The name of the first kind in emit that traces at build time. */
+static const char *emit_name(unsigned emit)
+{
+    for (size_t k = 0; k < sizeof emit_kinds / sizeof *emit_kinds; k++)
+        if (emit_kinds[k].bit != FE_EMIT_C && (emit & emit_kinds[k].bit))
+            return emit_kinds[k].name;
+    return "obj";
+}
+
 unsigned fe_emit_parse(const char *list)
 {
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } kinds[] = {{"c", FE_EMIT_C},       {"obj", FE_EMIT_OBJ},       {"header", FE_EMIT_HEADER},
-                 {"ir", FE_EMIT_IR},     {"ir-opt", FE_EMIT_IR_OPT}, {"llvm", FE_EMIT_LLVM},
-                 {"asm", FE_EMIT_ASM},   {"dot", FE_EMIT_DOT},       {"tpu", FE_EMIT_TPU}};
     unsigned emit = 0;
     const char *p = list;
     while (*p) {
         size_t n = strcspn(p, ",");
         unsigned bit = 0;
-        for (size_t k = 0; k < sizeof kinds / sizeof *kinds && !bit; k++)
-            if (strlen(kinds[k].name) == n && strncmp(p, kinds[k].name, n) == 0)
-                bit = kinds[k].bit;
+        for (size_t k = 0; k < sizeof emit_kinds / sizeof *emit_kinds && !bit; k++)
+            if (strlen(emit_kinds[k].name) == n && strncmp(p, emit_kinds[k].name, n) == 0)
+                bit = emit_kinds[k].bit;
         if (!bit)
             return 0;
         emit |= bit;
@@ -328,8 +339,17 @@ static bool run_pipeline(build *B, int i, pl_stage stop, pl_result *out)
     const char *what[2] = {f->name, B->specs[i]};
     pl_request flags = {.progress = pipeline_step, .progress_ctx = (void *)what};
     bool ok = fn_compile_spec(loc, f->name, B->specs[i], stop, build_target(B), &o, &flags, out);
-    if (!ok)
+    if (!ok && rt_last_error_absent()) {
         report_runtime_error();
+        fe_diag_plain(FE_NOTE, "agc traced '%s' at build time, without running the program, so "
+                               "what main sets up before calling it (variables, tensors or "
+                               "optimizers in globals) does not exist yet; pass that state to "
+                               "'%s' as parameters, or leave out --emit=%s and let the staged "
+                               "C trace it at its first call, after main has set it up",
+                      f->name, f->name, emit_name(B->b->emit));
+    } else if (!ok) {
+        report_runtime_error();
+    }
     return ok;
 }
 

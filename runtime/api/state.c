@@ -197,7 +197,7 @@ static rt_variable *live_variable(ag_loc loc, const char *fn, ag_variable v)
     pthread_mutex_unlock(&registry_lock);
     if (found && v->magic == RT_VARIABLE_MAGIC)
         return v;
-    rt_report(loc, "%s: not a live variable (freed, or never created)", fn);
+    rt_report_absent(loc, "%s: not a live variable (freed, or never created)", fn);
     return NULL;
 }
 

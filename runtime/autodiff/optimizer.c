@@ -101,7 +101,7 @@ static bool live(ag_loc loc, const char *fn, ag_optimizer o)
 {
     if (serial_of(o))
         return true;
-    rt_report(loc, "%s: not a live optimizer (freed, or never created)", fn);
+    rt_report_absent(loc, "%s: not a live optimizer (freed, or never created)", fn);
     return false;
 }
 

@@ -21,6 +21,7 @@ static _Thread_local char last_message[768];
 static _Thread_local char last_file[512];
 static _Thread_local int last_line;
 static _Thread_local uint64_t error_count;
+static _Thread_local bool last_error_absent; /* rt_report_absent's */
 
 static _Thread_local int latch_depth;
 static _Thread_local bool latched;
@@ -126,6 +127,7 @@ void rt_vreport(ag_loc loc, const char *fmt, va_list ap)
         snprintf(last_error, sizeof last_error, "%s", msg);
     keep_parts(loc, msg);
     has_last_error = true;
+    last_error_absent = false;
     error_count++;
     if (ag_get_error_mode() == AG_ERRORS_RETURN)
         return;
@@ -144,3 +146,14 @@ void rt_report(ag_loc loc, const char *fmt, ...)
     rt_vreport(loc, fmt, ap);
     va_end(ap);
 }
+
+void rt_report_absent(ag_loc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rt_vreport(loc, fmt, ap);
+    va_end(ap);
+    last_error_absent = has_last_error;
+}
+
+bool rt_last_error_absent(void) { return has_last_error && last_error_absent; }

@@ -113,10 +113,10 @@ rt_value *rt_handle_get(ag_loc loc, ag_tensor t)
         if (ag_get_error_mode() != AG_ERRORS_RETURN)
             rt_report(loc, "operand is the error result of an earlier failed call");
     } else if (t.id == 0) {
-        rt_report(loc, "operand is an uninitialized tensor (a zero handle)");
+        rt_report_absent(loc, "operand is an uninitialized tensor (a zero handle)");
     } else {
-        rt_report(loc, "tensor used after it was freed (by ag_free, ag_scope_pop "
-                       "or ag_shutdown)");
+        rt_report_absent(loc, "tensor used after it was freed (by ag_free, ag_scope_pop "
+                              "or ag_shutdown)");
     }
     return NULL;
 }

@@ -163,6 +163,12 @@ void rt_err_set(rt_err *e, const char *fmt, ...)
  * or records it as ag_last_error(). */
 void rt_report(ag_loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rt_vreport(ag_loc loc, const char *fmt, va_list ap);
+/* rt_report for state that does not exist (a zero or freed tensor handle,
+ * a variable or optimizer never made or freed), which
+ * rt_last_error_absent() then says: agc adds what that means when it
+ * traced the function at build time, before the program's main ran. */
+void rt_report_absent(ag_loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool rt_last_error_absent(void);
 /* The last error's message without its location, and the location (file
  * NULL when it has none), or NULL when there is none: what a tool needs
  * to print it as "FILE:LINE: error: ..." or "TOOL: error: ...". */
