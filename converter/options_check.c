@@ -197,16 +197,24 @@ static bool check_filterlist(const ot_report *C, const cv_bf16_options *b)
 
 /* -------------------------------------------------------------- sharding */
 
+/* A slice's name starts with a digit; a serialized TopologyProto never
+ * does (its first byte is the tag of one of fields 1 to 5). */
+static bool is_slice_name(const cv_sharding_options *x)
+{
+    return x->topology[0] >= '1' && x->topology[0] <= '9';
+}
+
 /* The topology the options give: a slice's name or a serialized
  * TopologyProto (support/topology.h); none given, the one chip of 1x1. */
 static bool read_topology(const ot_report *C, const cv_sharding_options *x, tt_topology *t)
 {
     char why[256];
-    if (!x->topology_len || (x->topology[0] >= '1' && x->topology[0] <= '9' &&
-                             strlen(x->topology) == (size_t)x->topology_len))
-        if (tt_from_name(x->topology_len ? x->topology : "1x1", t))
-            return true;
-    if (x->topology[0] >= '1' && x->topology[0] <= '9')
+    if (!x->topology_len)
+        return tt_from_name("1x1", t);
+    if (is_slice_name(x) && strlen(x->topology) == (size_t)x->topology_len &&
+        tt_from_name(x->topology, t))
+        return true;
+    if (is_slice_name(x))
         return ot_fail(C, x->at.topology,
                        "bad topology \"%s\": a slice's name is the chips' grid, AxB or AxBxC, "
                        "of at most %d chips, like \"2x2\"",
