@@ -8,15 +8,21 @@
  *       (host link, padding, VPU work);
  *   (c) the simulator's own speed: wall time of a functional simulation
  *       against the same product computed by the runtime's f32 kernel
- *       (OpenBLAS), so that simulating is never a test suite's bottleneck.
+ *       (OpenBLAS), so that simulating is never a test suite's bottleneck;
+ *   (d) the collectives on a slice's inter-chip links (collective.c): an
+ *       all-reduce simulated link by link against the ring formula, from
+ *       1 KiB to 1 GiB, along an axis of 2, 4 and 16 (a torus) chips;
+ *       goal: within 5%.
  *
  * Timing is never part of ctest: run it by hand (cmake --build build
  * --target bench_tpu_run).
  */
 #include "bench_util.h"
 
+#include "collective.h"
 #include "program.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -186,12 +192,38 @@ static bool simulator_speed(int64_t n)
     return ms <= 20 * ref;
 }
 
+/* (d) */
+static bool collectives(void)
+{
+    tpu_spec s;
+    tpu_spec_default(&s);
+    static const int chips[] = {2, 4, 16};
+    double worst = 0;
+    printf("\n(d) all-reduce on the inter-chip links, simulated vs the ring formula (ms)\n");
+    printf("  %10s %22s %22s %22s\n", "bytes", "2 chips (line)", "4 chips (line)",
+           "16 chips (torus)");
+    for (int64_t bytes = 1 << 10; bytes <= (int64_t)1 << 30; bytes <<= 4) {
+        printf("  %10lld", (long long)bytes);
+        for (int i = 0; i < 3; i++) {
+            double sim = tpu_coll_axis_seconds(&s, TPU_ALL_REDUCE, bytes, chips[i]);
+            double ring = tpu_coll_ring_formula(&s, TPU_ALL_REDUCE, bytes, chips[i]);
+            worst = fmax(worst, fabs(sim - ring) / ring);
+            printf(" %10.4f / %9.4f", sim * 1e3, ring * 1e3);
+        }
+        printf("\n");
+    }
+    printf("  largest difference %.2f%%\n", 100 * worst);
+    goal("all-reduce within 5% of the ring formula", worst <= 0.05);
+    return worst <= 0.05;
+}
+
 int main(void)
 {
     printf("bench_tpu: the tpu-model target (v5e defaults)\n\n");
     int missed = !large_matmul(8192);
     missed += !mlp_profile();
     missed += !simulator_speed(512);
+    missed += !collectives();
     printf("\n%d goal(s) missed\n", missed);
     ag_shutdown();
     return 0;

@@ -31,8 +31,9 @@ enum {
     CV_MAX_BATCH_OPTIONS = 16,
     CV_MAX_BATCH_SIZES = BT_MAX_BATCH_SIZES, /* allowed_batch_sizes */
     CV_MAX_FILTERLIST = 64,
-    CV_MAX_DEVICES = 256,     /* device_assignment */
-    CV_NAME_BYTES = 256,      /* function, alias, signature names; topology */
+    CV_MAX_CORES = 256,       /* device_assignment: [x, y, z, core] of each */
+    CV_NAME_BYTES = 256,      /* function, alias, signature names */
+    CV_TOPOLOGY_BYTES = 4096, /* a serialized TopologyProto of 256 cores */
     CV_OP_NAME_BYTES = 64,    /* filterlist entries */
 };
 
@@ -103,11 +104,16 @@ typedef struct cv_bf16_options {
 /* XlaShardingOptions: parsed and checked; only one core per replica runs. */
 typedef struct cv_sharding_options {
     int64_t num_cores_per_replica; /* default 1; more is "not supported yet" */
-    int64_t device_assignment[CV_MAX_DEVICES]; /* the replica's cores */
+    /* the replica's cores, flattened [x, y, z, core] each; none: the
+     * topology's order */
+    int64_t device_assignment[4 * CV_MAX_CORES];
     int n_device_assignment;
-    char topology[CV_NAME_BYTES]; /* "2x2" or "2x2x1"; empty: not given */
+    /* a serialized tensorflow.tpu.TopologyProto (support/topology.h), or
+     * a slice's name ("2x2", "2x2x1"); topology_len 0: not given */
+    char topology[CV_TOPOLOGY_BYTES];
+    int topology_len;
     struct {
-        tp_loc num_cores_per_replica, device_assignment[CV_MAX_DEVICES], topology;
+        tp_loc num_cores_per_replica, device_assignment[4 * CV_MAX_CORES], topology;
     } at;
 } cv_sharding_options;
 

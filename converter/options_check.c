@@ -2,14 +2,16 @@
  * options_check.c - the rules on converter options that the schema alone
  * cannot say (docs/converter-options.md, "Errors"), around the bounds
  * the tables give (options_table.h's ot_check): what a TpuFunction
- * selects, the batch sizes, the filterlist's ops, the sharding that does
- * not run yet. Each error points at the value in the text (the `at`
- * places the reader recorded); the first error found is reported.
+ * selects, the batch sizes, the filterlist's ops, the sharding's topology
+ * and devices (and the sharding that does not run yet). Each error
+ * points at the value in the text (the `at` places the reader recorded);
+ * the first error found is reported.
  */
 #include "options.h"
 
 #include "options_table.h"
 #include "rt.h"
+#include "topology.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -195,62 +197,114 @@ static bool check_filterlist(const ot_report *C, const cv_bf16_options *b)
 
 /* -------------------------------------------------------------- sharding */
 
-/* "AxB" or "AxBxC", each a positive number; the product in *cores. */
-static bool parse_topology(const char *s, int64_t *cores)
+/* A slice's name starts with a digit; a serialized TopologyProto never
+ * does (its first byte is the tag of one of fields 1 to 5). */
+static bool is_slice_name(const cv_sharding_options *x)
 {
-    int dims = 0;
-    *cores = 1;
-    for (;;) {
-        char *end;
-        if (*s < '1' || *s > '9')
-            return false;
-        long long d = strtoll(s, &end, 10);
-        if (d > 65536 || ++dims > 3)
-            return false;
-        *cores *= d;
-        if (!*end)
-            return dims >= 2;
-        if (*end != 'x')
-            return false;
-        s = end + 1;
-    }
+    return x->topology[0] >= '1' && x->topology[0] <= '9';
 }
 
-static bool check_devices(const ot_report *C, const cv_sharding_options *x, int64_t cores)
+/* The topology the options give: a slice's name or a serialized
+ * TopologyProto (support/topology.h); none given, the one chip of 1x1. */
+static bool read_topology(const ot_report *C, const cv_sharding_options *x, tt_topology *t)
 {
-    for (int i = 0; i < x->n_device_assignment; i++) {
-        int64_t d = x->device_assignment[i];
-        if (!in_range(C, x->at.device_assignment[i], "a device of device_assignment", d, 0,
-                      cores - 1))
-            return false;
-        for (int j = 0; j < i; j++)
-            if (x->device_assignment[j] == d)
-                return ot_fail(C, x->at.device_assignment[i],
-                            "device %lld is in device_assignment twice", (long long)d);
-    }
-    if (x->n_device_assignment > 0 && x->n_device_assignment != x->num_cores_per_replica)
-        return ot_fail(C, x->at.device_assignment[0],
-                    "device_assignment lists %d devices for num_cores_per_replica %lld: give "
-                    "one device per core of a replica",
-                    x->n_device_assignment, (long long)x->num_cores_per_replica);
+    char why[256];
+    if (!x->topology_len)
+        return tt_from_name("1x1", t);
+    if (is_slice_name(x) && strlen(x->topology) == (size_t)x->topology_len &&
+        tt_from_name(x->topology, t))
+        return true;
+    if (is_slice_name(x))
+        return ot_fail(C, x->at.topology,
+                       "bad topology \"%s\": a slice's name is the chips' grid, AxB or AxBxC, "
+                       "of at most %d chips, like \"2x2\"",
+                       x->topology, TT_MAX_CORES);
+    if (tt_decode(x->topology, (size_t)x->topology_len, t, why, sizeof why))
+        return true;
+    return ot_fail(C, x->at.topology,
+                   "bad topology: not a serialized TopologyProto (%s); give a slice's name "
+                   "like \"2x2\", or the bytes agc-convert --print-topology=2x2 prints",
+                   why);
+}
+
+/* The cores of one replica: a topology when more than one, and a
+ * divisor of the cores it holds. */
+static bool check_cores(const ot_report *C, const cv_sharding_options *x, const tt_topology *t)
+{
+    int64_t n = x->num_cores_per_replica;
+    if (n > 1 && !x->topology_len)
+        return ot_fail(C, x->at.num_cores_per_replica,
+                       "num_cores_per_replica %lld needs a topology: give topology: \"2x2\" "
+                       "(a slice's name) or a serialized TopologyProto",
+                       (long long)n);
+    if (t->n_cores % n == 0)
+        return true;
+    return ot_fail(C, x->at.num_cores_per_replica,
+                   "num_cores_per_replica %lld does not divide the %d %s of the topology", (long long)n,
+                   t->n_cores, t->n_cores == 1 ? "core" : "cores");
+}
+
+/* The place device_assignment[4 i..4 i + 4) gives, as text. */
+static const char *place_text(const int64_t *p, char *buf, size_t n)
+{
+    snprintf(buf, n, "[%lld, %lld, %lld, %lld]", (long long)p[0], (long long)p[1],
+             (long long)p[2], (long long)p[3]);
+    return buf;
+}
+
+/* Core i of device_assignment: inside the mesh, not given before. */
+static bool check_device(const ot_report *C, const cv_sharding_options *x, const tt_topology *t,
+                         int i)
+{
+    char buf[96];
+    const int64_t *p = &x->device_assignment[TT_DIMS * i];
+    tp_loc at = x->at.device_assignment[TT_DIMS * i];
+    if (!tt_inside(t, p))
+        return ot_fail(C, at,
+                       "device %s of device_assignment is outside the topology's mesh "
+                       "[%lld, %lld, %lld, %lld]",
+                       place_text(p, buf, sizeof buf), (long long)t->mesh[0],
+                       (long long)t->mesh[1], (long long)t->mesh[2], (long long)t->mesh[3]);
+    for (int j = 0; j < i; j++)
+        if (memcmp(&x->device_assignment[TT_DIMS * j], p, TT_DIMS * sizeof *p) == 0)
+            return ot_fail(C, at, "device %s is in device_assignment twice (first at %d:%d)",
+                           place_text(p, buf, sizeof buf),
+                           x->at.device_assignment[TT_DIMS * j].line,
+                           x->at.device_assignment[TT_DIMS * j].col);
     return true;
 }
 
+static bool check_devices(const ot_report *C, const cv_sharding_options *x, const tt_topology *t)
+{
+    int n = x->n_device_assignment;
+    if (n == 0)
+        return true;
+    if (n != TT_DIMS * x->num_cores_per_replica)
+        return ot_fail(C, x->at.device_assignment[0],
+                       "device_assignment has %d %s for num_cores_per_replica %lld: give 4 per "
+                       "core, [x, y, z, core]",
+                       n, n == 1 ? "value" : "values", (long long)x->num_cores_per_replica);
+    for (int i = 0; i < n / TT_DIMS; i++)
+        if (!check_device(C, x, t, i))
+            return false;
+    return true;
+}
+
+/* The contract of xla_sharding_options (docs/converter-options.md), then
+ * the refusal of what does not run yet: the options are checked whole
+ * before they are refused. */
 static bool check_sharding(const ot_report *C, const cv_sharding_options *x, tp_loc at)
 {
-    if (!table_check(C, &cv_sharding_message, x, at, OT_CHECK_ALL))
-        return false;
-    if (x->num_cores_per_replica > 1)
+    tt_topology *t = malloc(sizeof *t);
+    bool ok = table_check(C, &cv_sharding_message, x, at, OT_CHECK_ALL) &&
+              read_topology(C, x, t) && check_cores(C, x, t) && check_devices(C, x, t);
+    free(t);
+    if (ok && x->num_cores_per_replica > 1)
         return ot_fail(C, x->at.num_cores_per_replica,
-                    "num_cores_per_replica %lld: sharding a replica across cores is not "
-                    "supported yet; give 1 (or leave xla_sharding_options out)",
-                    (long long)x->num_cores_per_replica);
-    int64_t cores = INT32_MAX;
-    if (x->topology[0] && !parse_topology(x->topology, &cores))
-        return ot_fail(C, x->at.topology,
-                    "bad topology \"%s\": give the chips' grid as AxB or AxBxC, like \"2x2\"",
-                    x->topology);
-    return check_devices(C, x, cores);
+                       "num_cores_per_replica %lld: sharding a replica across cores is not "
+                       "supported yet; give 1 (or leave xla_sharding_options out)",
+                       (long long)x->num_cores_per_replica);
+    return ok;
 }
 
 bool cv_options_check(const cv_options *o, const char *source, char *err, size_t errlen)

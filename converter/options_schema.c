@@ -30,6 +30,10 @@
     {.name = #f, .type = type_, .offset = offsetof(T, f), .loc_offset = offsetof(T, at.f), \
      __VA_ARGS__}
 #define STRING(T, f, ...) SCALAR(T, f, TP_STRING, .capacity = MEMBER_SIZE(T, f), __VA_ARGS__)
+/* Bytes that may hold NULs: the array f, its length f_len. */
+#define BYTES(T, f, ...)                                                                   \
+    SCALAR(T, f, TP_BYTES, .capacity = MEMBER_SIZE(T, f), .count_offset = offsetof(T, f##_len), \
+           __VA_ARGS__)
 /* A repeated field: the array f, its count n_f, one place per element. */
 #define REPEATED(T, f, type_, ...)                                                      \
     {.name = #f, .type = type_, .offset = offsetof(T, f), .repeated = true,            \
@@ -104,13 +108,15 @@ const tp_message cv_bf16_message = {"BFloat16OptimizationOptions", bf16_fields,
 static const tp_field sharding_fields[] = {
     SCALAR(cv_sharding_options, num_cores_per_replica, TP_INT, .def = 1, .lo = 1,
            .hi = HUGE_VAL, .flags = TP_BOUNDS_LATER,
-           .doc = "cores one replica is sharded across; above 1 is \"not supported yet\" (an "
-                  "error, never ignored)"),
+           .doc = "cores one replica is sharded across, a divisor of the topology's cores; "
+                  "above 1 is \"not supported yet\" when converting (an error, never ignored)"),
     REPEATED(cv_sharding_options, device_assignment, TP_INT,
-             .doc = "the cores of the replica: one per core, distinct, each below the "
-                    "topology's chip count"),
-    STRING(cv_sharding_options, topology,
-           .doc = "the chips' grid, `AxB` or `AxBxC` (`\"2x2\"`, `\"2x2x1\"`)"),
+             .doc = "the replica's cores, flattened `[x, y, z, core]` each (4 per core), "
+                    "inside the topology's mesh, none twice; none: the topology's order"),
+    BYTES(cv_sharding_options, topology,
+          .doc = "a serialized `tensorflow.tpu.TopologyProto` as an escaped string "
+                 "(`agc-convert --print-topology=2x2` prints one), or a slice's name, `AxB` "
+                 "or `AxBxC` (`\"2x2\"`, `\"2x4\"`); required above 1 core"),
 };
 const tp_message cv_sharding_message = {"XlaShardingOptions", sharding_fields,
                                         COUNT(sharding_fields)};

@@ -11,6 +11,13 @@
 static void *slot_of(void *v, size_t offset) { return (char *)v + offset; }
 static const void *cslot_of(const void *v, size_t offset) { return (const char *)v + offset; }
 
+/* The length of a TP_BYTES value (never repeated), from its slot: the
+ * length's place is the struct's, as the slot's is. */
+static int bytes_len(const tp_field *f, const void *slot)
+{
+    return *(const int *)((const char *)slot - f->offset + f->count_offset);
+}
+
 /* --------------------------------------------------------------- defaults */
 
 static void set_default(const tp_field *f, void *slot)
@@ -22,6 +29,10 @@ static void set_default(const tp_field *f, void *slot)
     case TP_ENUM: *(int *)slot = (int)f->def; break;
     case TP_STRING: snprintf(slot, f->capacity, "%s", f->def_text ? f->def_text : ""); break;
     case TP_MESSAGE: ot_defaults(f->message, slot); break;
+    case TP_BYTES: /* always empty: a default of bytes would be a string's */
+        memset(slot, 0, f->capacity);
+        *(int *)((char *)slot - f->offset + f->count_offset) = 0;
+        break;
     }
 }
 
@@ -143,6 +154,7 @@ static bool differs(const tp_field *f, const void *slot)
     case TP_BOOL: return *(const bool *)slot != (f->def != 0);
     case TP_ENUM: return *(const int *)slot != (int)f->def;
     case TP_STRING: return strcmp(slot, f->def_text ? f->def_text : "") != 0;
+    case TP_BYTES: return bytes_len(f, slot) != 0;
     default: return false;
     }
 }
@@ -155,6 +167,7 @@ static void print_value(const tp_field *f, const void *slot, FILE *out)
     case TP_BOOL: fputs(*(const bool *)slot ? "true" : "false", out); break;
     case TP_ENUM: fputs(f->enums[*(const int *)slot], out); break;
     case TP_STRING: tp_print_string(out, slot); break;
+    case TP_BYTES: tp_print_bytes(out, slot, (size_t)bytes_len(f, slot)); break;
     default: break;
     }
 }
@@ -230,7 +243,9 @@ void ot_print(const tp_message *m, const void *v, FILE *out)
 static void inline_field(const tp_field *f, const void *v, bool *first, FILE *out)
 {
     const void *slot = cslot_of(v, f->offset);
-    if (f->repeated ? count_of(f, v) == 0 : f->type == TP_STRING && !*(const char *)slot)
+    if (f->repeated ? count_of(f, v) == 0
+                    : (f->type == TP_STRING && !*(const char *)slot) ||
+                          (f->type == TP_BYTES && !bytes_len(f, slot)))
         return;
     fprintf(out, "%s%s", *first ? "" : " ", f->name);
     *first = false;
@@ -281,6 +296,8 @@ static void markdown_type(const tp_field *f, FILE *out)
             fprintf(out, "%s`%s`", k == 0 ? "" : f->enums[k + 1] ? ", " : " or ", f->enums[k]);
     } else if (f->type == TP_MESSAGE) {
         fprintf(out, "`%s`", f->message->name);
+    } else if (f->type == TP_BYTES) {
+        fprintf(out, "bytes (at most %zu)", f->capacity - 1);
     } else {
         fputs(names[f->type], out);
     }
@@ -297,7 +314,8 @@ static void markdown_default(const tp_field *f, FILE *out)
         fputs(f->def_doc, out);
     else if (f->flags & TP_REQUIRED)
         fputs("required", out);
-    else if (f->repeated || (f->type == TP_STRING && !(f->def_text && *f->def_text)))
+    else if (f->repeated || f->type == TP_BYTES ||
+             (f->type == TP_STRING && !(f->def_text && *f->def_text)))
         fputs("none", out);
     else if (f->type == TP_MESSAGE)
         fputs("see below", out);

@@ -152,7 +152,8 @@ static bool expect_punct(reader *R, char c, const char *why)
 static const char *type_name(tp_type t)
 {
     static const char *const names[] = {"an integer", "a number", "true or false",
-                                        "a string",   "a name",   "a message"};
+                                        "a string",   "a name",   "a message",
+                                        "a string of bytes"};
     return names[t];
 }
 
@@ -225,8 +226,7 @@ static int digit_value(char c, int base)
  * (the manifest's printer writes octal ones): \n \t \r \a \b \f \v \\ \'
  * \" \?, one to three octal digits, \x and one or two hex digits. s[*i]
  * is the character after the backslash, at most `end`; *i moves to the
- * escape's last character. 0 for an unknown escape, and for a NUL byte
- * (strings are C strings). */
+ * escape's last character. -1 for an unknown escape. */
 static int escaped_byte(const char *s, size_t end, size_t *i)
 {
     static const char named[] = "n\nt\tr\ra\ab\bf\fv\v\\\\''\"\"??";
@@ -236,49 +236,57 @@ static int escaped_byte(const char *s, size_t end, size_t *i)
             return (unsigned char)p[1];
     int base = e == 'x' ? 16 : digit_value(e, 8) >= 0 ? 8 : 0;
     if (!base)
-        return 0;
+        return -1;
     size_t first = base == 16 ? *i + 1 : *i, max = base == 16 ? 2 : 3;
     int value = 0;
     size_t k = first;
     for (; k < end && k < first + max && digit_value(s[k], base) >= 0; k++)
         value = value * base + digit_value(s[k], base);
     if (k == first || value > 255)
-        return 0;
+        return -1;
     *i = k - 1;
     return value;
 }
 
-static bool unescape(reader *R, const token *t, char *out, size_t cap, size_t *len)
+/* The bytes of string literal t appended to out[*len..]; a NUL byte only
+ * when `bytes` (strings are C strings). A NUL always follows. */
+static bool unescape(reader *R, const token *t, bool bytes, char *out, size_t cap, size_t *len)
 {
     for (size_t i = 1; i + 1 < t->len; i++) {
-        char c = t->start[i];
+        int c = (unsigned char)t->start[i];
         if (c == '\\') {
             size_t at = ++i;
-            c = (char)escaped_byte(t->start, t->len - 1, &i);
-            if (!c)
+            c = escaped_byte(t->start, t->len - 1, &i);
+            if (c < 0 || (c == 0 && !bytes))
                 return fail_at(R, t, "unknown escape '\\%c' in a string%s", t->start[at],
                                isdigit((unsigned char)t->start[at]) || t->start[at] == 'x'
                                    ? " (or a NUL byte)"
                                    : "");
         }
         if (*len + 1 >= cap)
-            return fail_at(R, t, "string longer than %zu bytes", cap - 1);
-        out[(*len)++] = c;
+            return fail_at(R, t, "%s longer than %zu bytes", bytes ? "bytes" : "string",
+                           cap - 1);
+        out[(*len)++] = (char)c;
     }
     out[*len] = '\0';
     return true;
 }
 
-/* One or more adjacent string literals, concatenated. */
-static bool read_string(reader *R, const tp_field *f, const tp_message *m, char *out)
+/* One or more adjacent string literals, concatenated; a TP_BYTES
+ * field's length goes to its count_offset in base. */
+static bool read_string(reader *R, const tp_field *f, const tp_message *m, char *out,
+                        void *base)
 {
     if (R->tok.kind != T_STRING)
         return wrong_type(R, f, m);
     size_t len = 0;
     size_t capacity = f->repeated ? f->elem_size : f->capacity;
+    bool bytes = f->type == TP_BYTES;
     for (;;) {
-        if (!unescape(R, &R->tok, out, capacity, &len))
+        if (!unescape(R, &R->tok, bytes, out, capacity, &len))
             return false;
+        if (bytes)
+            *(int *)((char *)base + f->count_offset) = (int)len;
         const char *save = R->p;
         int save_line = R->line;
         const char *save_ls = R->line_start;
@@ -341,15 +349,17 @@ static bool in_range(reader *R, const tp_field *f, const tp_message *m, double v
                    f->lo, f->hi, v);
 }
 
-/* One value of field f into dst (a scalar consumes its token). */
-static bool read_value(reader *R, const tp_field *f, const tp_message *m, void *dst)
+/* One value of field f into dst (a scalar consumes its token); base is
+ * the message's struct. */
+static bool read_value(reader *R, const tp_field *f, const tp_message *m, void *dst, void *base)
 {
     bool ok;
     switch (f->type) {
     case TP_INT: ok = read_int(R, f, m, dst) && in_range(R, f, m, (double)*(int64_t *)dst); break;
     case TP_DOUBLE: ok = read_double(R, f, m, dst) && in_range(R, f, m, *(double *)dst); break;
     case TP_BOOL: ok = read_bool(R, f, m, dst); break;
-    case TP_STRING: ok = read_string(R, f, m, dst); break;
+    case TP_STRING:
+    case TP_BYTES: ok = read_string(R, f, m, dst, base); break;
     case TP_ENUM: ok = read_enum(R, f, m, dst); break;
     case TP_MESSAGE: {
         if (!is_punct(R, '{') && !is_punct(R, '<'))
@@ -402,7 +412,7 @@ static bool read_field_values(reader *R, const tp_field *f, const tp_message *m,
             note_loc(R, f, base, 0);
             dst = (char *)base + f->offset;
         }
-        if (!dst || !read_value(R, f, m, dst))
+        if (!dst || !read_value(R, f, m, dst, base))
             return false;
         if (!list)
             return true;
@@ -542,10 +552,13 @@ char *tp_read_file(const char *path, const char *what, char *err, size_t errlen)
 
 /* --------------------------------------------------------------- printing */
 
-void tp_print_string(FILE *out, const char *s)
+void tp_print_string(FILE *out, const char *s) { tp_print_bytes(out, s, strlen(s)); }
+
+void tp_print_bytes(FILE *out, const void *data, size_t n)
 {
     fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    const unsigned char *s = data;
+    for (const unsigned char *p = s; p < s + n; p++) {
         switch (*p) {
         case '"': fputs("\\\"", out); break;
         case '\\': fputs("\\\\", out); break;

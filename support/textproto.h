@@ -38,6 +38,9 @@ typedef enum tp_type {
     TP_STRING,  /* char[capacity]: "quoted", with C escapes */
     TP_ENUM,    /* int: the index of the identifier in `enums` */
     TP_MESSAGE, /* a struct described by `message` */
+    TP_BYTES,   /* char[capacity] and its length, an int at count_offset:
+                   "quoted" with C escapes, NUL bytes (\000, \x00) too;
+                   a NUL follows the bytes, so text reads as a C string */
 } tp_type;
 
 typedef struct tp_message tp_message;
@@ -51,10 +54,12 @@ typedef struct tp_field {
     const char *name;
     tp_type type;
     size_t offset;   /* of the value (or of the array, when repeated) */
-    size_t capacity; /* TP_STRING: bytes; repeated: most elements (a
-                        repeated string's bytes are its elem_size) */
+    size_t capacity; /* TP_STRING, TP_BYTES: bytes, the closing NUL
+                        included; repeated: most elements (a repeated
+                        string's bytes are its elem_size) */
     bool repeated;
-    size_t count_offset;      /* repeated: where the int count goes */
+    size_t count_offset;      /* repeated: where the int count goes;
+                                 TP_BYTES: where the int length goes */
     size_t elem_size;         /* repeated: bytes per element */
     const char *const *enums; /* TP_ENUM: the names, NULL-terminated */
     const tp_message *message; /* TP_MESSAGE */
@@ -117,6 +122,9 @@ __attribute__((format(printf, 5, 0))) void tp_verror_at(const char *source, tp_l
  * \n \t \r by name, other control bytes and bytes from 0x7f up as
  * three-digit octal, so that the text stays 7-bit. */
 void tp_print_string(FILE *out, const char *s);
+/* The same for n bytes that may hold NULs (a TP_BYTES value): a NUL is
+ * \000, so that the text pastes into an options file unchanged. */
+void tp_print_bytes(FILE *out, const void *data, size_t n);
 
 /* A text file of at most 1 MiB (what `what` names: "the device spec"),
  * malloc'ed and NUL-terminated; NULL with "cannot read the device spec

@@ -14,8 +14,14 @@
  *
  * prints the settings a conversion uses (runtime/core/config.def; its
  * own flags are none of them: the converter's options are the model's).
+ *
+ *   agc-convert --print-topology=2x2
+ *
+ * prints the serialized TopologyProto of a slice as an escaped string,
+ * to paste after `topology:` in xla_sharding_options.
  */
 #include "convert.h"
+#include "textproto.h"
 #include "tool_diag.h"
 
 #include <stdlib.h>
@@ -25,6 +31,7 @@ static const char usage[] =
     "usage: agc-convert --input_model_dir=DIR --output_model_dir=DIR\n"
     "                   [--converter_options_string=TEXT | --converter_options=FILE]\n"
     "       agc-convert --print-config\n"
+    "       agc-convert --print-topology=SLICE\n"
     "\n"
     "  --input_model_dir     the saved model to convert (ag_saved_model_save wrote it)\n"
     "  --output_model_dir    where the converted model goes (a new directory, or a model\n"
@@ -34,6 +41,9 @@ static const char usage[] =
     "  --converter_options   the same, from a file\n"
     "  --print-config        print every setting (target, device_spec, ...), its value\n"
     "                        and where it came from (default, environment), then exit\n"
+    "  --print-topology=SLICE  print the serialized TopologyProto of a slice of chips\n"
+    "                        (\"2x2\", \"2x4\", AxB or AxBxC) as an escaped string, for\n"
+    "                        xla_sharding_options { topology: ... }, then exit\n"
     "\n"
     "docs/converter.md walks through a conversion; docs/converter-options.md lists\n"
     "every option.\n";
@@ -103,6 +113,22 @@ static bool read_options(const cli *c, cv_options *o, const char **source)
     return ok;
 }
 
+/* --print-topology=SLICE: the bytes escaped as the text format reads
+ * them, ready to paste; 2 for a slice that names no grid of chips. */
+static int print_topology(const char *slice)
+{
+    size_t n = ag_tpu_topology_serialize(slice, NULL, 0);
+    if (!n)
+        return bad_usage("--print-topology needs a slice's grid of chips, AxB or AxBxC of at "
+                         "most 256, like 2x2; got '", slice);
+    char *bytes = malloc(n);
+    ag_tpu_topology_serialize(slice, bytes, n);
+    tp_print_bytes(stdout, bytes, n);
+    putchar('\n');
+    free(bytes);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
@@ -120,6 +146,8 @@ int main(int argc, char **argv)
         return 0;
     }
     tool_set_name("agc-convert");
+    if (argc == 2 && strncmp(argv[1], "--print-topology=", 17) == 0)
+        return print_topology(argv[1] + 17);
     cli c = {0};
     int status = parse_cli(argc, argv, &c);
     if (status)

@@ -62,8 +62,24 @@ static const tp_field host_link_fields[] = {MEMORY_FIELDS(0, 1, 32e9, 2000)};
 static const tp_message host_link_message = {"MemorySpec", host_link_fields,
                                              COUNT(host_link_fields)};
 
-static const tp_field ici_fields[] = {MEMORY_FIELDS(0, 1, 400e9, 1000)};
-static const tp_message ici_message = {"MemorySpec", ici_fields, COUNT(ici_fields)};
+/* v5e: 4 links a chip, 1,600 Gbit/s in all (~45 GB/s a link one way,
+ * 400 GB/s a chip both ways), about 1 us a hop; only a pod's 16-chip
+ * axes wrap. */
+static const tp_field ici_fields[] = {
+    FIELD(tpu_ici_spec, links_per_chip, TP_INT, 4, 2, 6,
+          "links to neighbouring chips, 2 per axis longer than 1 chip"),
+    FIELD(tpu_ici_spec, bandwidth, TP_DOUBLE, 45e9, 1, 1e18, "bytes per second, one link one way"),
+    FIELD(tpu_ici_spec, latency_ns, TP_DOUBLE, 1000, 0, 1e12, "per hop"),
+    FIELD(tpu_ici_spec, wraparound_chips, TP_INT, 16, 3, 256,
+          "an axis of this many chips is a torus, a shorter one a line"),
+};
+static const tp_message ici_message = {"IciSpec", ici_fields, COUNT(ici_fields)};
+
+static const tp_field mesh_fields[] = {
+    FIELD(tpu_mesh_spec, x, TP_INT, 1, 1, 256, "chips along x"),
+    FIELD(tpu_mesh_spec, y, TP_INT, 1, 1, 256, "chips along y"),
+};
+static const tp_message mesh_message = {"MeshSpec", mesh_fields, COUNT(mesh_fields)};
 
 static const char *const precisions[] = {"DEFAULT", "HIGH", "HIGHEST", NULL};
 
@@ -77,13 +93,14 @@ static const tp_field spec_fields[] = {
     /* 197 TFLOP/s bf16 = 4 MXUs x 128 x 128 multiply-adds x 2 flops x clock */
     FIELD(tpu_spec, clock_hz, TP_DOUBLE, 197e12 / (4.0 * 128 * 128 * 2), 1e6, 1e12,
           "cycles per second"),
-    FIELD(tpu_spec, chips, TP_INT, 1, 1, 1, "chips (one runs)"),
+    FIELD(tpu_spec, chips, TP_INT, 1, 1, 1, "chips in the slice, mesh.x x mesh.y (one runs)"),
+    SUB(mesh, mesh_message, "the chips' grid"),
     SUB(mxu, mxu_message, "the matrix units"),
     SUB(vpu, vpu_message, "the vector unit"),
-    SUB(hbm, hbm_message, "device memory"),
+    SUB(hbm, hbm_message, "device memory, each chip's own"),
     SUB(vmem, vmem_message, "on-chip scratch the MXU and VPU read"),
     SUB(host_link, host_link_message, "host <-> device (capacity unused)"),
-    SUB(ici, ici_message, "chip <-> chip (capacity unused)"),
+    SUB(ici, ici_message, "chip <-> chip"),
     {.name = "precision", .type = TP_ENUM, .offset = offsetof(tpu_spec, precision),
      .enums = precisions, .def = TPU_PRECISION_DEFAULT, .doc = "of f32 matrix products"},
 };
@@ -95,9 +112,32 @@ void tpu_spec_default(tpu_spec *s)
     ot_defaults(&spec_message, s);
 }
 
+/* The slice: its mesh holds its chips, and every axis longer than one
+ * chip has its two links a chip. */
+static bool check_slice(const tpu_spec *s, const char *source, char *err, size_t errlen)
+{
+    int64_t axes = (s->mesh.x > 1) + (s->mesh.y > 1);
+    if (2 * axes > s->ici.links_per_chip) {
+        snprintf(err, errlen,
+                 "%s: ici.links_per_chip %lld is too few for the mesh %lldx%lld: a chip links "
+                 "to 2 neighbours along each axis longer than one chip",
+                 source, (long long)s->ici.links_per_chip, (long long)s->mesh.x,
+                 (long long)s->mesh.y);
+        return false;
+    }
+    if (s->mesh.x * s->mesh.y == s->chips)
+        return true;
+    snprintf(err, errlen, "%s: mesh %lldx%lld holds %lld chips, but chips is %lld", source,
+             (long long)s->mesh.x, (long long)s->mesh.y, (long long)(s->mesh.x * s->mesh.y),
+             (long long)s->chips);
+    return false;
+}
+
 /* What no single field's range can say: the fields that must agree. */
 static bool check_spec(const tpu_spec *s, const char *source, char *err, size_t errlen)
 {
+    if (!check_slice(s, source, err, errlen))
+        return false;
     if (s->vmem.block_bytes * 4 > s->vmem.capacity_bytes) {
         snprintf(err, errlen,
                  "%s: vmem.block_bytes (%lld) must be at most a quarter of vmem.capacity_bytes "

@@ -32,16 +32,33 @@ typedef struct tpu_memory_spec {
                           * as two blocks in and two out are resident at once */
 } tpu_memory_spec;
 
+/* The chips of a slice, a grid (v5e: 2D, up to a pod's 16x16). */
+typedef struct tpu_mesh_spec {
+    int64_t x, y;
+} tpu_mesh_spec;
+
+/* The inter-chip links (ICI): each chip's links to its neighbours along
+ * the mesh's axes; an axis of wraparound_chips chips is a torus (its ends
+ * linked), a shorter one a line. backend/tpu/collective.c costs the
+ * collectives over them. */
+typedef struct tpu_ici_spec {
+    int64_t links_per_chip;
+    double bandwidth;         /* bytes per second, one link, one way */
+    double latency_ns;        /* per hop, chip to neighbouring chip */
+    int64_t wraparound_chips; /* an axis of this many chips wraps */
+} tpu_ici_spec;
+
 typedef struct tpu_spec {
     char name[64];
     double clock_hz;
-    int64_t chips;
+    int64_t chips;       /* in the slice: mesh.x x mesh.y; one runs yet */
+    tpu_mesh_spec mesh;
     tpu_mxu_spec mxu;
     tpu_vpu_spec vpu;
-    tpu_memory_spec hbm;       /* device memory */
+    tpu_memory_spec hbm;       /* device memory, each chip's own */
     tpu_memory_spec vmem;      /* on-chip scratch the MXU and VPU read */
     tpu_memory_spec host_link; /* host <-> device (capacity unused) */
-    tpu_memory_spec ici;       /* chip <-> chip (capacity unused) */
+    tpu_ici_spec ici;          /* chip <-> chip */
     int precision;             /* tpu_precision: DEFAULT, HIGH, HIGHEST */
     /* A compile option, not a spec file's field: tensors cross the host
      * link as rows of 128 lanes when that pads less (tgt_options.io_shapes) */

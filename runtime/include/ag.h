@@ -829,6 +829,15 @@ typedef struct ag_profile {
 /* False when no call on this thread has run on such a target yet. */
 bool ag_last_profile(ag_profile *out);
 
+/* The serialized tensorflow.tpu.TopologyProto of a TPU slice named by
+ * its grid of chips, "AxB" or "AxBxC" ("1x1", "2x2", "2x4", "4x4", ...,
+ * at most 256 chips, one core each as v5e), for the converter's
+ * xla_sharding_options.topology (docs/converter-options.md;
+ * `agc-convert --print-topology=2x2` prints it escaped). Returns its
+ * length and writes at most cap bytes of it to out (out may be NULL when
+ * cap is 0, to learn the length first); 0 when slice is no such grid. */
+size_t ag_tpu_topology_serialize(const char *slice, void *out, size_t cap);
+
 /* -------------------------------------------------------------------- bf16 */
 
 /*

@@ -137,8 +137,10 @@ for src in "$root"/runtime/core/*.c "$root"/runtime/kernels/*.c "$root"/runtime/
     compile "$src" "$obj" $layers -Wno-unused-function
 done
 options_objs=""
+# (the options' topology is a TopologyProto: topology.c over protowire.c)
 for src in "$root"/support/textproto.c "$root"/support/options_table.c \
-    "$root"/support/words.c "$root"/support/file_read.c "$root"/support/file_id.c "$root"/converter/options*.c; do
+    "$root"/support/words.c "$root"/support/file_read.c "$root"/support/file_id.c \
+    "$root"/support/topology.c "$root"/support/protowire.c "$root"/converter/options*.c; do
     obj="$work/obj/options-$(basename "$src" .c).o"
     options_objs="$options_objs $obj"
     # shellcheck disable=SC2086
@@ -181,8 +183,7 @@ for src in "$root"/ir/trace.c "$root"/ir/staged.c "$root"/ir/staged_grad.c "$roo
     "$root"/passes/*.c "$root"/backend/target.c "$root"/backend/reference/*.c \
     "$root"/backend/cpu/*.c "$root"/backend/tpu/*.c "$root"/pipeline/*.c "$root"/model/*.c \
     "$root"/converter/empty.c "$root"/converter/select.c "$root"/converter/report.c "$root"/converter/convert.c \
-    "$root"/converter/error.c "$root"/support/crc32c.c "$root"/support/tfrecord.c \
-    "$root"/support/protowire.c; do
+    "$root"/converter/error.c "$root"/support/crc32c.c "$root"/support/tfrecord.c; do
     name=$(basename "$src" .c)
     case $name in manifest) continue ;; esac
     obj="$work/obj/lib-$(basename "$(dirname "$src")")-$name.o"

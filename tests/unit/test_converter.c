@@ -229,7 +229,8 @@ static void test_selection_errors(void **state)
                    "opts:2:35: the model has no function alias 'nosuch' (aliases: ");
     EXPECT_FAILURE("tpu_functions { concrete_function_name: \"__inference_x_9\" }",
                    "opts:1:41: the model has no concrete function '__inference_x_9'");
-    EXPECT_FAILURE("xla_sharding_options { num_cores_per_replica: 2 }", "not supported yet");
+    EXPECT_FAILURE("xla_sharding_options { num_cores_per_replica: 2 topology: \"2x2\" }",
+                   "not supported yet");
 }
 
 /* Calls signature `sig` of the input model and of the converted one on

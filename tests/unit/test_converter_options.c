@@ -43,7 +43,8 @@ static const char full_text[] =
     "  filterlist: \"exp\"\n"
     "  filterlist: [\"softmax\", \"tanh\"]\n"
     "}\n"
-    "xla_sharding_options { num_cores_per_replica: 1 device_assignment: 3 topology: \"2x2\" }\n";
+    "xla_sharding_options { num_cores_per_replica: 1 device_assignment: [1, 1, 0, 0] "
+    "topology: \"2x2\" }\n";
 
 static void parse_ok(const char *text, cv_options *o)
 {
@@ -107,8 +108,10 @@ static void test_every_field_parses(void **state)
     assert_string_equal(f->filterlist[2], "tanh");
     const cv_sharding_options *x = &o->xla_sharding_options;
     assert_int_equal(x->num_cores_per_replica, 1);
-    assert_int_equal(x->n_device_assignment, 1);
-    assert_int_equal(x->device_assignment[0], 3);
+    assert_int_equal(x->n_device_assignment, 4);
+    assert_int_equal(x->device_assignment[0], 1);
+    assert_int_equal(x->device_assignment[1], 1);
+    assert_int_equal(x->device_assignment[2], 0);
     assert_string_equal(x->topology, "2x2");
     free(o);
 }
@@ -338,21 +341,24 @@ static void test_bf16_and_sharding_errors(void **state)
                  "IR: docs/ir.md)");
     expect_error("bfloat16_optimization_options { filterlist: \"exp\" filterlist: \"exp\" }",
                  "opts.txt:1:63: op \"exp\" is in filterlist twice");
-    expect_error("xla_sharding_options {\n  num_cores_per_replica: 2\n}",
+    expect_error("xla_sharding_options {\n  num_cores_per_replica: 2\n  topology: \"2x2\"\n}",
                  "opts.txt:2:26: num_cores_per_replica 2: sharding a replica across cores is "
                  "not supported yet; give 1 (or leave xla_sharding_options out)");
     expect_error("xla_sharding_options { num_cores_per_replica: 0 }",
                  "opts.txt:1:47: num_cores_per_replica must be at least 1, got 0");
     expect_error("xla_sharding_options { topology: \"2by2\" }",
-                 "opts.txt:1:34: bad topology \"2by2\": give the chips' grid as AxB or AxBxC, "
-                 "like \"2x2\"");
-    expect_error("xla_sharding_options { topology: \"2x2\" device_assignment: 4 }",
-                 "opts.txt:1:59: a device of device_assignment must be in [0, 3], got 4");
-    expect_error("xla_sharding_options { device_assignment: [1, 1] }",
-                 "opts.txt:1:47: device 1 is in device_assignment twice");
+                 "opts.txt:1:34: bad topology \"2by2\": a slice's name is the chips' grid, AxB "
+                 "or AxBxC, of at most 256 chips, like \"2x2\"");
+    expect_error("xla_sharding_options { topology: \"2x2\" device_assignment: [0, 2, 0, 0] }",
+                 "opts.txt:1:60: device [0, 2, 0, 0] of device_assignment is outside the "
+                 "topology's mesh [2, 2, 1, 1]");
+    expect_error("xla_sharding_options { num_cores_per_replica: 2 topology: \"2x2\"\n"
+                 "  device_assignment: [1, 0, 0, 0, 1, 0, 0, 0] }",
+                 "opts.txt:2:35: device [1, 0, 0, 0] is in device_assignment twice (first at "
+                 "2:23)");
     expect_error("xla_sharding_options { device_assignment: [0, 1] }",
-                 "opts.txt:1:44: device_assignment lists 2 devices for num_cores_per_replica 1: "
-                 "give one device per core of a replica");
+                 "opts.txt:1:44: device_assignment has 2 values for num_cores_per_replica 1: "
+                 "give 4 per core, [x, y, z, core]");
 }
 
 static void test_capacity_is_an_error(void **state)
@@ -407,7 +413,7 @@ static void test_file_errors_name_the_file(void **state)
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     const char text[] = "tpu_functions { function_alias: \"f\" }\n"
-                        "xla_sharding_options { num_cores_per_replica: 4 }\n";
+                        "xla_sharding_options { num_cores_per_replica: 4 topology: \"2x2\" }\n";
     assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
     close(fd);
     cv_options o;
