@@ -7,6 +7,10 @@
  *                executor, the ranges of the tensors quantized ops read
  *                and write recorded (min-max, average min-max, histogram
  *                percentile), the tensors no sample reached named
+ *   quantize.c   the plan: for every product of the function, whether it
+ *                is quantized and how (its weight in int8 with its
+ *                scales, its activations' scales and zero points), or
+ *                why it stays float; the arithmetic of the scales
  *
  * The tensors are those of the products (matmul and conv2d of an f32
  * activation by a weight: a constant or a variable) and of their chains:
@@ -76,5 +80,57 @@ bool cv_observed_range(const cv_observed *t, const cv_calibration_options *opt, 
                        double *hi);
 /* The observation of node n, or NULL if n is not one calibration makes. */
 const cv_observed *cv_observed_of(const cv_calibration *c, const ir_node *n);
+
+/* -------------------------------------------------------------- quantize.c */
+
+/* Symmetric int8 of the weight w (its last axis the output channels:
+ * matmul's [K, N], conv2d's HWIO): scale absmax / 127 per tensor (one
+ * scale) or per channel (n_channels scales; an all-zero channel gets
+ * scale 1), q = round(w / scale) (half away from zero) in [-127, 127]. */
+void cv_quantize_weight(const float *w, int64_t numel, int64_t n_channels, bool per_channel,
+                        float *scales, int8_t *q);
+
+/* Asymmetric int8 of an activation whose range is [lo, hi]: the range
+ * widened to include 0, scale (hi - lo) / 255 (1 for a zero-width
+ * range), zero point -128 - lo / scale rounded and clamped to
+ * [-128, 127]. */
+void cv_activation_params(double lo, double hi, float *scale, int32_t *zero_point);
+
+/* Why a product stays float (CV_KEEP_QUANTIZED: it does not). */
+typedef enum cv_keep {
+    CV_KEEP_QUANTIZED,
+    CV_KEEP_SMALL,     /* its weight has fewer elements than the threshold */
+    CV_KEEP_UNREACHED, /* static range: no sample computed it */
+} cv_keep;
+
+/* One product of the function and what quantization makes of it. */
+typedef struct cv_qop {
+    const ir_node *product, *bias, *end; /* bias: the add, or NULL */
+    bool relu;                           /* end is a relu */
+    cv_keep keep;
+    int64_t weight_elements;
+    int64_t n_scales;   /* the weight's: 1 or its channels */
+    float *w_scales;    /* malloc'ed */
+    int8_t *wq;         /* the int8 weight, malloc'ed */
+    float in_scale, out_scale; /* static range: the activations' */
+    int32_t in_zero, out_zero;
+} cv_qop;
+
+typedef struct cv_qplan {
+    cv_quant_method method;
+    int n;
+    cv_qop *ops;
+    int n_other_ops; /* ops that are not quantizable products: stay float */
+} cv_qplan;
+
+/* The plan for fn under o's quantization options, with c the static
+ * range calibration (NULL otherwise). A product no sample reached stays
+ * float with a warning naming its C line, or, with unreached_branches:
+ * FAIL, the plan fails with that message in err. */
+bool cv_quant_plan(const ir_function *fn, const cv_options *o, const cv_calibration *c,
+                   cv_qplan *p, char *err, size_t errlen);
+void cv_qplan_free(cv_qplan *p);
+/* Why a product stays float, for the report and `agc-model show`. */
+const char *cv_keep_reason(cv_keep k);
 
 #endif

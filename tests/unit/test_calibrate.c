@@ -1,7 +1,9 @@
 /*
  * test_calibrate.c - static range calibration (converter/calibrate.c):
  * which tensors it watches, the ranges of each method on a data set whose
- * values are known, and a branch no sample reached.
+ * values are known, and a branch no sample reached; and the plan made of
+ * them (converter/quantize.c): the scales' arithmetic, what is quantized
+ * and why the rest stays float.
  */
 #include "test_util.h"
 
@@ -193,6 +195,131 @@ static void test_bad_data_set_is_named(void **state)
     ir_function_free(fn);
 }
 
+
+/* ------------------------------------------------------------------ plan */
+
+static void test_weight_scales(void **state)
+{
+    (void)state;
+    /* [K=2, N=3]: channels are the last axis */
+    const float w[6] = {0.5f, -2.0f, 0, -1.0f, 1.0f, 0};
+    float s[3];
+    int8_t q[6];
+    cv_quantize_weight(w, 6, 3, false, s, q);
+    assert_true(s[0] == 2.0f / 127);
+    assert_int_equal(q[0], 32); /* 0.5 * 63.5 = 31.75 */
+    assert_int_equal(q[1], -127);
+    assert_int_equal(q[3], -64); /* -63.5: half away from zero */
+    cv_quantize_weight(w, 6, 3, true, s, q);
+    assert_true(s[0] == 1.0f / 127 && s[1] == 2.0f / 127 && s[2] == 1);
+    assert_int_equal(q[0], 64);  /* 63.5 rounds away */
+    assert_int_equal(q[3], -127);
+    assert_int_equal(q[4], 64);
+    assert_int_equal(q[5], 0);
+}
+
+static void test_activation_params(void **state)
+{
+    (void)state;
+    float s;
+    int32_t z;
+    cv_activation_params(-1, 3, &s, &z);
+    assert_true(s == (float)(4.0 / 255));
+    assert_int_equal(z, -64); /* -128 + 63.75 */
+    cv_activation_params(2, 5, &s, &z); /* widened to [0, 5] */
+    assert_true(s == (float)(5.0 / 255));
+    assert_int_equal(z, -128);
+    cv_activation_params(-6, -1, &s, &z); /* widened to [-6, 0] */
+    assert_int_equal(z, 127);
+    cv_activation_params(0, 0, &s, &z); /* zero width */
+    assert_true(s == 1);
+    assert_int_equal(z, -128);
+}
+
+static void plan_options(cv_options *o, const char *text)
+{
+    char err[512];
+    if (!cv_options_parse(text, "opts", o, err, sizeof err))
+        fail_msg("%s", err);
+}
+
+static void test_plan_static_range(void **state)
+{
+    (void)state;
+    write_samples("plan.tfrecord", 3);
+    ir_function *fn = parse_model();
+    cv_calibration c;
+    char err[512];
+    if (!cv_calibrate(fn, &sig, "plan.tfrecord", &c, err, sizeof err))
+        fail_msg("%s", err);
+    cv_options *o = malloc(sizeof *o);
+    plan_options(o, "external_feature_configs { quantization_options { representative_datasets "
+                    "{ key: \"serving_default\" value { tfrecord_file_path: \"plan.tfrecord\" "
+                    "} } } }");
+    cv_qplan p;
+    if (!cv_quant_plan(fn, o, &c, &p, err, sizeof err))
+        fail_msg("%s", err);
+    assert_int_equal(p.method, CV_QUANT_STATIC_RANGE);
+    assert_int_equal(p.n, 2);
+    const cv_qop *q = &p.ops[0];
+    assert_int_equal(q->keep, CV_KEEP_QUANTIZED);
+    assert_int_equal(q->bias->id, 5);
+    assert_true(q->relu);
+    assert_int_equal(q->n_scales, 1);
+    assert_true(q->w_scales[0] == 2.0f / 127);
+    assert_int_equal(q->wq[3], 127);
+    /* x in [-3, 3]; relu's output in [0, 3.5] */
+    assert_true(q->in_scale == (float)(6.0 / 255));
+    assert_int_equal(q->in_zero, -1); /* -128 + 127.5 = -0.5 rounds away from zero */
+    assert_true(q->out_scale == (float)(3.5 / 255));
+    assert_int_equal(q->out_zero, -128);
+    assert_int_equal(p.ops[1].keep, CV_KEEP_UNREACHED);
+    assert_null(p.ops[1].wq);
+    cv_qplan_free(&p);
+
+    /* unreached_branches: FAIL names the product's line */
+    o->external_feature_configs.quantization_options.unreached_branches = CV_UNREACHED_FAIL;
+    assert_false(cv_quant_plan(fn, o, &c, &p, err, sizeof err));
+    assert_string_equal(err, "m.c:20: static range quantization: this matmul is in a branch or "
+                             "loop body that no sample reached, so it has no range; make the "
+                             "representative data set reach it, or give unreached_branches: "
+                             "KEEP_FLOAT to keep it float");
+    cv_qplan_free(&p);
+    free(o);
+    cv_calibration_free(&c);
+    ir_function_free(fn);
+}
+
+/* Dynamic range keeps weights under 1024 elements float by default; -1
+ * quantizes every one, per channel when asked. */
+static void test_plan_dynamic_range_threshold(void **state)
+{
+    (void)state;
+    ir_function *fn = parse_model();
+    cv_options *o = malloc(sizeof *o);
+    char err[512];
+    cv_qplan p;
+    plan_options(o, "external_feature_configs { quantization_options { quantization_method: "
+                    "DYNAMIC_RANGE } }");
+    assert_true(cv_quant_plan(fn, o, NULL, &p, err, sizeof err));
+    assert_int_equal(p.n, 2);
+    assert_int_equal(p.ops[0].keep, CV_KEEP_SMALL);
+    assert_int_equal(p.ops[1].keep, CV_KEEP_SMALL);
+    assert_true(p.n_other_ops > 0);
+    cv_qplan_free(&p);
+    plan_options(o, "external_feature_configs { quantization_options { quantization_method: "
+                    "DYNAMIC_RANGE min_num_elements_for_weights: -1 "
+                    "enable_per_channel_quantization: true } }");
+    assert_true(cv_quant_plan(fn, o, NULL, &p, err, sizeof err));
+    assert_int_equal(p.ops[0].keep, CV_KEEP_QUANTIZED);
+    assert_int_equal(p.ops[1].keep, CV_KEEP_QUANTIZED); /* no calibration: no branch rule */
+    assert_int_equal(p.ops[0].n_scales, 2);
+    assert_true(p.ops[0].w_scales[0] == 1.0f / 127);
+    cv_qplan_free(&p);
+    free(o);
+    ir_function_free(fn);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,6 +327,10 @@ int main(void)
         cmocka_unit_test(test_ranges_and_unreached_branch),
         cmocka_unit_test(test_histogram_percentile),
         cmocka_unit_test(test_bad_data_set_is_named),
+        cmocka_unit_test(test_weight_scales),
+        cmocka_unit_test(test_activation_params),
+        cmocka_unit_test(test_plan_static_range),
+        cmocka_unit_test(test_plan_dynamic_range_threshold),
     };
     return cmocka_run_group_tests(tests, setup_group, teardown_group);
 }
