@@ -8,6 +8,7 @@
  */
 #include "quantize.h"
 
+#include "convert.h"
 #include "rt.h"
 
 #include <math.h>
@@ -179,4 +180,70 @@ void cv_qplan_free(cv_qplan *p)
     }
     free(p->ops);
     memset(p, 0, sizeof *p);
+}
+
+/* ----------------------------------------------------------- the model */
+
+static void summarize(const cv_qplan *p, cv_qsummary *s)
+{
+    s->other_ops += p->n_other_ops;
+    for (int i = 0; i < p->n; i++) {
+        const cv_qop *q = &p->ops[i];
+        s->quantized += q->keep == CV_KEEP_QUANTIZED;
+        s->small += q->keep == CV_KEEP_SMALL;
+        s->unreached += q->keep == CV_KEEP_UNREACHED;
+        if (q->keep != CV_KEEP_QUANTIZED)
+            continue;
+        s->weight_bytes_before += q->weight_elements * 4;
+        s->weight_bytes_after += q->weight_elements + q->n_scales * 4;
+    }
+}
+
+/* Signature k's function calibrated (static range) and planned. */
+static bool plan_signature(ag_saved_model *m, const cv_options *o, int sig_index,
+                           cv_qsummary *s, char *err, size_t errlen)
+{
+    const ag_signature_def *sig = &m->sigs[sig_index];
+    int fi = sm_function_index(m, m->man->signatures[sig_index].function);
+    ir_function *fn = sm_function_graph(m, fi, err, errlen);
+    if (!fn)
+        return false;
+    cv_calibration c = {0};
+    const cv_dataset_entry *d = cv_dataset_of(o, sig->name);
+    bool calibrate = cv_quantization_method(o) == CV_QUANT_STATIC_RANGE;
+    bool ok = !calibrate || cv_calibrate(fn, sig, d->value.tfrecord_file_path, &c, err, errlen);
+    cv_qplan p = {0};
+    ok = ok && cv_quant_plan(fn, o, calibrate ? &c : NULL, &p, err, errlen);
+    if (ok)
+        summarize(&p, s);
+    cv_qplan_free(&p);
+    cv_calibration_free(&c);
+    ir_function_free(fn);
+    return ok;
+}
+
+bool cv_quantize_plans(ag_saved_model *m, const cv_options *o, const char *source,
+                       cv_qsummary *s, char *err, size_t errlen)
+{
+    const cv_quantization_options *q = &o->external_feature_configs.quantization_options;
+    const char *names[CV_MAX_SIGNATURE_KEYS];
+    int n = cv_quantized_signatures(o, names);
+    memset(s, 0, sizeof *s);
+    if (!cv_check_dataset_files(o, source, err, errlen))
+        return false;
+    for (int k = 0; k < n; k++) {
+        sm_signature *sig = sm_find_signature(m->man, names[k]);
+        char have[512], hint[300];
+        if (!sig) {
+            sm_names_for(m->man, SM_SIGNATURES, names[k], have, sizeof have, hint, sizeof hint);
+            tp_loc at = q->n_signature_keys ? q->at.signature_keys[k]
+                                            : o->external_feature_configs.at.quantization_options;
+            return cv_error(err, errlen, source, at,
+                            "quantization: the model has no signature '%s'; it has %s%s",
+                            names[k], have, hint);
+        }
+        if (!plan_signature(m, o, (int)(sig - m->man->signatures), s, err, errlen))
+            return false;
+    }
+    return true;
 }

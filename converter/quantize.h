@@ -133,4 +133,20 @@ void cv_qplan_free(cv_qplan *p);
 /* Why a product stays float, for the report and `agc-model show`. */
 const char *cv_keep_reason(cv_keep k);
 
+/* What the plans of a model's quantized signatures count. */
+typedef struct cv_qsummary {
+    int quantized, small, unreached, other_ops;
+    int64_t weight_bytes_before, weight_bytes_after; /* of the quantized products */
+} cv_qsummary;
+
+/*
+ * The plans of every signature o quantizes (signature_keys): each one the
+ * model has (else an error at its key, with the names it has and a close
+ * one suggested), its data set's file readable, its function calibrated
+ * (static range) and planned. Fills *s. False with "source:line:col:
+ * ..." (or the data set's or the plan's message) in err.
+ */
+bool cv_quantize_plans(ag_saved_model *m, const cv_options *o, const char *source,
+                       cv_qsummary *s, char *err, size_t errlen);
+
 #endif
