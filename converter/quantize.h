@@ -7,6 +7,9 @@
  *                executor, the ranges of the tensors quantized ops read
  *                and write recorded (min-max, average min-max, histogram
  *                percentile), the tensors no sample reached named
+ *   agreement.c  a converted function's outputs against the original's on
+ *                a data set: max abs and relative RMS error, argmax
+ *                agreement of a classification
  *   quantize.c   the plan: for every product of the function, whether it
  *                is quantized and how (its weight in int8 with its
  *                scales, its activations' scales and zero points), or
@@ -80,6 +83,25 @@ bool cv_observed_range(const cv_observed *t, const cv_calibration_options *opt, 
                        double *hi);
 /* The observation of node n, or NULL if n is not one calibration makes. */
 const cv_observed *cv_observed_of(const cv_calibration *c, const ir_node *n);
+
+/* ------------------------------------------------------------- agreement.c */
+
+typedef struct cv_agreement {
+    int64_t samples;
+    double max_abs;                  /* over every f32 output value */
+    double sum_sq_diff, sum_sq_want; /* for the relative RMS */
+    bool classified;                 /* an output was f32 [rows, classes > 1] */
+    int64_t rows, agree;             /* of such outputs: rows, and rows whose argmax agree */
+} cv_agreement;
+
+/* Runs both functions (the same parameters and results) on every sample
+ * of the data set at path (read against sig) and compares their f32
+ * outputs into *a. False with the message in err. */
+bool cv_agreement_measure(const ir_function *original, const ir_function *converted,
+                          const ag_signature_def *sig, const char *path, cv_agreement *a,
+                          char *err, size_t errlen);
+/* sqrt(sum (converted - original)^2 / sum original^2); 0 when both are 0. */
+double cv_agreement_relative_rms(const cv_agreement *a);
 
 /* -------------------------------------------------------------- quantize.c */
 

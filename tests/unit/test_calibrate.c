@@ -320,6 +320,49 @@ static void test_plan_dynamic_range_threshold(void **state)
     ir_function_free(fn);
 }
 
+/* ------------------------------------------------------------- agreement */
+
+/* A product against itself, and against one whose weight's second column
+ * is -9 instead of 2. */
+static void test_agreement(void **state)
+{
+    (void)state;
+    static const char a_ir[] =
+        "func @f(%0: f32[1,2], %1: bool[]) -> (f32[1,2]) {\n"
+        "  %2 = const() {value = [1, 0, 0, 2]} : f32[2,2]\n"
+        "  %3 = matmul(%0, %2) : f32[1,2]\n"
+        "  return %3\n"
+        "}\n";
+    static const char b_ir[] =
+        "func @f(%0: f32[1,2], %1: bool[]) -> (f32[1,2]) {\n"
+        "  %2 = const() {value = [1, 0, 0, -9]} : f32[2,2]\n"
+        "  %3 = matmul(%0, %2) : f32[1,2]\n"
+        "  return %3\n"
+        "}\n";
+    char err[512];
+    ir_function *a = ir_parse(a_ir, "a.ir", err, sizeof err);
+    ir_function *b = ir_parse(b_ir, "b.ir", err, sizeof err);
+    assert_non_null(a);
+    if (!b)
+        fail_msg("%s", err);
+    write_samples("agree.tfrecord", 2);
+    cv_agreement g;
+    if (!cv_agreement_measure(a, a, &sig, "agree.tfrecord", &g, err, sizeof err))
+        fail_msg("%s", err);
+    assert_true(g.max_abs == 0 && cv_agreement_relative_rms(&g) == 0);
+    assert_true(g.classified && g.rows == 2 && g.agree == 2);
+    /* x = (k, -k), k = 1, 2: a gives (k, -2k), argmax 0; b (k, 9k), argmax 1 */
+    if (!cv_agreement_measure(a, b, &sig, "agree.tfrecord", &g, err, sizeof err))
+        fail_msg("%s", err);
+    assert_true(g.max_abs == 22); /* 9k - -2k at k = 2 */
+    assert_true(fabs(cv_agreement_relative_rms(&g) - sqrt((121.0 + 484) / 25)) < 1e-12);
+    assert_int_equal(g.samples, 2);
+    assert_int_equal(g.rows, 2);
+    assert_int_equal(g.agree, 0);
+    ir_function_free(a);
+    ir_function_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_activation_params),
         cmocka_unit_test(test_plan_static_range),
         cmocka_unit_test(test_plan_dynamic_range_threshold),
+        cmocka_unit_test(test_agreement),
     };
     return cmocka_run_group_tests(tests, setup_group, teardown_group);
 }
