@@ -12,6 +12,7 @@
  * graphs, not from a lowered form.
  */
 #include "convert.h"
+#include "quantize.h"
 
 #include "files.h"
 #include "rows.h"
@@ -305,11 +306,32 @@ bool cv_check_output_dir(const char *in, const char *out, char *err, size_t errl
     return true;
 }
 
+/* Quantization: every signature it names planned (quantize.c: the
+ * model's signatures, their data sets, calibration, the unreached
+ * products); the rewrite that would run the plan needs int8 ops this
+ * build does not have, so a plan made is then refused, never ignored. */
+static bool quantize(ag_saved_model *m, const cv_options *o, const char *source, char *err,
+                     size_t errlen)
+{
+    cv_qsummary s;
+    if (cv_quantization_method(o) == CV_QUANT_NONE)
+        return true;
+    if (!cv_quantize_plans(m, o, source, &s, err, errlen))
+        return false;
+    return cv_error(err, errlen, source, o->external_feature_configs.at.quantization_options,
+                    "quantization_options: %s quantization of %d product%s (%d kept float) "
+                    "is not supported yet: this agc has no int8 ops to rewrite them with; "
+                    "leave quantization_options out",
+                    cv_quant_method_name(cv_quantization_method(o)), s.quantized,
+                    s.quantized == 1 ? "" : "s", s.small + s.unreached);
+}
+
 bool cv_convert(ag_saved_model *m, const cv_options *o, const char *source,
                 const char *out_dir, FILE *print, cv_report *report)
 {
     char err[1024];
     if (!cv_check_output_dir(m->dir, out_dir, err, sizeof err) ||
+        !quantize(m, o, source, err, sizeof err) ||
         !cv_check_converts(m, o, source, err, sizeof err) ||
         !cv_select(m, o, source, err, sizeof err)) {
         rt_report((ag_loc){0}, "%s", err);

@@ -12,6 +12,10 @@
 #include "options_table.h"
 #include "rt.h"
 #include "topology.h"
+#include "suggest.h"
+
+#include <errno.h>
+#include <sys/stat.h>
 
 #include <limits.h>
 #include <stdlib.h>
@@ -307,6 +311,144 @@ static bool check_sharding(const ot_report *C, const cv_sharding_options *x, tp_
     return ok;
 }
 
+/* ---------------------------------------------------------- quantization */
+
+/* Each of a repeated string field's names is not empty and given once. */
+static bool check_names(const ot_report *C, const char *field, const char (*names)[CV_NAME_BYTES],
+                        const tp_loc *at, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (!names[i][0])
+            return ot_fail(C, at[i], "%s is empty: give the name of a signature", field);
+        for (int j = 0; j < i; j++)
+            if (strcmp(names[j], names[i]) == 0)
+                return ot_fail(C, at[i], "%s \"%s\" is given twice (first at %d:%d)", field,
+                               names[i], at[j].line, at[j].col);
+    }
+    return true;
+}
+
+/* A data set's key is one of the signatures quantized (a typo is named
+ * with the key it most likely meant), once, and its path is not empty. */
+static bool check_dataset(const ot_report *C, const cv_options *o, int i)
+{
+    const cv_quantization_options *q = &o->external_feature_configs.quantization_options;
+    const cv_dataset_entry *d = &q->representative_datasets[i];
+    const char *names[CV_MAX_SIGNATURE_KEYS];
+    int n = cv_quantized_signatures(o, names);
+    if (!d->key[0])
+        return ot_fail(C, d->at.key.line ? d->at.key : q->at.representative_datasets[i],
+                       "a representative data set needs key: the signature it is for");
+    bool known = false;
+    for (int k = 0; k < n; k++)
+        known |= strcmp(names[k], d->key) == 0;
+    char hint[CV_NAME_BYTES + 32];
+    if (!known)
+        return ot_fail(C, d->at.key,
+                       "representative data set for \"%s\", a signature that is not "
+                       "quantized (signature_keys: %s%s)%s",
+                       d->key, names[0], n > 1 ? ", ..." : "",
+                       sg_did_you_mean(sg_suggest(d->key, names, n), hint, sizeof hint));
+    for (int j = 0; j < i; j++)
+        if (strcmp(q->representative_datasets[j].key, d->key) == 0)
+            return ot_fail(C, d->at.key, "signature \"%s\" has two representative data sets",
+                           d->key);
+    if (!d->value.tfrecord_file_path[0])
+        return ot_fail(C, d->value.at.tfrecord_file_path.line ? d->value.at.tfrecord_file_path
+                                                              : d->at.key,
+                       "the representative data set of \"%s\" needs tfrecord_file_path",
+                       d->key);
+    return true;
+}
+
+/* Static range calibrates every signature it quantizes: each needs a
+ * data set. */
+static bool check_static_needs_data(const ot_report *C, const cv_options *o)
+{
+    const cv_quantization_options *q = &o->external_feature_configs.quantization_options;
+    const char *names[CV_MAX_SIGNATURE_KEYS];
+    int n = cv_quantized_signatures(o, names);
+    if (cv_quantization_method(o) != CV_QUANT_STATIC_RANGE)
+        return true;
+    tp_loc at = q->at.quantization_method.line ? q->at.quantization_method
+                                               : o->external_feature_configs.at.quantization_options;
+    for (int k = 0; k < n; k++)
+        if (!cv_dataset_of(o, names[k]))
+            return ot_fail(C, at,
+                           "static range quantization of signature \"%s\" needs a "
+                           "representative data set: give representative_datasets { key: "
+                           "\"%s\" value { tfrecord_file_path: \"...\" } }, or "
+                           "quantization_method: DYNAMIC_RANGE or WEIGHT_ONLY",
+                           names[k], names[k]);
+    return true;
+}
+
+/* The percentiles in [0, 100] (the table's bounds), min below max. */
+static bool check_calibration(const ot_report *C, const cv_calibration_options *c)
+{
+    const cv_calibration_parameters *p = &c->calibration_parameters;
+    if (!table_check(C, &cv_calibration_parameters_message, p, c->at.calibration_parameters,
+                     OT_CHECK_ALL))
+        return false;
+    if (p->min_percentile < p->max_percentile)
+        return true;
+    return ot_fail(C, p->at.max_percentile.line ? p->at.max_percentile : p->at.min_percentile,
+                   "max_percentile (%g) must be above min_percentile (%g)", p->max_percentile,
+                   p->min_percentile);
+}
+
+static bool check_quantization(const ot_report *C, const cv_options *o)
+{
+    const cv_external_features *x = &o->external_feature_configs;
+    const cv_quantization_options *q = &x->quantization_options;
+    if (!x->has_quantization_options)
+        return true;
+    if (!table_check(C, &cv_quantization_message, q, x->at.quantization_options, OT_CHECK_ALL))
+        return false;
+    if (q->op_set != CV_OP_SET_XLA)
+        return ot_fail(C, q->at.op_set,
+                       "op_set %s: agc quantizes to the XLA op set only; give op_set: XLA (or "
+                       "leave op_set out)",
+                       cv_quantization_message.fields[1].enums[q->op_set]);
+    if (!check_names(C, "signature_keys", q->signature_keys, q->at.signature_keys,
+                     q->n_signature_keys))
+        return false;
+    for (int i = 0; i < q->n_representative_datasets; i++)
+        if (!check_dataset(C, o, i))
+            return false;
+    return check_static_needs_data(C, o) && check_calibration(C, &q->calibration_options);
+}
+
+/* A data set's file exists and is a regular file (the reader says what
+ * is wrong inside it). */
+static bool check_dataset_file(const ot_report *C, const cv_dataset_entry *d)
+{
+    const char *path = d->value.tfrecord_file_path;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return ot_fail(C, d->value.at.tfrecord_file_path,
+                       "cannot read the representative data set '%s' of signature \"%s\": %s",
+                       path, d->key, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return ot_fail(C, d->value.at.tfrecord_file_path,
+                       "the representative data set '%s' of signature \"%s\" is not a "
+                       "regular file",
+                       path, d->key);
+    return true;
+}
+
+bool cv_check_dataset_files(const cv_options *o, const char *source, char *err, size_t errlen)
+{
+    ot_report C = {source ? source : "<options>", err, errlen};
+    const cv_quantization_options *q = &o->external_feature_configs.quantization_options;
+    if (cv_quantization_method(o) == CV_QUANT_NONE)
+        return true;
+    for (int i = 0; i < q->n_representative_datasets; i++)
+        if (!check_dataset_file(&C, &q->representative_datasets[i]))
+            return false;
+    return true;
+}
+
 bool cv_options_check(const cv_options *o, const char *source, char *err, size_t errlen)
 {
     ot_report C = {source ? source : "<options>", err, errlen};
@@ -314,5 +456,6 @@ bool cv_options_check(const cv_options *o, const char *source, char *err, size_t
         err[0] = '\0';
     return check_tpu_functions(&C, o) && check_batches(&C, o) &&
            check_filterlist(&C, &o->bfloat16_optimization_options) &&
-           check_sharding(&C, &o->xla_sharding_options, o->at.xla_sharding_options);
+           check_sharding(&C, &o->xla_sharding_options, o->at.xla_sharding_options) &&
+           check_quantization(&C, o);
 }

@@ -121,6 +121,104 @@ static const tp_field sharding_fields[] = {
 const tp_message cv_sharding_message = {"XlaShardingOptions", sharding_fields,
                                         COUNT(sharding_fields)};
 
+/* ----------------------------------------------- quantization (quantization.md) */
+
+static const char *const quant_methods[] = {
+    "STATIC_RANGE", "DYNAMIC_RANGE", "WEIGHT_ONLY", "METHOD_STATIC_RANGE_INT8",
+    "METHOD_DYNAMIC_RANGE_INT8", "METHOD_STATIC_RANGE_WEIGHT_ONLY_INT8", "METHOD_NO_QUANTIZE",
+    NULL};
+static const char *const op_sets[] = {"XLA", "TF", "UNIFORM_QUANTIZED", "STABLEHLO", NULL};
+static const char *const calibration_methods[] = {
+    "CALIBRATION_METHOD_MIN_MAX", "CALIBRATION_METHOD_AVERAGE_MIN_MAX",
+    "CALIBRATION_METHOD_HISTOGRAM_PERCENTILE", NULL};
+static const char *const unreached[] = {"KEEP_FLOAT", "FAIL", NULL};
+
+static const tp_field calibration_parameters_fields[] = {
+    SCALAR(cv_calibration_parameters, min_percentile, TP_DOUBLE, .def = 0.001, .lo = 0,
+           .hi = 100, .flags = TP_BOUNDS_LATER,
+           .doc = "HISTOGRAM_PERCENTILE: the range starts at this percentile of the values "
+                  "seen"),
+    SCALAR(cv_calibration_parameters, max_percentile, TP_DOUBLE, .def = 99.999, .lo = 0,
+           .hi = 100, .flags = TP_BOUNDS_LATER,
+           .doc = "HISTOGRAM_PERCENTILE: the range ends at this percentile (above "
+                  "min_percentile)"),
+};
+const tp_message cv_calibration_parameters_message = {
+    "CalibrationOptions.CalibrationParameters", calibration_parameters_fields,
+    COUNT(calibration_parameters_fields)};
+
+static const tp_field calibration_fields[] = {
+    SCALAR(cv_calibration_options, calibration_method, TP_ENUM, .enums = calibration_methods,
+           .doc = "how a tensor's range is made of the values the data set gives it: their "
+                  "min and max, the mean over samples of each sample's min and max, or "
+                  "percentiles of a 2048-bin histogram"),
+    SCALAR(cv_calibration_options, calibration_parameters, TP_MESSAGE,
+           .message = &cv_calibration_parameters_message,
+           .doc = "the histogram's percentiles"),
+};
+const tp_message cv_calibration_message = {"CalibrationOptions", calibration_fields,
+                                           COUNT(calibration_fields)};
+
+static const tp_field dataset_file_fields[] = {
+    STRING(cv_dataset_file, tfrecord_file_path,
+           .doc = "a TFRecord file of `RepresentativeDataSample`s (relative paths: to the "
+                  "working directory)"),
+};
+const tp_message cv_dataset_file_message = {"RepresentativeDatasetFile", dataset_file_fields,
+                                            COUNT(dataset_file_fields)};
+
+static const tp_field dataset_entry_fields[] = {
+    STRING(cv_dataset_entry, key, .doc = "the signature the data set is for"),
+    SCALAR(cv_dataset_entry, value, TP_MESSAGE, .message = &cv_dataset_file_message,
+           .doc = "its file"),
+};
+const tp_message cv_dataset_entry_message = {"RepresentativeDatasetsEntry",
+                                             dataset_entry_fields, COUNT(dataset_entry_fields)};
+
+static const tp_field quantization_fields[] = {
+    SCALAR(cv_quantization_options, quantization_method, TP_ENUM, .enums = quant_methods,
+           .doc = "static range (activations calibrated on the data set), dynamic range "
+                  "(activations' scales made per call) or weights only; TensorFlow's "
+                  "`METHOD_*` presets mean the same (`METHOD_NO_QUANTIZE`: none)"),
+    SCALAR(cv_quantization_options, op_set, TP_ENUM, .enums = op_sets,
+           .doc = "the ops quantized graphs use: agc makes `XLA` only (another value is an "
+                  "error)"),
+    REPEATED(cv_quantization_options, tags, TP_STRING,
+             .doc = "the saved model's tags: accepted and ignored (an agc model has one set "
+                    "of graphs)"),
+    REPEATED(cv_quantization_options, signature_keys, TP_STRING,
+             .def_doc = "`serving_default`", .doc = "the signatures to quantize"),
+    REPEATED(cv_quantization_options, representative_datasets, TP_MESSAGE,
+             .message = &cv_dataset_entry_message,
+             .doc = "a map from signature key to its data set (`{ key: \"serving_default\" "
+                    "value { tfrecord_file_path: \"calib.tfrecord\" } }`); static range "
+                    "needs one per signature"),
+    SCALAR(cv_quantization_options, min_num_elements_for_weights, TP_INT, .lo = -1,
+           .hi = HUGE_VAL, .flags = TP_BOUNDS_LATER,
+           .def_doc = "0: 1024 for `DYNAMIC_RANGE` and `WEIGHT_ONLY`, none for `STATIC_RANGE`",
+           .doc = "weights with fewer elements stay float; -1: every weight is quantized"),
+    SCALAR(cv_quantization_options, enable_per_channel_quantization, TP_BOOL,
+           .doc = "weights get one scale per output channel (else one per tensor)"),
+    SCALAR(cv_quantization_options, calibration_options, TP_MESSAGE,
+           .message = &cv_calibration_message, .doc = "how static range calibrates"),
+    SCALAR(cv_quantization_options, unreached_branches, TP_ENUM, .enums = unreached,
+           .doc = "agc's own: an op in a branch or loop body no sample reached stays float "
+                  "with a warning (`KEEP_FLOAT`) or fails the conversion (`FAIL`)"),
+};
+const tp_message cv_quantization_message = {"QuantizationOptions", quantization_fields,
+                                            COUNT(quantization_fields)};
+
+static const tp_field external_fields[] = {
+    SCALAR(cv_external_features, quantization_options, TP_MESSAGE,
+           .message = &cv_quantization_message,
+           .seen_offset = offsetof(cv_external_features, has_quantization_options),
+           .def_doc = "none (no quantization)",
+           .doc = "post-training quantization (`docs/quantization.md`); given, even empty, "
+                  "it quantizes"),
+};
+const tp_message cv_external_message = {"ExternalFeatureConfigs", external_fields,
+                                        COUNT(external_fields)};
+
 static const tp_field options_fields[] = {
     REPEATED(cv_options, tpu_functions, TP_MESSAGE, .message = &cv_tpu_function_message,
              .doc = "the functions to place on the TPU"),
@@ -141,6 +239,8 @@ static const tp_field options_fields[] = {
     SCALAR(cv_options, xla_sharding_options, TP_MESSAGE, .message = &cv_sharding_message,
            .doc = "sharding of a replica across cores (parsed and checked; only 1 core runs "
                   "yet)"),
+    SCALAR(cv_options, external_feature_configs, TP_MESSAGE, .message = &cv_external_message,
+           .doc = "features beyond the TPU: `quantization_options`"),
 };
 const tp_message cv_options_message = {"ConverterOptions", options_fields,
                                        COUNT(options_fields)};
@@ -161,6 +261,55 @@ bool cv_optimization_enabled(const cv_options *o, cv_optimization which)
     if (s == CV_STATE_DEFAULT)
         return !o->disable_default_optimizations;
     return s == CV_STATE_ENABLED;
+}
+
+cv_quant_method cv_quantization_method(const cv_options *o)
+{
+    static const cv_quant_method meaning[] = {
+        CV_QUANT_STATIC_RANGE, CV_QUANT_DYNAMIC_RANGE, CV_QUANT_WEIGHT_ONLY,
+        CV_QUANT_STATIC_RANGE, CV_QUANT_DYNAMIC_RANGE, CV_QUANT_WEIGHT_ONLY, CV_QUANT_NONE};
+    const cv_external_features *x = &o->external_feature_configs;
+    if (!x->has_quantization_options)
+        return CV_QUANT_NONE;
+    return meaning[x->quantization_options.quantization_method];
+}
+
+const char *cv_quant_method_name(cv_quant_method m)
+{
+    static const char *const names[] = {"none", "static range", "dynamic range",
+                                        "weights only"};
+    return names[m];
+}
+
+int64_t cv_min_weight_elements(const cv_options *o)
+{
+    int64_t n = o->external_feature_configs.quantization_options.min_num_elements_for_weights;
+    if (n < 0)
+        return 0;
+    if (n > 0)
+        return n;
+    return cv_quantization_method(o) == CV_QUANT_STATIC_RANGE ? 0 : 1024;
+}
+
+int cv_quantized_signatures(const cv_options *o, const char *names[CV_MAX_SIGNATURE_KEYS])
+{
+    const cv_quantization_options *q = &o->external_feature_configs.quantization_options;
+    if (q->n_signature_keys == 0) {
+        names[0] = "serving_default";
+        return 1;
+    }
+    for (int i = 0; i < q->n_signature_keys; i++)
+        names[i] = q->signature_keys[i];
+    return q->n_signature_keys;
+}
+
+const cv_dataset_entry *cv_dataset_of(const cv_options *o, const char *key)
+{
+    const cv_quantization_options *q = &o->external_feature_configs.quantization_options;
+    for (int i = 0; i < q->n_representative_datasets; i++)
+        if (strcmp(q->representative_datasets[i].key, key) == 0)
+            return &q->representative_datasets[i];
+    return NULL;
 }
 
 /* The one of three names that is given, if any. */

@@ -198,8 +198,11 @@ static bool field_prints(const tp_field *f, const void *v)
     const void *slot = cslot_of(v, f->offset);
     if (f->repeated)
         return count_of(f, v) > 0;
+    /* a message whose presence means something (seen_offset) prints even
+     * when every field in it is at its default, so that it reads back */
     if (f->type == TP_MESSAGE)
-        return message_prints(f->message, slot);
+        return (f->seen_offset && *(const bool *)cslot_of(v, f->seen_offset)) ||
+               message_prints(f->message, slot);
     return (f->flags & TP_REQUIRED) || differs(f, slot);
 }
 

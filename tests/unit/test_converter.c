@@ -786,6 +786,55 @@ static void test_batching_refuses_mixed_rows(void **state)
         fail_msg("%s", e);
 }
 
+/* --------------------------------------------------------- quantization */
+
+/* Quantization plans every signature it names: a signature the model
+ * lacks, a data set that is not there, a calibration on a real data set;
+ * then, with no int8 ops to rewrite with, the plan is refused (never
+ * ignored). */
+static void test_quantization_is_planned(void **state)
+{
+    (void)state;
+    EXPECT_FAILURE("external_feature_configs { quantization_options { quantization_method: "
+                   "DYNAMIC_RANGE signature_keys: \"serving_defualt\" } }",
+                   "opts:1:102: quantization: the model has no signature 'serving_defualt'; it "
+                   "has 'serving_default', 'wrapped', 'noisy'; did you mean 'serving_default'?");
+    EXPECT_FAILURE("external_feature_configs { quantization_options { representative_datasets { "
+                   "key: \"serving_default\" value { tfrecord_file_path: \"/nonexistent/c.tfr\" "
+                   "} } } }",
+                   "cannot read the representative data set '/nonexistent/c.tfr' of signature "
+                   "\"serving_default\": No such file or directory");
+    EXPECT_FAILURE("external_feature_configs { quantization_options { quantization_method: "
+                   "DYNAMIC_RANGE } }",
+                   "opts:1:49: quantization_options: dynamic range quantization of 0 products "
+                   "(1 kept float) is not supported yet");
+    char path[600];
+    snprintf(path, sizeof path, "%s/calib.tfrecord", base);
+    ag_dataset_writer *dw = ag_dataset_writer_open(path);
+    for (int k = 0; k < 3; k++) {
+        ag_scope_push();
+        ag_named_tensor in = {"x", ag_fill(AG_F32, AG_SHAPE(2, 16), k - 1.0)};
+        assert_true(ag_dataset_writer_add(dw, &in, 1));
+        ag_scope_pop();
+    }
+    assert_true(ag_dataset_writer_close(dw));
+    char options[1024];
+    snprintf(options, sizeof options,
+             "external_feature_configs { quantization_options { representative_datasets { "
+             "key: \"serving_default\" value { tfrecord_file_path: \"%s\" } } } }",
+             path);
+    EXPECT_FAILURE(options, "static range quantization of 1 product (0 kept float) is not "
+                            "supported yet");
+    /* a bad sample is the data set's error, naming the file and record */
+    dw = ag_dataset_writer_open(path);
+    ag_scope_push();
+    ag_named_tensor bad = {"x", ag_fill(AG_F32, AG_SHAPE(2, 15), 1.0)};
+    assert_true(ag_dataset_writer_add(dw, &bad, 1));
+    ag_scope_pop();
+    assert_true(ag_dataset_writer_close(dw));
+    EXPECT_FAILURE(options, "calib.tfrecord: record 0");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -807,6 +856,7 @@ int main(void)
         TU_TEST(test_batched_alias_in_graph),
         TU_TEST(test_batching_refuses_mixed_rows),
         TU_TEST(test_in_graph_shape_rules),
+        TU_TEST(test_quantization_is_planned),
     };
     int failed = cmocka_run_group_tests(tests, setup_group, teardown_group);
     ag_shutdown();

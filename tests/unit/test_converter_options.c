@@ -44,7 +44,20 @@ static const char full_text[] =
     "  filterlist: [\"softmax\", \"tanh\"]\n"
     "}\n"
     "xla_sharding_options { num_cores_per_replica: 1 device_assignment: [1, 1, 0, 0] "
-    "topology: \"2x2\" }\n";
+    "topology: \"2x2\" }\n"
+    "external_feature_configs { quantization_options {\n"
+    "  quantization_method: METHOD_STATIC_RANGE_INT8\n"
+    "  op_set: XLA\n"
+    "  tags: \"serve\"\n"
+    "  signature_keys: [\"serving_default\", \"classify\"]\n"
+    "  representative_datasets { key: \"serving_default\" value { tfrecord_file_path: \"a.tfrecord\" } }\n"
+    "  representative_datasets { key: \"classify\" value { tfrecord_file_path: \"b.tfrecord\" } }\n"
+    "  min_num_elements_for_weights: -1\n"
+    "  enable_per_channel_quantization: true\n"
+    "  calibration_options { calibration_method: CALIBRATION_METHOD_HISTOGRAM_PERCENTILE\n"
+    "    calibration_parameters { min_percentile: 0.5 max_percentile: 99.5 } }\n"
+    "  unreached_branches: FAIL\n"
+    "} }\n";
 
 static void parse_ok(const char *text, cv_options *o)
 {
@@ -113,6 +126,24 @@ static void test_every_field_parses(void **state)
     assert_int_equal(x->device_assignment[1], 1);
     assert_int_equal(x->device_assignment[2], 0);
     assert_string_equal(x->topology, "2x2");
+    const cv_external_features *e = &o->external_feature_configs;
+    assert_true(e->has_quantization_options);
+    const cv_quantization_options *q = &e->quantization_options;
+    assert_int_equal(q->quantization_method, CV_QS_METHOD_STATIC_RANGE_INT8);
+    assert_int_equal(cv_quantization_method(o), CV_QUANT_STATIC_RANGE);
+    assert_int_equal(q->n_tags, 1);
+    assert_int_equal(q->n_signature_keys, 2);
+    assert_string_equal(q->signature_keys[1], "classify");
+    assert_int_equal(q->n_representative_datasets, 2);
+    assert_string_equal(cv_dataset_of(o, "classify")->value.tfrecord_file_path, "b.tfrecord");
+    assert_null(cv_dataset_of(o, "other"));
+    assert_int_equal(cv_min_weight_elements(o), 0);
+    assert_true(q->enable_per_channel_quantization);
+    assert_int_equal(q->calibration_options.calibration_method,
+                     CV_CALIBRATION_HISTOGRAM_PERCENTILE);
+    assert_true(q->calibration_options.calibration_parameters.min_percentile == 0.5);
+    assert_true(q->calibration_options.calibration_parameters.max_percentile == 99.5);
+    assert_int_equal(q->unreached_branches, CV_UNREACHED_FAIL);
     free(o);
 }
 
@@ -393,6 +424,9 @@ static void test_fuzz_seed_is_valid(void **state)
     assert_string_equal(o->batch_options[1].experimental.function_alias, "tpu_func");
     assert_int_equal(o->bfloat16_optimization_options.n_filterlist, 3);
     assert_string_equal(o->xla_sharding_options.topology, "2x2x1");
+    assert_int_equal(cv_quantization_method(o), CV_QUANT_STATIC_RANGE);
+    assert_int_equal(o->external_feature_configs.quantization_options.n_representative_datasets,
+                     1);
     free(o);
 }
 
@@ -427,6 +461,174 @@ static void test_file_errors_name_the_file(void **state)
     unlink(path);
 }
 
+/* ---------------------------------------------------------- quantization */
+
+#define QO(body) "external_feature_configs { quantization_options { " body " } }"
+
+/* The methods' spellings, the defaults that depend on the method. */
+static void test_quantization_methods(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        cv_quant_method method;
+        int64_t min_elements;
+    } cases[] = {
+        {"", CV_QUANT_NONE, 1024},
+        {QO("quantization_method: DYNAMIC_RANGE"), CV_QUANT_DYNAMIC_RANGE, 1024},
+        {QO("quantization_method: METHOD_DYNAMIC_RANGE_INT8"), CV_QUANT_DYNAMIC_RANGE, 1024},
+        {QO("quantization_method: WEIGHT_ONLY min_num_elements_for_weights: 10"),
+         CV_QUANT_WEIGHT_ONLY, 10},
+        {QO("quantization_method: METHOD_STATIC_RANGE_WEIGHT_ONLY_INT8"), CV_QUANT_WEIGHT_ONLY,
+         1024},
+        {QO("quantization_method: DYNAMIC_RANGE min_num_elements_for_weights: -1"),
+         CV_QUANT_DYNAMIC_RANGE, 0},
+        {QO("quantization_method: METHOD_NO_QUANTIZE"), CV_QUANT_NONE, 1024},
+        {QO("representative_datasets { key: \"serving_default\" value { tfrecord_file_path: "
+            "\"c\" } }"),
+         CV_QUANT_STATIC_RANGE, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cv_options *o = malloc(sizeof *o);
+        parse_ok(cases[i].text, o);
+        if (cv_quantization_method(o) != cases[i].method ||
+            cv_min_weight_elements(o) != cases[i].min_elements)
+            fail_msg("wrong method or weight threshold for: %s", cases[i].text);
+        const char *names[CV_MAX_SIGNATURE_KEYS];
+        assert_int_equal(cv_quantized_signatures(o, names), 1);
+        assert_string_equal(names[0], "serving_default");
+        free(o);
+    }
+}
+
+/* An empty quantization_options means static range: it prints, so that
+ * the canonical text reads back to the same options. */
+static void test_empty_quantization_options_print(void **state)
+{
+    (void)state;
+    cv_options *o = malloc(sizeof *o);
+    char err[512];
+    /* static range without a data set is an error: make it dynamic */
+    parse_ok(QO("quantization_method: DYNAMIC_RANGE"), o);
+    o->external_feature_configs.quantization_options.quantization_method = CV_QS_STATIC_RANGE;
+    o->external_feature_configs.quantization_options.n_signature_keys = 0;
+    FILE *f;
+    char *text = NULL;
+    size_t len = 0;
+    f = open_memstream(&text, &len);
+    cv_options_print(o, f);
+    fclose(f);
+    assert_string_equal(text, "external_feature_configs {\n  quantization_options {\n  }\n}\n");
+    assert_false(cv_options_parse(text, "p", o, err, sizeof err)); /* static: needs data */
+    free(text);
+    free(o);
+}
+
+static void test_quantization_errors(void **state)
+{
+    (void)state;
+    expect_error(QO("quantization_method: STATIC"),
+                 "opts.txt:1:72: bad value 'STATIC' for field 'quantization_method' of "
+                 "QuantizationOptions (one of STATIC_RANGE, DYNAMIC_RANGE, WEIGHT_ONLY, "
+                 "METHOD_STATIC_RANGE_INT8, METHOD_DYNAMIC_RANGE_INT8, "
+                 "METHOD_STATIC_RANGE_WEIGHT_ONLY_INT8, METHOD_NO_QUANTIZE)");
+    expect_error(QO("quantization_method: DYNAMIC_RANGES"),
+                 "opts.txt:1:72: bad value 'DYNAMIC_RANGES' for field 'quantization_method' of "
+                 "QuantizationOptions (one of STATIC_RANGE, DYNAMIC_RANGE, WEIGHT_ONLY, "
+                 "METHOD_STATIC_RANGE_INT8, METHOD_DYNAMIC_RANGE_INT8, "
+                 "METHOD_STATIC_RANGE_WEIGHT_ONLY_INT8, METHOD_NO_QUANTIZE); did you mean "
+                 "'DYNAMIC_RANGE'?");
+    expect_error(QO("quantization_method: DYNAMIC_RANGE op_set: TF"),
+                 "opts.txt:1:94: op_set TF: agc quantizes to the XLA op set only; give "
+                 "op_set: XLA (or leave op_set out)");
+    expect_error(QO("quantizaton_method: DYNAMIC_RANGE"),
+                 "opts.txt:1:51: unknown field 'quantizaton_method' in QuantizationOptions; "
+                 "did you mean 'quantization_method'?");
+    expect_error("external_feature_configs {\n  quantization_options {\n"
+                 "    quantization_method: STATIC_RANGE\n  }\n}",
+                 "opts.txt:3:26: static range quantization of signature \"serving_default\" "
+                 "needs a representative data set: give representative_datasets { key: "
+                 "\"serving_default\" value { tfrecord_file_path: \"...\" } }, or "
+                 "quantization_method: DYNAMIC_RANGE or WEIGHT_ONLY");
+    expect_error("external_feature_configs {\n  quantization_options { }\n}",
+                 "opts.txt:2:24: static range quantization of signature \"serving_default\" "
+                 "needs a representative data set: give representative_datasets { key: "
+                 "\"serving_default\" value { tfrecord_file_path: \"...\" } }, or "
+                 "quantization_method: DYNAMIC_RANGE or WEIGHT_ONLY");
+    expect_error(QO("signature_keys: \"a\" representative_datasets { key: \"a\" value { "
+                    "tfrecord_file_path: \"x\" } } signature_keys: \"b\""),
+                 "opts.txt:1:49: static range quantization of signature \"b\" needs a "
+                 "representative data set: give representative_datasets { key: \"b\" value { "
+                 "tfrecord_file_path: \"...\" } }, or quantization_method: DYNAMIC_RANGE or "
+                 "WEIGHT_ONLY");
+    expect_error(QO("quantization_method: DYNAMIC_RANGE representative_datasets { key: "
+                    "\"serving_defualt\" value { tfrecord_file_path: \"x\" } }"),
+                 "opts.txt:1:117: representative data set for \"serving_defualt\", a "
+                 "signature that is not quantized (signature_keys: serving_default); did you "
+                 "mean 'serving_default'?");
+    expect_error(QO("quantization_method: DYNAMIC_RANGE representative_datasets { value { "
+                    "tfrecord_file_path: \"x\" } }"),
+                 "opts.txt:1:110: a representative data set needs key: the signature it is for");
+    expect_error(QO("representative_datasets { key: \"serving_default\" value { "
+                    "tfrecord_file_path: \"x\" } } representative_datasets { key: "
+                    "\"serving_default\" value { tfrecord_file_path: \"y\" } }"),
+                 "opts.txt:1:167: signature \"serving_default\" has two representative data sets");
+    expect_error(QO("representative_datasets { key: \"serving_default\" }"),
+                 "opts.txt:1:82: the representative data set of \"serving_default\" needs tfrecord_file_path");
+    expect_error(QO("quantization_method: WEIGHT_ONLY signature_keys: [\"a\", \"\"]"),
+                 "opts.txt:1:106: signature_keys is empty: give the name of a signature");
+    expect_error(QO("quantization_method: WEIGHT_ONLY signature_keys: [\"a\", \"a\"]"),
+                 "opts.txt:1:106: signature_keys \"a\" is given twice (first at 1:101)");
+    expect_error(QO("quantization_method: WEIGHT_ONLY min_num_elements_for_weights: -2"),
+                 "opts.txt:1:114: min_num_elements_for_weights must be at least -1, got -2");
+    expect_error(QO("quantization_method: DYNAMIC_RANGE calibration_options { "
+                    "calibration_parameters { max_percentile: 100.5 } }"),
+                 "opts.txt:1:149: max_percentile must be in [0, 100], got 100.5");
+    expect_error(QO("quantization_method: DYNAMIC_RANGE calibration_options { "
+                    "calibration_parameters { min_percentile: -1 } }"),
+                 "opts.txt:1:149: min_percentile must be in [0, 100], got -1");
+    expect_error(QO("quantization_method: DYNAMIC_RANGE calibration_options { "
+                    "calibration_parameters { min_percentile: 60 max_percentile: 40 } }"),
+                 "opts.txt:1:168: max_percentile (40) must be above min_percentile (60)");
+    expect_error(QO("quantization_method: DYNAMIC_RANGE calibration_options { "
+                    "calibration_method: CALIBRATION_METHOD_MINMAX }"),
+                 "opts.txt:1:128: bad value 'CALIBRATION_METHOD_MINMAX' for field 'calibration_method' of "
+                 "CalibrationOptions (one of CALIBRATION_METHOD_MIN_MAX, "
+                 "CALIBRATION_METHOD_AVERAGE_MIN_MAX, CALIBRATION_METHOD_HISTOGRAM_PERCENTILE); "
+                 "did you mean 'CALIBRATION_METHOD_MIN_MAX'?");
+    expect_error(QO("quantization_method: DYNAMIC_RANGE unreached_branches: WARN"),
+                 "opts.txt:1:106: bad value 'WARN' for field 'unreached_branches' of QuantizationOptions "
+                 "(one of KEEP_FLOAT, FAIL)");
+}
+
+/* A data set's file is checked when the conversion starts, at its path's
+ * place in the options. */
+static void test_dataset_files_are_checked(void **state)
+{
+    (void)state;
+    cv_options *o = malloc(sizeof *o);
+    char err[512];
+    parse_ok(QO("representative_datasets { key: \"serving_default\" value {\n"
+                "tfrecord_file_path: \"/nonexistent/calib.tfrecord\" } }"),
+             o);
+    assert_false(cv_check_dataset_files(o, "opts.txt", err, sizeof err));
+    assert_string_equal(err, "opts.txt:2:21: cannot read the representative data set "
+                             "'/nonexistent/calib.tfrecord' of signature \"serving_default\": "
+                             "No such file or directory");
+    parse_ok(QO("representative_datasets { key: \"serving_default\" value {\n"
+                "tfrecord_file_path: \"/tmp\" } }"),
+             o);
+    assert_false(cv_check_dataset_files(o, "opts.txt", err, sizeof err));
+    assert_string_equal(err, "opts.txt:2:21: the representative data set '/tmp' of signature "
+                             "\"serving_default\" is not a regular file");
+    parse_ok(QO("representative_datasets { key: \"serving_default\" value {\n"
+                "tfrecord_file_path: \"" TEST_CONVERTER_OPTIONS_SEED "\" } }"),
+             o);
+    if (!cv_check_dataset_files(o, "opts.txt", err, sizeof err))
+        fail_msg("%s", err);
+    free(o);
+}
+
 /* ----------------------------------------------------------- printing */
 
 static char *print_to_string(const cv_options *o)
@@ -453,6 +655,18 @@ static void forget_places(cv_options *o)
     }
     memset(&o->bfloat16_optimization_options.at, 0, sizeof o->bfloat16_optimization_options.at);
     memset(&o->xla_sharding_options.at, 0, sizeof o->xla_sharding_options.at);
+    cv_external_features *e = &o->external_feature_configs;
+    cv_quantization_options *q = &e->quantization_options;
+    memset(&e->at, 0, sizeof e->at);
+    memset(&q->at, 0, sizeof q->at);
+    memset(&q->calibration_options.at, 0, sizeof q->calibration_options.at);
+    memset(&q->calibration_options.calibration_parameters.at, 0,
+           sizeof q->calibration_options.calibration_parameters.at);
+    for (int i = 0; i < CV_MAX_DATASETS; i++) {
+        memset(&q->representative_datasets[i].at, 0, sizeof q->representative_datasets[i].at);
+        memset(&q->representative_datasets[i].value.at, 0,
+               sizeof q->representative_datasets[i].value.at);
+    }
 }
 
 static void test_print_then_parse_is_the_same(void **state)
@@ -518,6 +732,10 @@ int main(void)
         cmocka_unit_test(test_file_errors_name_the_file),
         cmocka_unit_test(test_print_then_parse_is_the_same),
         cmocka_unit_test(test_print_is_canonical),
+        cmocka_unit_test(test_quantization_methods),
+        cmocka_unit_test(test_empty_quantization_options_print),
+        cmocka_unit_test(test_quantization_errors),
+        cmocka_unit_test(test_dataset_files_are_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

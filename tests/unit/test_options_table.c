@@ -299,7 +299,11 @@ static void test_converter_docs_are_the_tables(void **state)
     (void)state;
     const tp_message *messages[] = {&cv_options_message, &cv_tpu_function_message,
                                     &cv_batch_message, &cv_batch_target_message,
-                                    &cv_bf16_message, &cv_sharding_message};
+                                    &cv_bf16_message, &cv_sharding_message,
+                                    &cv_external_message, &cv_quantization_message,
+                                    &cv_dataset_entry_message, &cv_dataset_file_message,
+                                    &cv_calibration_message,
+                                    &cv_calibration_parameters_message};
     char *doc = read_doc("converter-options.md");
     bool ok = true;
     for (size_t i = 0; i < sizeof messages / sizeof messages[0]; i++) {
