@@ -36,22 +36,24 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-/* One group of b's column j, elementwise (the panels' edges). */
+/* One group of a panel elementwise (the panels' edges): zeros, then the
+ * values of b that are there. */
 static void pack_b_edge(const int8_t *b, int64_t n, int64_t k, int64_t j0, int64_t cols,
                         int64_t g, int per_group, int panel, uint8_t *dst)
 {
-    for (int j = 0; j < panel; j++)
-        for (int q = 0; q < per_group; q++) {
-            int64_t p = g * per_group + q;
-            int8_t v = j < cols && p < k ? b[p * n + j0 + j] : 0;
-            uint8_t *out = dst + (g * panel + j) * 4;
+    uint8_t *out = dst + g * panel * 4;
+    memset(out, 0, (size_t)panel * 4);
+    for (int q = 0; q < per_group && g * per_group + q < k; q++) {
+        const int8_t *row = b + (g * per_group + q) * n + j0;
+        for (int j = 0; j < cols; j++) {
             if (per_group == 4)
-                out[q] = (uint8_t)v;
+                out[j * 4 + q] = (uint8_t)row[j];
             else {
-                int16_t w = v;
-                memcpy(out + 2 * q, &w, 2);
+                int16_t w = row[j];
+                memcpy(out + j * 4 + 2 * q, &w, 2);
             }
         }
+    }
 }
 
 /* VNNI panels: 4 rows of 16 columns interleaved bytewise, then pairwise
@@ -102,29 +104,39 @@ __attribute__((target("avx2"))) static void pack_b_pairs(const int8_t *b, int64_
     }
 }
 
-/* a's rows for the VNNI paths: bytes + 128, padded with 0x80. */
+/* a's rows for the VNNI paths: bytes + 128 (xor 0x80), 16 at a time,
+ * padded with 0x80. */
 static void pack_a_bytes(const int8_t *a, int64_t m, int64_t k, int64_t groups, uint8_t *dst)
 {
     int64_t stride = 4 * groups;
+    const __m128i flip = _mm_set1_epi8((char)0x80);
     for (int64_t i = 0; i < m; i++) {
+        const int8_t *src = a + i * k;
         uint8_t *row = dst + i * stride;
-        for (int64_t p = 0; p < k; p++)
-            row[p] = (uint8_t)a[i * k + p] ^ 0x80u;
+        int64_t p = 0;
+        for (; p + 16 <= k; p += 16)
+            _mm_storeu_si128((void *)(row + p),
+                             _mm_xor_si128(_mm_loadu_si128((const void *)(src + p)), flip));
+        for (; p < k; p++)
+            row[p] = (uint8_t)src[p] ^ 0x80u;
         memset(row + k, 0x80, (size_t)(stride - k));
     }
 }
 
-/* a's rows for AVX2: int16, padded with 0. */
-static void pack_a_pairs(const int8_t *a, int64_t m, int64_t k, int64_t groups, uint8_t *dst)
+/* a's rows for AVX2: int16, 8 at a time, padded with 0. */
+__attribute__((target("avx2"))) static void pack_a_pairs(const int8_t *a, int64_t m, int64_t k,
+                                                         int64_t groups, uint8_t *dst)
 {
     int64_t stride = 4 * groups;
     for (int64_t i = 0; i < m; i++) {
-        int16_t row[2];
-        for (int64_t p = 0; p < 2 * groups; p += 2) {
-            row[0] = p < k ? a[i * k + p] : 0;
-            row[1] = p + 1 < k ? a[i * k + p + 1] : 0;
-            memcpy(dst + i * stride + 2 * p, row, 4);
-        }
+        const int8_t *src = a + i * k;
+        int16_t *row = (int16_t *)(void *)(dst + i * stride);
+        int64_t p = 0;
+        for (; p + 8 <= k; p += 8)
+            _mm_storeu_si128((void *)(row + p),
+                             _mm_cvtepi8_epi16(_mm_loadl_epi64((const void *)(src + p))));
+        for (; p < 2 * groups; p++)
+            row[p] = p < k ? src[p] : 0;
     }
 }
 
