@@ -140,20 +140,34 @@ void rt_qgemm_end(rt_qgemm *p)
     p->a_packed = NULL;
 }
 
+rt_qgemm_parallel_fn _Atomic rt_qgemm_parallel_hook;
+
+static void columns_body(void *ctx, int64_t begin, int64_t end)
+{
+    rt_qgemm_columns(ctx, begin, end);
+}
+
 void rt_qgemm_s8_on(rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k, const int8_t *a,
                     int32_t a_zero, const int8_t *b, int32_t *c)
 {
     rt_qgemm p;
     if (!rt_qgemm_begin(&p, kind, m, n, k, a, a_zero, b, c))
         rt_qgemm_begin(&p, RT_QGEMM_SCALAR, m, n, k, a, a_zero, b, c);
-    rt_qgemm_columns(&p, 0, n);
+    rt_qgemm_parallel_fn parallel = rt_qgemm_parallel_hook;
+    if (parallel && n > RT_QGEMM_PANEL && (double)m * (double)n * (double)k >= RT_QGEMM_PARALLEL_MACS)
+        parallel(columns_body, &p, n, RT_QGEMM_PANEL);
+    else
+        rt_qgemm_columns(&p, 0, n);
     rt_qgemm_end(&p);
 }
 
+/* The oracle stays on the calling thread, whatever the hook. */
 void rt_qgemm_s8_scalar(int64_t m, int64_t n, int64_t k, const int8_t *a, int32_t a_zero,
                         const int8_t *b, int32_t *c)
 {
-    rt_qgemm_s8_on(RT_QGEMM_SCALAR, m, n, k, a, a_zero, b, c);
+    rt_qgemm p;
+    rt_qgemm_begin(&p, RT_QGEMM_SCALAR, m, n, k, a, a_zero, b, c);
+    scalar_columns(&p, 0, n);
 }
 
 static pthread_once_t fastest_once = PTHREAD_ONCE_INIT;

@@ -83,6 +83,21 @@ typedef struct rt_qgemm {
     int64_t a_stride; /* bytes between rows of a_packed */
 } rt_qgemm;
 
+/* How rt_qgemm_s8 runs a large product's column chunks on threads:
+ * body(ctx, begin, end) over [0, n), each chunk starting on a multiple of
+ * RT_QGEMM_PANEL and at least `grain` wide. The cpu target installs its
+ * thread pool's loop when it compiles (backend/cpu/target_cpu.c); unset,
+ * every product runs on the calling thread. The bits are the same either
+ * way (each chunk packs its own panels). */
+typedef void (*rt_qgemm_body)(void *ctx, int64_t begin, int64_t end);
+typedef void (*rt_qgemm_parallel_fn)(rt_qgemm_body body, void *ctx, int64_t n, int64_t grain);
+extern rt_qgemm_parallel_fn _Atomic rt_qgemm_parallel_hook;
+
+/* Products of at least this many multiply-adds (and more than one panel
+ * of columns) run through the hook: below it, waking threads costs more
+ * than they save. */
+#define RT_QGEMM_PARALLEL_MACS (4.0 * 1024 * 1024)
+
 bool rt_qgemm_begin(rt_qgemm *p, rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k,
                     const int8_t *a, int32_t a_zero, const int8_t *b, int32_t *c);
 void rt_qgemm_columns(const rt_qgemm *p, int64_t begin, int64_t end);

@@ -13,6 +13,7 @@
  */
 #include "test_util.h"
 
+#include "cg_runtime.h"
 #include "config.h"
 #include "qgemm.h"
 
@@ -164,6 +165,32 @@ static void test_columns_in_chunks(void **state)
     free(got);
 }
 
+/* The cpu target's thread pool, counting the products handed to it. */
+static int parallel_calls;
+static void counting_parallel_for(rt_qgemm_body body, void *ctx, int64_t n, int64_t grain)
+{
+    parallel_calls++;
+    cg_rt_parallel_for(body, ctx, n, grain);
+}
+
+/* Large products run in column chunks on the cpu target's threads
+ * (through rt_qgemm_parallel_hook) with the serial bits; small ones stay
+ * on the calling thread. */
+static void test_large_products_run_in_parallel(void **state)
+{
+    (void)state;
+    rt_qgemm_parallel_fn saved = rt_qgemm_parallel_hook;
+    rt_qgemm_parallel_hook = counting_parallel_for;
+    parallel_calls = 0;
+    printf("[  THREADS ] the cpu target's pool: %d threads\n", cg_rt_num_threads());
+    check_random(rt_qgemm_chosen(), 64, 330, 784, 9); /* 16.6M multiply-adds */
+    assert_int_equal(parallel_calls, 1);
+    check_random(rt_qgemm_chosen(), 64, 10, 512, 9); /* 0.3M */
+    check_random(rt_qgemm_chosen(), 512, 64, 512, 9); /* one panel of columns */
+    assert_int_equal(parallel_calls, 1);
+    rt_qgemm_parallel_hook = saved;
+}
+
 /* AG_QGEMM_PATH forces a path (through the setter layer here); a name
  * the CPU cannot run, or no path's name, gives the scalar path. */
 static void test_path_can_be_forced(void **state)
@@ -192,7 +219,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TU_TEST(test_scalar),          TU_TEST(test_avx2),
         TU_TEST(test_avx_vnni),        TU_TEST(test_avx512_vnni),
-        TU_TEST(test_columns_in_chunks), TU_TEST(test_path_can_be_forced),
+        TU_TEST(test_columns_in_chunks), TU_TEST(test_large_products_run_in_parallel),
+        TU_TEST(test_path_can_be_forced),
     };
     TU_RUN(tests);
 }
