@@ -50,9 +50,14 @@ static bool shape_static(const ir_type *t)
     return true;
 }
 
-/* A 32-bit slot per element, 16-bit for bf16 (two to a sublane). */
-static int64_t slot_bytes(ag_dtype dt) { return dt == AG_BF16 ? 2 : dt == AG_F64 || dt == AG_I64 ? 8 : 4; }
-static int64_t tile_rows(ag_dtype dt) { return dt == AG_BF16 ? 16 : 8; }
+/* A 32-bit slot per element, 16-bit for bf16 (two to a sublane), 8-bit
+ * for i8 (four to a sublane): memory holds the packed tiles, (16, 128)
+ * for bf16 and (32, 128) for i8. */
+static int64_t slot_bytes(ag_dtype dt)
+{
+    return dt == AG_I8 ? 1 : dt == AG_BF16 ? 2 : dt == AG_F64 || dt == AG_I64 ? 8 : 4;
+}
+static int64_t tile_rows(ag_dtype dt) { return dt == AG_I8 ? 32 : dt == AG_BF16 ? 16 : 8; }
 
 int64_t tpu_padded_bytes(const ir_type *t)
 {
@@ -79,7 +84,12 @@ static int64_t elements(const ir_type *t)
 /* vregs a value fills: its padded bytes over one vreg's. */
 static int64_t vregs(const tpu_spec *s, const ir_type *t)
 {
-    int64_t b = tpu_padded_bytes(t);
+    /* The VPU computes on i8 unpacked to 32-bit lanes: an i8 op costs
+     * what the same op on i32 does (its loads and stores stay packed). */
+    ir_type wide = *t;
+    if (wide.dtype == AG_I8)
+        wide.dtype = AG_I32;
+    int64_t b = tpu_padded_bytes(&wide);
     int64_t per = s->vpu.sublanes * s->vpu.lanes * 4;
     return b <= 0 ? 1 : div_up(b, per);
 }

@@ -41,6 +41,7 @@ typedef enum ag_dtype {
     AG_I32,
     AG_I64,
     AG_BOOL,
+    AG_I8, /* int8: quantized tensors (docs/quantization.md) */
     AG_NUM_DTYPES
 } ag_dtype;
 
