@@ -258,8 +258,54 @@ static void test_same_bits_on_every_target(void **state)
     assert_int_equal((int)ag_get_f64(eager[1], 0), (int)yq0);
 }
 
+/* ------------------------------------------------------ saved models */
+
+/* A layer whose int8 weights are a variable, and whose int8 table of 64
+ * constants goes to variables.bin: both come back from a saved model. */
+static ag_variable qw;
+static void qsaved__trace(const ag_arg *a, ag_tensor *o)
+{
+    int8_t t[64];
+    for (int i = 0; i < 64; i++)
+        t[i] = (int8_t)(i * 9 - 100);
+    ag_tensor xq = ag_quantize(a[0].tensor, ag_scalar_f32(0.25f), ag_scalar_i32(1));
+    ag_tensor acc = ag_qmatmul(xq, ag_variable_read(qw), ag_scalar_i32(1));
+    ag_tensor table = ag_reshape(ag_from_data(AG_I8, AG_SHAPE(64), t), AG_SHAPE(16, 4));
+    o[0] = ag_qmatmul(table, ag_cast(acc, AG_I8), ag_scalar_i32(0));
+}
+static const ag_function_desc qsaved__desc = {
+    .name = "qsaved", .file = __FILE__, .line = __LINE__, .n_params = 1, .param_names = N_X,
+    .param_kinds = K_T, .signature = "f32[4,4]", .n_outputs = 1, .trace = qsaved__trace};
+
+static void test_saved_model_keeps_i8(void **state)
+{
+    (void)state;
+    ag_tensor x = F32(AG_SHAPE(4, 4), 1, -2, 3.5f, 0.125f, 9, -31, 0, 2, 1, 1, 1, 1, -5, 6, 7, 8);
+    qw = ag_variable_new(I8(AG_SHAPE(4, 4), 1, -2, 3, -4, 127, -128, 0, 9, 8, 7, 6, 5, -1, -1,
+                            2, 2));
+    char dir[64];
+    assert_true(tu_temp_dir(dir, sizeof dir, "ag-quant"));
+    char model[96];
+    snprintf(model, sizeof model, "%s/model", dir);
+    ag_export_signature sig = {.name = "serving_default", .function = "qsaved"};
+    ag_save_options o = {.signatures = &sig, .n_signatures = 1};
+    if (!ag_saved_model_save(model, &o))
+        fail_msg("save: %s", ag_last_error());
+    ag_saved_model *m = ag_saved_model_load(model);
+    assert_non_null(m);
+    ag_named_tensor in = {"x", x}, out[1];
+    assert_true(ag_model_call(m, "serving_default", &in, 1, out, 1));
+    ag_arg a = {.kind = AG_ARG_TENSOR, .tensor = x};
+    ag_tensor want[1];
+    assert_true(ag_function_call_at(AG_HERE, &qsaved__desc, &a, want));
+    expect_same_bits(want[0], out[0].tensor, "the saved model's result");
+    ag_saved_model_free(m);
+    tu_remove_dir(dir);
+}
+
 int main(void)
 {
+    ag_function_register(&qsaved__desc);
     const struct CMUnitTest tests[] = {
         TU_TEST(test_i8_arithmetic_wraps_and_casts_saturate),
         TU_TEST(test_quantize_rounds_half_away_and_clamps),
@@ -271,6 +317,7 @@ int main(void)
         TU_TEST(test_requantize_rounds_clamps_and_folds_relu),
         TU_TEST(test_errors),
         TU_TEST(test_same_bits_on_every_target),
+        TU_TEST(test_saved_model_keeps_i8),
     };
     TU_RUN(tests);
 }
