@@ -186,6 +186,61 @@ RT_DTYPE_RULE(rt_dt_segment_sum)
     return true;
 }
 
+/* The quantized ops (kernels/quant.c): exact dtypes, no promotion. The
+ * operands are named as docs/dsl.md names them. */
+static bool quant_operands(rt_value *const *in, const ag_dtype *want, const char *const *what,
+                           ag_dtype first_also, rt_err *e)
+{
+    for (int i = 0; i < 3; i++) {
+        if (in[i]->dtype != want[i] && !(i == 0 && in[0]->dtype == first_also)) {
+            rt_err_set(e, "expects %s, got a %s tensor", what[i], dn(in[i]->dtype));
+            return false;
+        }
+    }
+    return true;
+}
+
+RT_DTYPE_RULE(rt_dt_quantize)
+{
+    (void)a, (void)n;
+    static const ag_dtype want[3] = {AG_F32, AG_F32, AG_I32};
+    static const char *const what[3] = {"an f32 tensor to quantize", "an f32 scale",
+                                        "an i32 zero point"};
+    *out = AG_I8;
+    return quant_operands(in, want, what, AG_NUM_DTYPES, e);
+}
+
+/* dequantize takes i8 values, or i32 sums (qmatmul's) with their scale. */
+RT_DTYPE_RULE(rt_dt_dequantize)
+{
+    (void)a, (void)n;
+    static const ag_dtype want[3] = {AG_I8, AG_F32, AG_I32};
+    static const char *const what[3] = {"quantized values (i8 or i32)", "an f32 scale",
+                                        "an i32 zero point"};
+    *out = AG_F32;
+    return quant_operands(in, want, what, AG_I32, e);
+}
+
+RT_DTYPE_RULE(rt_dt_qproduct)
+{
+    (void)a, (void)n;
+    static const ag_dtype want[3] = {AG_I8, AG_I8, AG_I32};
+    static const char *const what[3] = {"i8 activations (ag_quantize makes them)",
+                                        "i8 weights", "an i32 zero point"};
+    *out = AG_I32;
+    return quant_operands(in, want, what, AG_NUM_DTYPES, e);
+}
+
+RT_DTYPE_RULE(rt_dt_requantize)
+{
+    (void)a, (void)n;
+    static const ag_dtype want[3] = {AG_I32, AG_F32, AG_I32};
+    static const char *const what[3] = {"i32 sums (qmatmul's or qconv2d's)",
+                                        "an f32 multiplier", "an i32 zero point"};
+    *out = AG_I8;
+    return quant_operands(in, want, what, AG_NUM_DTYPES, e);
+}
+
 RT_DTYPE_RULE(rt_dt_i64)
 {
     (void)a, (void)in, (void)n, (void)e;
