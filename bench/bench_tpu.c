@@ -13,6 +13,10 @@
  *       all-reduce simulated link by link against the ring formula, from
  *       1 KiB to 1 GiB, along an axis of 2, 4 and 16 (a torus) chips;
  *       goal: within 5%.
+ *   (e) an int8 qmatmul 8192^3 (the MXU's int8 passes, int32 sums):
+ *       device time against its int8 roofline (goal: within 5%) and
+ *       against (a)'s bf16 device time (goal: at most 0.55x), and a
+ *       weight's HBM bytes in int8 against f32 (goal: 4x smaller).
  *
  * Timing is never part of ctest: run it by hand (cmake --build build
  * --target bench_tpu_run).
@@ -94,8 +98,8 @@ static compiled square_matmul(const char *dt, int64_t n)
     return compile_text(text);
 }
 
-/* (a) */
-static bool large_matmul(int64_t n)
+/* (a): the bf16 product's device time in *device_seconds */
+static bool large_matmul(int64_t n, double *device_seconds)
 {
     compiled c = square_matmul("bf16", n);
     tpu_profile prof;
@@ -108,6 +112,7 @@ static bool large_matmul(int64_t n)
            100 * prof.mxu_utilization, 100 * prof.mxu_utilization * prof.seconds /
                                            prof.device_seconds);
     goal("device time <= 1.05x roofline", ratio <= 1.05);
+    *device_seconds = prof.device_seconds;
     compiled_free(&c);
     return ratio <= 1.05;
 }
@@ -217,13 +222,45 @@ static bool collectives(void)
     return worst <= 0.05;
 }
 
+static bool int8_matmul(int64_t n, double bf16_device_seconds)
+{
+    char text[512];
+    long long k = n;
+    snprintf(text, sizeof text,
+             "func @q(%%0: i8[%lld,%lld], %%1: i8[%lld,%lld], %%2: i32[]) -> (i32[%lld,%lld]) {\n"
+             "  %%3 = qmatmul(%%0, %%1, %%2) : i32[%lld,%lld]\n  return %%3\n}\n",
+             k, k, k, k, k, k, k, k);
+    compiled c = compile_text(text);
+    tpu_profile prof;
+    tpu_time(c.p, &prof);
+    double ratio = prof.device_seconds / prof.roofline_seconds;
+    double vs_bf16 = prof.device_seconds / bf16_device_seconds;
+    ir_type w8 = {.dtype = AG_I8, .shape = {2, {n, n}}}, w32 = {.dtype = AG_F32, .shape = {2, {n, n}}};
+    double bytes8 = (double)tpu_padded_bytes(&w8), bytes32 = (double)tpu_padded_bytes(&w32);
+    printf("\n(e) int8 qmatmul %lld^3 on the simulated v5e (int8 MXU passes, int32 sums)\n",
+           (long long)n);
+    printf("  device time %10.3f ms  int8 roofline %10.3f ms  (%.3fx); with host transfers "
+           "%.3f ms\n", prof.device_seconds * 1e3, prof.roofline_seconds * 1e3, ratio,
+           prof.seconds * 1e3);
+    printf("  against the bf16 product's device time: %.3fx\n", vs_bf16);
+    printf("  a weight's HBM bytes: %.1f MiB int8, %.1f MiB f32 (%.2fx smaller)\n",
+           bytes8 / (1 << 20), bytes32 / (1 << 20), bytes32 / bytes8);
+    goal("device time <= 1.05x the int8 roofline", ratio <= 1.05);
+    goal("device time <= 0.55x the bf16 product's", vs_bf16 <= 0.55);
+    goal("weights' HBM bytes 4x smaller than f32", bytes32 / bytes8 >= 4);
+    compiled_free(&c);
+    return ratio <= 1.05 && vs_bf16 <= 0.55 && bytes32 / bytes8 >= 4;
+}
+
 int main(void)
 {
     printf("bench_tpu: the tpu-model target (v5e defaults)\n\n");
-    int missed = !large_matmul(8192);
+    double bf16_seconds = 0;
+    int missed = !large_matmul(8192, &bf16_seconds);
     missed += !mlp_profile();
     missed += !simulator_speed(512);
     missed += !collectives();
+    missed += !int8_matmul(8192, bf16_seconds);
     printf("\n%d goal(s) missed\n", missed);
     ag_shutdown();
     return 0;

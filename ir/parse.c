@@ -908,6 +908,7 @@ static void store_element(parser *p, const token *t, ag_dtype dt, void *data, in
     case AG_I32: ((int32_t *)data)[i] = (int32_t)tok_int(p, t, INT32_MIN, INT32_MAX, "i32 element"); break;
     case AG_I64: ((int64_t *)data)[i] = tok_int(p, t, INT64_MIN, INT64_MAX, "i64 element"); break;
     case AG_BOOL: ((uint8_t *)data)[i] = (uint8_t)tok_int(p, t, 0, 1, "bool element"); break;
+    case AG_I8: ((int8_t *)data)[i] = (int8_t)tok_int(p, t, INT8_MIN, INT8_MAX, "i8 element"); break;
     default: fail_tok(p, t, "a constant cannot have dtype %s", ag_dtype_name(dt));
     }
 }

@@ -99,6 +99,7 @@ static void print_element(const rt_value *v, int64_t i, FILE *out)
     case AG_I32: fprintf(out, "%" PRId32, ((const int32_t *)v->data)[i]); break;
     case AG_I64: fprintf(out, "%" PRId64, ((const int64_t *)v->data)[i]); break;
     case AG_BOOL: fputc(((const uint8_t *)v->data)[i] ? '1' : '0', out); break;
+    case AG_I8: fprintf(out, "%d", ((const int8_t *)v->data)[i]); break;
     default: fputc('?', out); break;
     }
 }

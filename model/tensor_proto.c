@@ -31,7 +31,7 @@ static const struct tf_dtype {
 } tf_dtypes[] = {
     {1, "DT_FLOAT", AG_F32, 4, 5, PW_I32},     {2, "DT_DOUBLE", AG_F64, 8, 6, PW_I64},
     {3, "DT_INT32", AG_I32, 4, 7, PW_VARINT},  {4, "DT_UINT8", -1, 1, 7, PW_VARINT},
-    {6, "DT_INT8", -1, 1, 7, PW_VARINT},       {9, "DT_INT64", AG_I64, 8, 10, PW_VARINT},
+    {6, "DT_INT8", AG_I8, 1, 7, PW_VARINT},      {9, "DT_INT64", AG_I64, 8, 10, PW_VARINT},
     {10, "DT_BOOL", AG_BOOL, 1, 11, PW_VARINT}, {14, "DT_BFLOAT16", AG_BF16, 2, 13, PW_VARINT},
 };
 

@@ -71,6 +71,8 @@ static bool converts(const converter *C, const ir_node *n)
         return false; /* state and random streams keep their dtypes */
     if (n->opcode == RT_OP_CONST)
         return false; /* its users' casts fold into bf16 constants */
+    if (n->opcode == RT_OP_DEQUANTIZE)
+        return false; /* quantized arithmetic is f32 by definition (its scales too) */
     if (n->opcode == RT_OP_TO_DEVICE || n->opcode == RT_OP_TO_HOST)
         return false; /* a transfer moves a value as it is: the casts stay on the device */
     if (C->o->scope == PASS_BF16_SCOPE_DEVICE && n->device == IR_HOST)

@@ -67,6 +67,8 @@ typedef enum rule {
     Y(CONV2D_BACKPROP_INPUT, R_CONV2D) /* (dy, w): dy's rows make dx's */                       \
     Y(CONV2D_BACKPROP_FILTER, R_SOURCE) /* sums over the batch */                               \
     Y(UNSORTED_SEGMENT_SUM, R_SOURCE)   /* rows may add into one */                             \
+    Y(QUANTIZE, R_ELEMENTWISE) Y(DEQUANTIZE, R_ELEMENTWISE) Y(REQUANTIZE, R_ELEMENTWISE)        \
+    Y(QMATMUL, R_MATMUL) Y(QCONV2D, R_CONV2D)                                                   \
     Y(TRANSPOSE, R_TRANSPOSE) Y(CONCAT, R_CONCAT) Y(STACK, R_STACK) Y(SLICE, R_SLICE)          \
     Y(GATHER, R_GATHER) Y(EXPAND_DIMS, R_EXPAND_DIMS) Y(SQUEEZE, R_SQUEEZE)                    \
     Y(SHAPE_OF, R_SIZE) Y(SIZE, R_SIZE) Y(ONE_HOT, R_SAME)                                      \

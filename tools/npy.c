@@ -19,6 +19,7 @@ static const struct {
     ag_dtype dtype;
 } descrs[] = {
     {"<f4", AG_F32}, {"<f8", AG_F64}, {"<i4", AG_I32}, {"<i8", AG_I64}, {"|b1", AG_BOOL},
+    {"|i1", AG_I8},
 };
 
 /* The value of 'key' in the header dict, or NULL. */
@@ -106,7 +107,7 @@ ag_tensor npy_read(const char *data, size_t n, char *err, size_t errlen)
     free(dict);
     if (!ok)
         return none;
-    size_t elem = dt == AG_F32 || dt == AG_I32 ? 4 : dt == AG_BOOL ? 1 : 8;
+    size_t elem = dt == AG_F32 || dt == AG_I32 ? 4 : dt == AG_BOOL || dt == AG_I8 ? 1 : 8;
     size_t numel = 1;
     for (int i = 0; i < s.rank; i++) {
         if (s.dims[i] && numel > (n / (size_t)s.dims[i]))
@@ -159,6 +160,9 @@ bool npy_write(FILE *out, ag_tensor t)
             fwrite(&x, 8, 1, out);
         } else if (dt == AG_BOOL) {
             fputc(v != 0, out);
+        } else if (dt == AG_I8) {
+            int8_t x = (int8_t)v;
+            fwrite(&x, 1, 1, out);
         } else {
             float x = (float)v;
             fwrite(&x, 4, 1, out);

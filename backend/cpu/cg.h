@@ -24,7 +24,8 @@ extern const tgt_target tgt_cpu;
 /* The dtypes generated code computes on directly (tgt_cpu.caps'), here
  * so that the lowering asks without naming the target (lower.h). */
 #define CG_NATIVE_DTYPES                                                                  \
-    (1u << AG_F32 | 1u << AG_F64 | 1u << AG_BF16 | 1u << AG_I32 | 1u << AG_I64 | 1u << AG_BOOL)
+    (1u << AG_F32 | 1u << AG_F64 | 1u << AG_BF16 | 1u << AG_I32 | 1u << AG_I64 | 1u << AG_BOOL | \
+     1u << AG_I8)
 
 /* How the generated code computes an op (ops_cpu.c, one row per op). */
 typedef enum cg_op_use {

@@ -154,6 +154,11 @@ void cg_rt_release(rt_value **slots, int32_t n)
 
 int32_t cg_rt_int_check(const void *data, int32_t dtype, int64_t n, int32_t negative)
 {
+    if (dtype == AG_I8) {
+        if (negative)
+            ANY(int8_t, x[i] < 0);
+        ANY(int8_t, x[i] == 0);
+    }
     if (dtype == AG_I32) {
         if (negative)
             ANY(int32_t, x[i] < 0);

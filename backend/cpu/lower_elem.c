@@ -44,6 +44,7 @@ LLVMTypeRef cg_reg_type(cg_lower *L, ag_dtype dt)
     case AG_F64: return L->t_f64;
     case AG_I32: return L->t_i32;
     case AG_I64: return L->t_i64;
+    case AG_I8: return L->t_i8;
     case AG_BF16: return L->t_f32;
     default: return L->t_i1;
     }
@@ -144,6 +145,8 @@ LLVMValueRef cg_const_elem(cg_lower *L, ag_dtype dt, const void *data, int64_t i
     case AG_I32:
         return LLVMConstInt(L->t_i32, (unsigned long long)(int64_t)((const int32_t *)data)[i], 1);
     case AG_I64: return LLVMConstInt(L->t_i64, (unsigned long long)((const int64_t *)data)[i], 1);
+    case AG_I8:
+        return LLVMConstInt(L->t_i8, (unsigned long long)(int64_t)((const int8_t *)data)[i], 1);
     case AG_BF16: { /* through the bits, so that a NaN stays the same NaN */
         uint32_t bits = (uint32_t)((const uint16_t *)data)[i] << 16;
         return LLVMConstBitCast(LLVMConstInt(L->t_i32, bits, 0), L->t_f32);
@@ -524,6 +527,7 @@ static LLVMValueRef to_bf16(cg_lower *L, LLVMValueRef v, ag_dtype from)
     case AG_F64: return f64_to_bf16(L, v);
     case AG_I32: return f64_to_bf16(L, LLVMBuildSIToFP(L->b, v, L->t_f64, "")); /* exact */
     case AG_I64: return i64_to_bf16(L, v);
+    case AG_I8: return LLVMBuildSIToFP(L->b, v, L->t_f32, ""); /* exact in bf16 */
     default: return LLVMBuildUIToFP(L->b, v, L->t_f32, ""); /* bool: 0 or 1, exact */
     }
 }
@@ -553,8 +557,9 @@ static LLVMValueRef cast(cg_lower *L, LLVMValueRef v, ag_dtype from, ag_dtype to
     }
     if (tfloat)
         return LLVMBuildSIToFP(L->b, v, tt, "");
-    /* i32 <-> i64: sign-extend, or keep the low 32 bits */
-    return to == AG_I64 ? LLVMBuildSExt(L->b, v, tt, "") : LLVMBuildTrunc(L->b, v, tt, "");
+    /* between i8, i32 and i64: sign-extend, or keep the low bits */
+    bool widen = rt_dtype_size(to) > rt_dtype_size(from);
+    return widen ? LLVMBuildSExt(L->b, v, tt, "") : LLVMBuildTrunc(L->b, v, tt, "");
 }
 
 /* ------------------------------------------------------------- entry */

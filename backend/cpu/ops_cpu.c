@@ -30,6 +30,8 @@
     Y(REDUCE_ALL, CG_OP_KERNEL) Y(ARGMAX, CG_OP_KERNEL) Y(SOFTMAX, CG_OP_KERNEL)              \
     Y(MATMUL, CG_OP_OWN) Y(CONV2D, CG_OP_KERNEL)                                              \
     Y(CONV2D_BACKPROP_INPUT, CG_OP_KERNEL) Y(CONV2D_BACKPROP_FILTER, CG_OP_KERNEL)            \
+    Y(QUANTIZE, CG_OP_KERNEL) Y(DEQUANTIZE, CG_OP_KERNEL) Y(QMATMUL, CG_OP_KERNEL)            \
+    Y(QCONV2D, CG_OP_KERNEL) Y(REQUANTIZE, CG_OP_KERNEL)                                      \
     Y(RESHAPE, CG_OP_KERNEL) Y(TRANSPOSE, CG_OP_KERNEL) Y(CONCAT, CG_OP_KERNEL)               \
     Y(STACK, CG_OP_KERNEL) Y(SLICE, CG_OP_KERNEL) Y(GATHER, CG_OP_KERNEL)                     \
     Y(UNSORTED_SEGMENT_SUM, CG_OP_KERNEL)                                                     \

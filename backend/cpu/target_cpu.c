@@ -12,6 +12,8 @@
 #include "cg.h"
 
 #include "cache.h"
+#include "cg_runtime.h"
+#include "qgemm.h"
 
 #include <stdlib.h>
 
@@ -31,6 +33,9 @@ cg_code *cg_compile(const ir_function *fn, pass_analyses *am, const tgt_options 
 {
     if (!cg_jit_ready(err, errlen))
         return NULL;
+    /* int8 products (qmatmul, qconv2d) share this target's thread pool */
+    _Static_assert(CG_RT_CHUNK_ALIGN % RT_QGEMM_PANEL == 0, "chunks start on a qgemm panel");
+    rt_qgemm_parallel_hook = cg_rt_parallel_for;
     tgt_options with = o ? *o : (tgt_options){0};
     const rt_config *own = with.config ? NULL : rt_config_get();
     if (own)

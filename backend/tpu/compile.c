@@ -8,7 +8,9 @@
  *     T (padded) rows of the left operand through the array in
  *     2*rows + cols + T - 2 cycles (the systolic fill, stream and drain,
  *     as in SCALE-Sim); tiles spread over the spec's MXUs, once per bf16
- *     pass of the precision;
+ *     pass of the precision; int8 products (qmatmul, qconv2d) make one
+ *     pass with tiles TPU_MXU_INT8_DEPTH times as deep in k: twice the
+ *     bf16 rate;
  *   - vpu: a fused loop costs, per vreg of each member's result, one
  *     cycle (transcendental_cycles for the op table's DIVIDE and
  *     TRANSCENDENTAL cost classes: division, roots, exp, log, tanh, pow);
@@ -50,9 +52,14 @@ static bool shape_static(const ir_type *t)
     return true;
 }
 
-/* A 32-bit slot per element, 16-bit for bf16 (two to a sublane). */
-static int64_t slot_bytes(ag_dtype dt) { return dt == AG_BF16 ? 2 : dt == AG_F64 || dt == AG_I64 ? 8 : 4; }
-static int64_t tile_rows(ag_dtype dt) { return dt == AG_BF16 ? 16 : 8; }
+/* A 32-bit slot per element, 16-bit for bf16 (two to a sublane), 8-bit
+ * for i8 (four to a sublane): memory holds the packed tiles, (16, 128)
+ * for bf16 and (32, 128) for i8. */
+static int64_t slot_bytes(ag_dtype dt)
+{
+    return dt == AG_I8 ? 1 : dt == AG_BF16 ? 2 : dt == AG_F64 || dt == AG_I64 ? 8 : 4;
+}
+static int64_t tile_rows(ag_dtype dt) { return dt == AG_I8 ? 32 : dt == AG_BF16 ? 16 : 8; }
 
 int64_t tpu_padded_bytes(const ir_type *t)
 {
@@ -79,7 +86,12 @@ static int64_t elements(const ir_type *t)
 /* vregs a value fills: its padded bytes over one vreg's. */
 static int64_t vregs(const tpu_spec *s, const ir_type *t)
 {
-    int64_t b = tpu_padded_bytes(t);
+    /* The VPU computes on i8 unpacked to 32-bit lanes: an i8 op costs
+     * what the same op on i32 does (its loads and stores stay packed). */
+    ir_type wide = *t;
+    if (wide.dtype == AG_I8)
+        wide.dtype = AG_I32;
+    int64_t b = tpu_padded_bytes(&wide);
     int64_t per = s->vpu.sublanes * s->vpu.lanes * 4;
     return b <= 0 ? 1 : div_up(b, per);
 }
@@ -126,20 +138,23 @@ static bool transcendental(int op)
 static int bf16_passes(const tpu_spec *s, ag_dtype operands)
 {
     if (operands != AG_F32)
-        return 1; /* bf16 operands are exact in one pass; integers are exact */
+        return 1; /* bf16 operands are exact in one pass; integers (i8: the int8 pass) too */
     static const int passes[] = {1, 3, 6};
     return passes[s->precision];
 }
 
-/* A product of batch x [m,k] x [k,n] on the MXUs. */
+/* A product of batch x [m,k] x [k,n] on the MXUs (int8 operands: the
+ * deeper int8 tiles). */
 static void cost_product(compiler *C, tpu_inst *x, int64_t batch, int64_t m, int64_t k,
                          int64_t n, ag_dtype operands, int64_t bytes)
 {
     const tpu_spec *s = C->spec;
     x->kind = TPU_MXU;
     x->unit = TPU_UNIT_MXU;
+    x->int8 = operands == AG_I8;
     x->passes = bf16_passes(s, operands);
-    x->tiles = batch * div_up(k, s->mxu.rows) * div_up(n, s->mxu.cols);
+    int64_t depth = s->mxu.rows * (x->int8 ? TPU_MXU_INT8_DEPTH : 1);
+    x->tiles = batch * div_up(k, depth) * div_up(n, s->mxu.cols);
     int64_t per_tile = 2 * s->mxu.rows + s->mxu.cols + round_up(m, 8) - 2;
     int64_t compute = div_up(x->tiles * x->passes, s->mxu.count) * per_tile;
     x->macs = batch * m * k * n;
@@ -373,7 +388,7 @@ static void compile_node(compiler *C, const ir_node *n)
     switch (tpu_ops[n->opcode]) { /* the unit, from the device's op table */
     case TPU_OP_CONST: x->kind = TPU_CONST; return;
     case TPU_OP_MXU:
-        if (n->opcode == RT_OP_MATMUL)
+        if (n->opcode == RT_OP_MATMUL || n->opcode == RT_OP_QMATMUL)
             cost_matmul(C, n, x);
         else
             cost_conv2d(C, n, x);

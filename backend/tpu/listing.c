@@ -179,8 +179,8 @@ static void print_node(const tpu_program *p, const ir_node *n, int depth, FILE *
         put_operands(p, n, out);
         fprintf(out, " %s", ir_type_str(&n->type, t, sizeof t));
         put_place(out, x);
-        fprintf(out, "  %lld tiles x %d pass%s", (long long)x->tiles, x->passes,
-                x->passes > 1 ? "es" : "");
+        fprintf(out, "  %lld tiles x %d %spass%s", (long long)x->tiles, x->passes,
+                x->int8 ? "int8 " : "", x->passes > 1 ? "es" : "");
         put_cycles(out, x);
         break;
     case TPU_VPU_LOOP: put_loop(p, n, x, out); break;

@@ -453,3 +453,56 @@ void tpu_mxu_conv2d_f32(const float *in, const float *filter, float *out, int64_
     gemm(&src, pixels, k, bpack, cout, out, p);
     free(bpack);
 }
+
+/* ================================================================ int8 */
+
+/* c[0..n) = sum over k of x[kk] * b[kk][j] in wrapping uint32 (x: one row
+ * of a with its zero point taken off, 0 at a padding tap). */
+static void qrow(const uint32_t *x, const int8_t *b, uint32_t *c, int64_t k, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++)
+        c[j] = 0;
+    for (int64_t kk = 0; kk < k; kk++) {
+        const int8_t *brow = b + kk * n;
+        for (int64_t j = 0; j < n; j++)
+            c[j] += x[kk] * (uint32_t)brow[j];
+    }
+}
+
+void tpu_mxu_qmatmul_s8(const int8_t *a, int32_t a_zero, const int8_t *b, int32_t *c, int64_t m,
+                        int64_t k, int64_t n)
+{
+    uint32_t *x = xmalloc(k, sizeof *x);
+    for (int64_t i = 0; i < m; i++) {
+        for (int64_t kk = 0; kk < k; kk++)
+            x[kk] = (uint32_t)a[i * k + kk] - (uint32_t)a_zero;
+        qrow(x, b, (uint32_t *)c + i * n, k, n);
+    }
+    free(x);
+}
+
+void tpu_mxu_qconv2d_s8(const int8_t *in, int32_t in_zero, const int8_t *filter, int32_t *out,
+                        int64_t n, int64_t h, int64_t w, int64_t cin, int64_t kh, int64_t kw,
+                        int64_t cout, int64_t sh, int64_t sw, bool pad_same)
+{
+    int64_t oh, ow;
+    tpu_conv2d_out_dims(h, w, kh, kw, sh, sw, pad_same, &oh, &ow);
+    int64_t top = conv_pad_before(h, kh, sh, oh, pad_same);
+    int64_t left = conv_pad_before(w, kw, sw, ow, pad_same);
+    int64_t k = kh * kw * cin;
+    uint32_t *x = xmalloc(k, sizeof *x);
+    for (int64_t r = 0; r < n * oh * ow; r++) {
+        int64_t b = r / (oh * ow), y = r / ow % oh, xx = r % ow;
+        for (int64_t dy = 0; dy < kh; dy++)
+            for (int64_t dx = 0; dx < kw; dx++) {
+                int64_t iy = y * sh - top + dy, ix = xx * sw - left + dx;
+                uint32_t *dst = x + (dy * kw + dx) * cin;
+                bool pad = iy < 0 || iy >= h || ix < 0 || ix >= w;
+                const int8_t *src = pad ? NULL : in + ((b * h + iy) * w + ix) * cin;
+                for (int64_t c = 0; c < cin; c++) /* a padding tap is the zero point: 0 */
+                    dst[c] = pad ? 0 : (uint32_t)src[c] - (uint32_t)in_zero;
+            }
+        qrow(x, filter, (uint32_t *)out + r * cout, k, cout);
+    }
+    free(x);
+}

@@ -1,7 +1,8 @@
 /*
  * numerics.h - the TPU-model's matrix unit (MXU) arithmetic (prefix tpu_):
  * bf16 rounding, f32 matmul / batched matmul / conv2d with the MXU's
- * rounding and summation order, and wrapping int32 matmul.
+ * rounding and summation order, wrapping int32 matmul, and the int8
+ * products (qmatmul, qconv2d) with int32 sums.
  *
  * Every result is a pure function of the inputs: the same bits on every
  * run, machine and thread count, because the order of every f32 addition
@@ -73,6 +74,14 @@
  *
  * Integer matmul wraps modulo 2^32 (two's complement), which is exact, so
  * its order does not matter.
+ *
+ * ---------------------------------------------------------------- int8
+ *
+ * The MXU's int8 passes (qmatmul, qconv2d) multiply int8 operands and sum
+ * in int32: C = sum (A - a_zero) * B, wrapping modulo 2^32 like the
+ * runtime's rt_qgemm_s8 (runtime/kernels/qgemm.h), so the order does not
+ * matter and every target gives the same bits. conv2d's padding taps are
+ * the zero point itself: they add nothing.
  */
 #ifndef TPU_NUMERICS_H
 #define TPU_NUMERICS_H
@@ -134,6 +143,16 @@ void tpu_mxu_conv2d_f32(const float *in, const float *filter, float *out, int64_
                         int64_t h, int64_t w, int64_t cin, int64_t kh, int64_t kw,
                         int64_t cout, int64_t sh, int64_t sw, bool pad_same,
                         tpu_precision p);
+
+/* C[m,n] = (A[m,k] - a_zero) * B[k,n], int8 operands, int32 sums (wrapping). */
+void tpu_mxu_qmatmul_s8(const int8_t *a, int32_t a_zero, const int8_t *b, int32_t *c, int64_t m,
+                        int64_t k, int64_t n);
+
+/* qconv2d: conv2d's geometry (above), int8 NHWC input with its zero point
+ * and int8 HWIO filter, int32 NHWC output as qmatmul sums. */
+void tpu_mxu_qconv2d_s8(const int8_t *in, int32_t in_zero, const int8_t *filter, int32_t *out,
+                        int64_t n, int64_t h, int64_t w, int64_t cin, int64_t kh, int64_t kw,
+                        int64_t cout, int64_t sh, int64_t sw, bool pad_same);
 
 /*
  * The spatial output dims of conv2d: SAME gives ceil(in / stride); VALID

@@ -33,6 +33,12 @@
     Y(MATMUL, TPU_OP_MXU) Y(CONV2D, TPU_OP_MXU)                                                 \
     /* conv2d's gradients: the model has no MXU form of them yet (soft placement) */            \
     Y(CONV2D_BACKPROP_INPUT, TPU_OP_HOST) Y(CONV2D_BACKPROP_FILTER, TPU_OP_HOST)                \
+    /* quantized ops: the int8 products on the MXU's int8 passes (twice the bf16 rate); the  \
+     * scaling ops are vector work outside fused loops (not elementwise: their operands      \
+     * broadcast into the first), costed as passes over their operands, computed by the      \
+     * runtime's kernels (kernels/quant.c), so their bits are the other targets' */           \
+    Y(QMATMUL, TPU_OP_MXU) Y(QCONV2D, TPU_OP_MXU)                                               \
+    Y(QUANTIZE, TPU_OP_XLU) Y(DEQUANTIZE, TPU_OP_XLU) Y(REQUANTIZE, TPU_OP_XLU)                 \
     Y(RESHAPE, TPU_OP_VIEW) Y(TRANSPOSE, TPU_OP_XLU) Y(CONCAT, TPU_OP_XLU) Y(STACK, TPU_OP_XLU) \
     Y(SLICE, TPU_OP_XLU) Y(GATHER, TPU_OP_XLU) Y(UNSORTED_SEGMENT_SUM, TPU_OP_XLU)              \
     Y(EXPAND_DIMS, TPU_OP_VIEW)                                                                 \

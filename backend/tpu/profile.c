@@ -123,8 +123,11 @@ void tpu_profile_print(const tpu_profile *prof, const char *name, FILE *out)
     fprintf(out, "  (busy: of the call, units overlap; share: each cycle once, to the first "
                  "busy unit of mxu vpu xlu scalar dma.hbm dma.h2d dma.d2h host, or idle: "
                  "100%% in all)\n");
-    fprintf(out, "  mxu utilization %.1f%% of peak (%lld %s)\n", 100 * prof->mxu_utilization,
+    fprintf(out, "  mxu utilization %.1f%% of peak (%lld %s", 100 * prof->mxu_utilization,
             (long long)prof->macs, sw_plural(prof->macs, "multiply-add", "multiply-adds"));
+    if (prof->int8_macs)
+        fprintf(out, ", %lld of them int8 at twice the bf16 rate", (long long)prof->int8_macs);
+    fputs(")\n", out);
     fprintf(out, "  host link %lld %s (%lld padding); hbm %lld %s\n",
             (long long)prof->host_bytes, sw_plural(prof->host_bytes, "byte", "bytes"),
             (long long)prof->host_padding, (long long)prof->hbm_bytes,

@@ -55,6 +55,12 @@ typedef enum tpu_kind {
  * the device its nodes are placed on (ir_node.device). */
 #define TPU_TARGET "tpu-model"
 
+/* The MXU multiplies int8 operands at twice the bf16 rate (as TPU v5e's
+ * int8 peak is twice its bf16 one): each cell holds two int8 weights of
+ * consecutive k and does both multiply-adds per cycle, so an int8 weight
+ * tile is rows x this deep in k. Sums are int32 (numerics.h). */
+enum { TPU_MXU_INT8_DEPTH = 2 };
+
 /* Where the device runs an op (ops_tpu.c, one row per op of ops.def). */
 typedef enum tpu_op_unit {
     TPU_OP_UNLISTED, /* no row: never in the table (test_tpu checks) */
@@ -80,6 +86,8 @@ typedef struct tpu_inst {
     int64_t macs;        /* MXU: useful multiply-adds */
     int64_t tiles;       /* MXU: weight tiles; VPU: vregs per op */
     int passes;          /* MXU: bf16 passes (precision) */
+    bool int8;           /* MXU: int8 operands (qmatmul, qconv2d): one int8 pass,
+                          * weight tiles TPU_MXU_INT8_DEPTH times as deep */
     int loop;            /* VPU: the fusion loop it belongs to, or -1 */
     bool loop_head;      /* VPU: the loop's first member: it carries the cost */
     bool stored;         /* VPU loop member: read outside its loop (or a result),
@@ -166,7 +174,8 @@ typedef struct tpu_profile {
     int64_t cycles;
     int64_t busy[TPU_N_UNITS];       /* cycles each unit worked */
     int64_t macs;                    /* useful MXU multiply-adds */
-    double mxu_utilization;          /* macs / (peak per cycle x cycles) */
+    int64_t int8_macs;               /* of them, on int8 operands (twice the bf16 rate) */
+    double mxu_utilization;          /* macs / (peak per cycle x cycles), int8 ones at their rate */
     int64_t host_bytes, host_padding; /* over the host link, and how much was padding */
     int64_t hbm_bytes;
     double roofline_seconds;         /* max(flops / peak, bytes / bandwidth) */

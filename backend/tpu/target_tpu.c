@@ -37,7 +37,8 @@ struct tgt_exe {
 
 static bool device_dtype(ag_dtype dt)
 {
-    return dt == AG_F32 || dt == AG_BF16 || dt == AG_I32 || dt == AG_I64 || dt == AG_BOOL;
+    return dt == AG_F32 || dt == AG_BF16 || dt == AG_I32 || dt == AG_I64 || dt == AG_BOOL ||
+           dt == AG_I8;
 }
 
 /* The device's own op table (ops_tpu.c): every op but host work. */
@@ -320,7 +321,8 @@ const tgt_target tgt_tpu_model = {
     .unsupported_hint = "enable soft device placement to run it on the CPU",
     .falls_back = false,
     .caps = {.target = TPU_TARGET,
-             .native_dtypes = 1u << AG_F32 | 1u << AG_BF16 | 1u << AG_I32 | 1u << AG_BOOL,
+             .native_dtypes = 1u << AG_F32 | 1u << AG_BF16 | 1u << AG_I32 | 1u << AG_BOOL |
+                              1u << AG_I8,
              .supports = tpu_supports,
              .fuses = tpu_fuses,
              .precision = PASS_PRECISION_BF16},

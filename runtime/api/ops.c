@@ -146,6 +146,42 @@ ag_tensor ag_conv2d_at(ag_loc loc, ag_tensor x, ag_tensor filter, int stride_h,
     return rt_call(loc, RT_OP_CONV2D, &a, in, 2);
 }
 
+static ag_tensor call3(ag_loc loc, rt_op op, const rt_attrs *a, ag_tensor x, ag_tensor y,
+                       ag_tensor z)
+{
+    ag_tensor in[3] = {x, y, z};
+    return rt_call(loc, op, a, in, 3);
+}
+
+ag_tensor ag_quantize_at(ag_loc loc, ag_tensor x, ag_tensor scale, ag_tensor zero_point)
+{
+    return call3(loc, RT_OP_QUANTIZE, NULL, x, scale, zero_point);
+}
+
+ag_tensor ag_dequantize_at(ag_loc loc, ag_tensor q, ag_tensor scale, ag_tensor zero_point)
+{
+    return call3(loc, RT_OP_DEQUANTIZE, NULL, q, scale, zero_point);
+}
+
+ag_tensor ag_qmatmul_at(ag_loc loc, ag_tensor a, ag_tensor b, ag_tensor a_zero_point)
+{
+    return call3(loc, RT_OP_QMATMUL, NULL, a, b, a_zero_point);
+}
+
+ag_tensor ag_qconv2d_at(ag_loc loc, ag_tensor x, ag_tensor filter, ag_tensor x_zero_point,
+                        int stride_h, int stride_w, ag_padding padding)
+{
+    rt_attrs a = {.stride_h = stride_h, .stride_w = stride_w, .padding = padding};
+    return call3(loc, RT_OP_QCONV2D, &a, x, filter, x_zero_point);
+}
+
+ag_tensor ag_requantize_at(ag_loc loc, ag_tensor acc, ag_tensor multiplier,
+                           ag_tensor zero_point, int lo, int hi)
+{
+    rt_attrs a = {.lo = lo, .hi = hi};
+    return call3(loc, RT_OP_REQUANTIZE, &a, acc, multiplier, zero_point);
+}
+
 ag_tensor ag_reshape_at(ag_loc loc, ag_tensor t, ag_shape s)
 {
     rt_attrs a = {.shape = s};

@@ -196,6 +196,7 @@ static bool weak_fits(const ag_operand *o, ag_dtype dt)
     case AG_I32: return o->kind != AG_OPERAND_FLOAT ? o->i >= INT32_MIN && o->i <= INT32_MAX
                                                     : false;
     case AG_I64: return o->kind != AG_OPERAND_FLOAT;
+    case AG_I8: return o->kind != AG_OPERAND_FLOAT && o->i >= INT8_MIN && o->i <= INT8_MAX;
     case AG_BOOL: return o->kind == AG_OPERAND_BOOL || (o->kind == AG_OPERAND_INT &&
                                                          (o->i == 0 || o->i == 1));
     default: return true; /* any C number converts to a float dtype */

@@ -11,6 +11,7 @@ static const struct {
 } dtype_info[AG_NUM_DTYPES + 1] = {
     [AG_F32] = {"f32", 4},  [AG_F64] = {"f64", 8}, [AG_BF16] = {"bf16", 2},
     [AG_I32] = {"i32", 4},  [AG_I64] = {"i64", 8}, [AG_BOOL] = {"bool", 1},
+    [AG_I8] = {"i8", 1},
     [AG_NUM_DTYPES] = {"list", sizeof(void *)},
 };
 
@@ -47,7 +48,8 @@ const char *rt_dtype_suggest(const char *name)
 }
 
 bool rt_is_float(ag_dtype dt) { return dt == AG_F32 || dt == AG_F64 || dt == AG_BF16; }
-bool rt_is_int(ag_dtype dt) { return dt == AG_I32 || dt == AG_I64; }
+bool rt_is_int(ag_dtype dt) { return dt == AG_I32 || dt == AG_I64 || dt == AG_I8; }
+bool rt_is_index(ag_dtype dt) { return dt == AG_I32 || dt == AG_I64; }
 bool rt_is_numeric(ag_dtype dt) { return rt_is_float(dt) || rt_is_int(dt); }
 
 bool rt_domain_has(rt_domain d, ag_dtype dt)
@@ -110,6 +112,7 @@ double rt_load_f64(ag_dtype dt, const void *data, int64_t i)
     case AG_I32: return ((const int32_t *)data)[i];
     case AG_I64: return (double)((const int64_t *)data)[i];
     case AG_BOOL: return ((const uint8_t *)data)[i] ? 1.0 : 0.0;
+    case AG_I8: return ((const int8_t *)data)[i];
     default: return 0.0;
     }
 }
@@ -133,6 +136,7 @@ int64_t rt_load_i64(ag_dtype dt, const void *data, int64_t i)
     case AG_I32: return ((const int32_t *)data)[i];
     case AG_I64: return ((const int64_t *)data)[i];
     case AG_BOOL: return ((const uint8_t *)data)[i] != 0;
+    case AG_I8: return ((const int8_t *)data)[i];
     default: return f64_to_i64(rt_load_f64(dt, data, i));
     }
 }
@@ -141,6 +145,16 @@ static int32_t i64_to_i32(int64_t v)
 {
     /* Wraps modulo 2^32 like a two's-complement narrowing cast. */
     return (int32_t)(uint32_t)(uint64_t)v;
+}
+
+static int8_t i64_to_i8(int64_t v) { return (int8_t)(uint8_t)(uint64_t)v; } /* mod 2^8 */
+
+/* Float to i8 saturates like float to i32 (truncating, NaN gives 0). */
+static int8_t f64_to_i8(double v)
+{
+    if (isnan(v))
+        return 0;
+    return (int8_t)(v < INT8_MIN ? INT8_MIN : v > INT8_MAX ? INT8_MAX : v);
 }
 
 void rt_store_f64(ag_dtype dt, void *data, int64_t i, double v)
@@ -156,6 +170,7 @@ void rt_store_f64(ag_dtype dt, void *data, int64_t i, double v)
     }
     case AG_I64: ((int64_t *)data)[i] = f64_to_i64(v); break;
     case AG_BOOL: ((uint8_t *)data)[i] = v != 0.0; break;
+    case AG_I8: ((int8_t *)data)[i] = f64_to_i8(v); break;
     default: break;
     }
 }
@@ -166,6 +181,7 @@ void rt_store_i64(ag_dtype dt, void *data, int64_t i, int64_t v)
     case AG_I32: ((int32_t *)data)[i] = i64_to_i32(v); break;
     case AG_I64: ((int64_t *)data)[i] = v; break;
     case AG_BOOL: ((uint8_t *)data)[i] = v != 0; break;
+    case AG_I8: ((int8_t *)data)[i] = i64_to_i8(v); break;
     default: rt_store_f64(dt, data, i, (double)v); break;
     }
 }

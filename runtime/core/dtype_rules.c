@@ -29,6 +29,18 @@ static bool require(bool ok, ag_dtype dt, const char *what, rt_err *e)
     return ok;
 }
 
+/* i8 exists for quantized tensors: its elementwise arithmetic wraps like
+ * i32's, but sums, products and ranges of int8 would overflow at once, so
+ * the ops that accumulate refuse it and name the ops made for it. */
+static bool not_i8(ag_dtype dt, rt_err *e)
+{
+    if (dt != AG_I8)
+        return true;
+    rt_err_set(e, "does not take i8 tensors (int8 sums overflow); use ag_qmatmul or "
+                  "ag_qconv2d for int8 products, or ag_cast to i32 first");
+    return false;
+}
+
 RT_DTYPE_RULE(rt_dt_literal)
 {
     (void)in, (void)n, (void)e;
@@ -51,7 +63,7 @@ RT_DTYPE_RULE(rt_dt_attr_numeric)
 {
     if (!rt_dt_attr(a, in, n, out, e))
         return false;
-    return require(rt_is_numeric(*out), *out, "a numeric dtype", e);
+    return require(rt_is_numeric(*out), *out, "a numeric dtype", e) && not_i8(*out, e);
 }
 
 RT_DTYPE_RULE(rt_dt_any)
@@ -78,6 +90,11 @@ RT_DTYPE_RULE(rt_dt_same_numeric)
         return false;
     *out = in[0]->dtype;
     return true;
+}
+
+RT_DTYPE_RULE(rt_dt_same_numeric_wide)
+{
+    return rt_dt_same_numeric(a, in, n, out, e) && not_i8(*out, e);
 }
 
 RT_DTYPE_RULE(rt_dt_same_float)
@@ -142,7 +159,8 @@ RT_DTYPE_RULE(rt_dt_cast)
 RT_DTYPE_RULE(rt_dt_argmax)
 {
     (void)a, (void)n;
-    if (!require(rt_is_numeric(in[0]->dtype), in[0]->dtype, "a numeric tensor", e))
+    if (!require(rt_is_numeric(in[0]->dtype), in[0]->dtype, "a numeric tensor", e) ||
+        !not_i8(in[0]->dtype, e))
         return false;
     *out = AG_I64;
     return true;
@@ -151,7 +169,7 @@ RT_DTYPE_RULE(rt_dt_argmax)
 RT_DTYPE_RULE(rt_dt_gather)
 {
     (void)a, (void)n;
-    if (!require(rt_is_int(in[1]->dtype), in[1]->dtype, "i32 or i64 indices", e))
+    if (!require(rt_is_index(in[1]->dtype), in[1]->dtype, "i32 or i64 indices", e))
         return false;
     *out = in[0]->dtype;
     return true;
@@ -161,10 +179,66 @@ RT_DTYPE_RULE(rt_dt_segment_sum)
 {
     (void)a, (void)n;
     if (!require(rt_is_numeric(in[0]->dtype), in[0]->dtype, "numeric data", e) ||
-        !require(rt_is_int(in[1]->dtype), in[1]->dtype, "i32 or i64 indices", e))
+        !not_i8(in[0]->dtype, e) ||
+        !require(rt_is_index(in[1]->dtype), in[1]->dtype, "i32 or i64 indices", e))
         return false;
     *out = in[0]->dtype;
     return true;
+}
+
+/* The quantized ops (kernels/quant.c): exact dtypes, no promotion. The
+ * operands are named as docs/dsl.md names them. */
+static bool quant_operands(rt_value *const *in, const ag_dtype *want, const char *const *what,
+                           ag_dtype first_also, rt_err *e)
+{
+    for (int i = 0; i < 3; i++) {
+        if (in[i]->dtype != want[i] && !(i == 0 && in[0]->dtype == first_also)) {
+            rt_err_set(e, "expects %s, got a %s tensor", what[i], dn(in[i]->dtype));
+            return false;
+        }
+    }
+    return true;
+}
+
+RT_DTYPE_RULE(rt_dt_quantize)
+{
+    (void)a, (void)n;
+    static const ag_dtype want[3] = {AG_F32, AG_F32, AG_I32};
+    static const char *const what[3] = {"an f32 tensor to quantize", "an f32 scale",
+                                        "an i32 zero point"};
+    *out = AG_I8;
+    return quant_operands(in, want, what, AG_NUM_DTYPES, e);
+}
+
+/* dequantize takes i8 values, or i32 sums (qmatmul's) with their scale. */
+RT_DTYPE_RULE(rt_dt_dequantize)
+{
+    (void)a, (void)n;
+    static const ag_dtype want[3] = {AG_I8, AG_F32, AG_I32};
+    static const char *const what[3] = {"quantized values (i8 or i32)", "an f32 scale",
+                                        "an i32 zero point"};
+    *out = AG_F32;
+    return quant_operands(in, want, what, AG_I32, e);
+}
+
+RT_DTYPE_RULE(rt_dt_qproduct)
+{
+    (void)a, (void)n;
+    static const ag_dtype want[3] = {AG_I8, AG_I8, AG_I32};
+    static const char *const what[3] = {"i8 activations (ag_quantize makes them)",
+                                        "i8 weights", "an i32 zero point"};
+    *out = AG_I32;
+    return quant_operands(in, want, what, AG_NUM_DTYPES, e);
+}
+
+RT_DTYPE_RULE(rt_dt_requantize)
+{
+    (void)a, (void)n;
+    static const ag_dtype want[3] = {AG_I32, AG_F32, AG_I32};
+    static const char *const what[3] = {"i32 sums (qmatmul's or qconv2d's)",
+                                        "an f32 multiplier", "an i32 zero point"};
+    *out = AG_I8;
+    return quant_operands(in, want, what, AG_NUM_DTYPES, e);
 }
 
 RT_DTYPE_RULE(rt_dt_i64)
@@ -184,7 +258,7 @@ RT_DTYPE_RULE(rt_dt_i32)
 RT_DTYPE_RULE(rt_dt_one_hot)
 {
     (void)a, (void)n;
-    if (!require(rt_is_int(in[0]->dtype), in[0]->dtype, "i32 or i64 indices", e))
+    if (!require(rt_is_index(in[0]->dtype), in[0]->dtype, "i32 or i64 indices", e))
         return false;
     *out = AG_F32;
     return true;
@@ -243,7 +317,7 @@ RT_DTYPE_RULE(rt_dt_ta_write)
 {
     (void)a, (void)n;
     if (!require(in[0]->dtype == RT_LIST, in[0]->dtype, "a tensor array", e) ||
-        !require(rt_is_int(in[1]->dtype), in[1]->dtype, "an integer index", e))
+        !require(rt_is_index(in[1]->dtype), in[1]->dtype, "an integer index", e))
         return false;
     if (in[2]->dtype != in[0]->elem_dtype) {
         rt_err_set(e, "the tensor array holds %s but the value written is %s; "
@@ -259,7 +333,7 @@ RT_DTYPE_RULE(rt_dt_ta_elem)
     (void)a;
     if (!require(in[0]->dtype == RT_LIST, in[0]->dtype, "a tensor array", e))
         return false;
-    if (n > 1 && !require(rt_is_int(in[1]->dtype), in[1]->dtype, "an integer index", e))
+    if (n > 1 && !require(rt_is_index(in[1]->dtype), in[1]->dtype, "an integer index", e))
         return false;
     *out = in[0]->elem_dtype;
     return true;

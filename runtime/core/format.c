@@ -71,6 +71,7 @@ static void format_element(strbuf *sb, ag_dtype dt, const void *data, int64_t i)
     case AG_I32: format_int(sb, ((const int32_t *)data)[i]); break;
     case AG_I64: format_int(sb, ((const int64_t *)data)[i]); break;
     case AG_BOOL: sb_puts(sb, ((const uint8_t *)data)[i] ? "1" : "0"); break;
+    case AG_I8: format_int(sb, ((const int8_t *)data)[i]); break;
     default: sb_puts(sb, "?"); break;
     }
 }

@@ -28,7 +28,8 @@
 
 size_t rt_dtype_size(ag_dtype dt);
 bool rt_is_float(ag_dtype dt);   /* f32, f64, bf16 */
-bool rt_is_int(ag_dtype dt);     /* i32, i64 */
+bool rt_is_int(ag_dtype dt);     /* i32, i64, i8 */
+bool rt_is_index(ag_dtype dt);   /* i32, i64: the dtypes of indices */
 bool rt_is_numeric(ag_dtype dt); /* float or int */
 bool rt_dtype_from_name(const char *name, ag_dtype *out);
 /* The dtype name closest to a mistyped one ("f32" for "f33"), or NULL
@@ -314,7 +315,7 @@ typedef enum rt_cost {
  */
 typedef enum rt_domain {
     RT_DOM_NONE,
-    RT_DOM_NUM,   /* numbers: f32, f64, bf16, i32, i64 */
+    RT_DOM_NUM,   /* numbers: f32, f64, bf16, i32, i64, i8 */
     RT_DOM_FLOAT, /* floats only: f32, f64, bf16 */
     RT_DOM_BOOL,  /* bool only */
     RT_DOM_ANY    /* every tensor dtype */

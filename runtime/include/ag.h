@@ -41,6 +41,7 @@ typedef enum ag_dtype {
     AG_I32,
     AG_I64,
     AG_BOOL,
+    AG_I8, /* int8: quantized tensors (docs/quantization.md) */
     AG_NUM_DTYPES
 } ag_dtype;
 
@@ -383,6 +384,32 @@ ag_tensor ag_softmax_at(ag_loc loc, ag_tensor t, int axis);
 #define ag_matmul(a, b) ag_matmul_at(AG_HERE, (a), (b))
 #define ag_conv2d(x, f, sh, sw, pad) ag_conv2d_at(AG_HERE, (x), (f), (sh), (sw), (pad))
 #define ag_softmax(t, axis) ag_softmax_at(AG_HERE, (t), (axis))
+
+/*
+ * Quantized ops (docs/quantization.md). Scales are f32 tensors and zero
+ * points i32 tensors; they broadcast against the first operand (a scalar,
+ * or one value per channel along the last axis).
+ *   ag_quantize:   f32 x -> i8, clamp(round(x / scale) + zero_point)
+ *   ag_dequantize: i8 (or i32 sums) q -> f32, (q - zero_point) * scale
+ *   ag_qmatmul:    i8 [M,K] x i8 [K,N] -> i32 [M,N], sum (a - a_zero) * b
+ *   ag_qconv2d:    conv2d's geometry on i8 NHWC x and HWIO f -> i32
+ *   ag_requantize: i32 sums -> i8, clamp(zero_point + round(acc *
+ *                  multiplier), lo, hi); lo = zero_point folds a relu
+ * Rounding is half away from zero; the integer results are the same bits
+ * on every target.
+ */
+ag_tensor ag_quantize_at(ag_loc loc, ag_tensor x, ag_tensor scale, ag_tensor zero_point);
+ag_tensor ag_dequantize_at(ag_loc loc, ag_tensor q, ag_tensor scale, ag_tensor zero_point);
+ag_tensor ag_qmatmul_at(ag_loc loc, ag_tensor a, ag_tensor b, ag_tensor a_zero_point);
+ag_tensor ag_qconv2d_at(ag_loc loc, ag_tensor x, ag_tensor filter, ag_tensor x_zero_point,
+                        int stride_h, int stride_w, ag_padding padding);
+ag_tensor ag_requantize_at(ag_loc loc, ag_tensor acc, ag_tensor multiplier,
+                           ag_tensor zero_point, int lo, int hi);
+#define ag_quantize(x, s, z) ag_quantize_at(AG_HERE, (x), (s), (z))
+#define ag_dequantize(q, s, z) ag_dequantize_at(AG_HERE, (q), (s), (z))
+#define ag_qmatmul(a, b, z) ag_qmatmul_at(AG_HERE, (a), (b), (z))
+#define ag_qconv2d(x, f, z, sh, sw, pad) ag_qconv2d_at(AG_HERE, (x), (f), (z), (sh), (sw), (pad))
+#define ag_requantize(acc, m, z, lo, hi) ag_requantize_at(AG_HERE, (acc), (m), (z), (lo), (hi))
 
 /* Shape manipulation. */
 ag_tensor ag_reshape_at(ag_loc loc, ag_tensor t, ag_shape s);

@@ -5,7 +5,7 @@
  * The file has four layers:
  *   1. element functions: the scalar semantics of each op for each dtype
  *      (one small inline function, generated per C type by a macro so that
- *      the integer rules, say, are written once for i32 and i64). This is
+ *      the integer rules, say, are written once for i32, i64 and i8). This is
  *      the only part written per op;
  *   2. typed runs: tight loops that apply an element function to a
  *      contiguous run of the output;
@@ -81,6 +81,7 @@ static inline float bf(uint16_t x) { return ag_bf16_to_f32(x); }
 
 DEFINE_INT_ARITH(i32, int32_t, uint32_t)
 DEFINE_INT_ARITH(i64, int64_t, uint64_t)
+DEFINE_INT_ARITH(i8, int8_t, uint8_t)
 
 /*
  * Float arithmetic for type T; F is the libm suffix (`f` for float, empty
@@ -152,6 +153,7 @@ DEFINE_COMPARE(f32, float)
 DEFINE_COMPARE(f64, double)
 DEFINE_COMPARE(i32, int32_t)
 DEFINE_COMPARE(i64, int64_t)
+DEFINE_COMPARE(i8, int8_t)
 DEFINE_COMPARE(bool, uint8_t)
 
 static inline uint8_t logical_and_bool(uint8_t a, uint8_t b) { return a & b; }
@@ -227,10 +229,12 @@ DEFINE_WHERE_RUN(where_run_bf16, uint16_t)
 DEFINE_WHERE_RUN(where_run_i32, int32_t)
 DEFINE_WHERE_RUN(where_run_i64, int64_t)
 DEFINE_WHERE_RUN(where_run_bool, uint8_t)
+DEFINE_WHERE_RUN(where_run_i8, int8_t)
 
 static const run_fn where_runs[AG_NUM_DTYPES] = {
     [AG_F32] = where_run_f32, [AG_F64] = where_run_f64, [AG_BF16] = where_run_bf16,
-    [AG_I32] = where_run_i32, [AG_I64] = where_run_i64, [AG_BOOL] = where_run_bool};
+    [AG_I32] = where_run_i32, [AG_I64] = where_run_i64, [AG_BOOL] = where_run_bool,
+    [AG_I8] = where_run_i8};
 
 /* ================================================= the broadcasting walk */
 
@@ -376,7 +380,12 @@ static bool unary(const unary_fn *runs, rt_value *const *in, rt_value *out, rt_e
 /* Whether an integer tensor holds a value in [lo, hi]. */
 static bool int_any_in(const rt_value *v, int64_t lo, int64_t hi)
 {
-    if (v->dtype == AG_I32) {
+    if (v->dtype == AG_I8) {
+        const int8_t *x = v->data;
+        for (int64_t i = 0; i < v->numel; i++)
+            if (x[i] >= lo && x[i] <= hi)
+                return true;
+    } else if (v->dtype == AG_I32) {
         const int32_t *x = v->data;
         for (int64_t i = 0; i < v->numel; i++)
             if (x[i] >= lo && x[i] <= hi)
@@ -461,7 +470,8 @@ RT_KERNEL(rt_k_where)
     F(bf16, uint16_t, AG_BF16, __VA_ARGS__)
 #define DTYPES_INT(F, ...)                                                    \
     F(i32, int32_t, AG_I32, __VA_ARGS__)                                      \
-    F(i64, int64_t, AG_I64, __VA_ARGS__)
+    F(i64, int64_t, AG_I64, __VA_ARGS__)                                      \
+    F(i8, int8_t, AG_I8, __VA_ARGS__)
 #define DTYPES_BOOL(F, ...) F(bool, uint8_t, AG_BOOL, __VA_ARGS__)
 #define DTYPES_NUM(F, ...) DTYPES_FLOAT(F, __VA_ARGS__) DTYPES_INT(F, __VA_ARGS__)
 #define DTYPES_ANY(F, ...) DTYPES_NUM(F, __VA_ARGS__) DTYPES_BOOL(F, __VA_ARGS__)
@@ -556,6 +566,17 @@ static inline int64_t sat_i64(double v)
  * (tf.cast does the same). */
 static inline int32_t wrap_i32(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
 
+/* To i8: floats saturate to [-128, 127] after truncation (NaN gives 0) as
+ * they do to i32; wider integers keep the low 8 bits. */
+static inline int8_t sat_i8(double v)
+{
+    if (isnan(v))
+        return 0;
+    return (int8_t)(v < INT8_MIN ? INT8_MIN : v > INT8_MAX ? INT8_MAX : v);
+}
+
+static inline int8_t wrap_i8(int64_t v) { return (int8_t)(uint8_t)(uint64_t)v; }
+
 /* f64 to bf16 is rt_f64_to_bf16 (core/dtype.c): rounded once. */
 
 /*
@@ -625,26 +646,48 @@ DEFINE_CAST(bool, uint8_t, bf16, uint16_t, ag_f32_to_bf16((float)v))
 DEFINE_CAST(bool, uint8_t, i32, int32_t, v)
 DEFINE_CAST(bool, uint8_t, i64, int64_t, v)
 
+DEFINE_CAST(f32, float, i8, int8_t, sat_i8(v))
+DEFINE_CAST(f64, double, i8, int8_t, sat_i8(v))
+DEFINE_CAST(bf16, uint16_t, i8, int8_t, sat_i8(bf(v)))
+DEFINE_CAST(i32, int32_t, i8, int8_t, wrap_i8(v))
+DEFINE_CAST(i64, int64_t, i8, int8_t, wrap_i8(v))
+DEFINE_CAST(bool, uint8_t, i8, int8_t, (int8_t)v)
+DEFINE_CAST(i8, int8_t, f32, float, (float)v)
+DEFINE_CAST(i8, int8_t, f64, double, (double)v)
+DEFINE_CAST(i8, int8_t, bf16, uint16_t, ag_f32_to_bf16((float)v)) /* exact */
+DEFINE_CAST(i8, int8_t, i32, int32_t, v)
+DEFINE_CAST(i8, int8_t, i64, int64_t, v)
+DEFINE_CAST(i8, int8_t, bool, uint8_t, v != 0)
+
 /* cast_runs[source][destination]; the diagonal is a plain copy. */
 static const unary_fn cast_runs[AG_NUM_DTYPES][AG_NUM_DTYPES] = {
     [AG_F32] = {
         [AG_F64] = cast_f32_f64, [AG_BF16] = cast_f32_bf16, [AG_I32] = cast_f32_i32,
-        [AG_I64] = cast_f32_i64, [AG_BOOL] = cast_f32_bool},
+        [AG_I64] = cast_f32_i64, [AG_BOOL] = cast_f32_bool,
+        [AG_I8] = cast_f32_i8},
     [AG_F64] = {
         [AG_F32] = cast_f64_f32, [AG_BF16] = cast_f64_bf16, [AG_I32] = cast_f64_i32,
-        [AG_I64] = cast_f64_i64, [AG_BOOL] = cast_f64_bool},
+        [AG_I64] = cast_f64_i64, [AG_BOOL] = cast_f64_bool,
+        [AG_I8] = cast_f64_i8},
     [AG_BF16] = {
         [AG_F32] = cast_bf16_f32, [AG_F64] = cast_bf16_f64, [AG_I32] = cast_bf16_i32,
-        [AG_I64] = cast_bf16_i64, [AG_BOOL] = cast_bf16_bool},
+        [AG_I64] = cast_bf16_i64, [AG_BOOL] = cast_bf16_bool,
+        [AG_I8] = cast_bf16_i8},
     [AG_I32] = {
         [AG_F32] = cast_i32_f32, [AG_F64] = cast_i32_f64, [AG_BF16] = cast_i32_bf16,
-        [AG_I64] = cast_i32_i64, [AG_BOOL] = cast_i32_bool},
+        [AG_I64] = cast_i32_i64, [AG_BOOL] = cast_i32_bool,
+        [AG_I8] = cast_i32_i8},
     [AG_I64] = {
         [AG_F32] = cast_i64_f32, [AG_F64] = cast_i64_f64, [AG_BF16] = cast_i64_bf16,
-        [AG_I32] = cast_i64_i32, [AG_BOOL] = cast_i64_bool},
+        [AG_I32] = cast_i64_i32, [AG_BOOL] = cast_i64_bool,
+        [AG_I8] = cast_i64_i8},
     [AG_BOOL] = {
         [AG_F32] = cast_bool_f32, [AG_F64] = cast_bool_f64, [AG_BF16] = cast_bool_bf16,
-        [AG_I32] = cast_bool_i32, [AG_I64] = cast_bool_i64},
+        [AG_I32] = cast_bool_i32, [AG_I64] = cast_bool_i64,
+        [AG_I8] = cast_bool_i8},
+    [AG_I8] = {
+        [AG_F32] = cast_i8_f32, [AG_F64] = cast_i8_f64, [AG_BF16] = cast_i8_bf16,
+        [AG_I32] = cast_i8_i32, [AG_I64] = cast_i8_i64, [AG_BOOL] = cast_i8_bool},
 };
 
 RT_KERNEL(rt_k_cast)

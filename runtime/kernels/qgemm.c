@@ -1,32 +1,219 @@
 /*
- * qgemm.c - int8 products with int32 sums (qgemm.h): the scalar path, and
- * the choice of path. The vector paths come in their own files.
+ * qgemm.c - int8 products with int32 sums (qgemm.h): the scalar path,
+ * the choice of path, and the product in parts that every path runs
+ * through (the vector kernels: qgemm_x86.c; what the CPU has:
+ * qgemm_probe.c).
  */
-#include "qgemm.h"
+#include "qgemm_impl.h"
 
+#include "config.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
+static const char *const names[RT_QGEMM_NUM_KINDS] = {
+    [RT_QGEMM_SCALAR] = "scalar",
+    [RT_QGEMM_AVX2] = "avx2",
+    [RT_QGEMM_AVX_VNNI] = "avx-vnni",
+    [RT_QGEMM_AVX512_VNNI] = "avx512-vnni",
+};
+
+const char *rt_qgemm_kind_name(rt_qgemm_kind kind)
+{
+    return kind >= RT_QGEMM_SCALAR && kind < RT_QGEMM_NUM_KINDS ? names[kind] : "?";
+}
+
+const char *rt_qgemm_why_not(rt_qgemm_kind kind)
+{
+    if (kind == RT_QGEMM_SCALAR)
+        return NULL;
+    if (kind < RT_QGEMM_SCALAR || kind >= RT_QGEMM_NUM_KINDS)
+        return "no such path";
+    return rt_qgemm_probe(kind);
+}
+
+/* Columns [begin, end) in plain C. The sums are taken modulo 2^32
+ * (unsigned), as the vector paths' are: the same bits even where the
+ * true sum would not fit (qgemm.h), and no undefined behaviour. */
+static void scalar_columns(const rt_qgemm *p, int64_t begin, int64_t end)
+{
+    int64_t n = p->n, k = p->k;
+    for (int64_t i = 0; i < p->m; i++) {
+        uint32_t *crow = (uint32_t *)p->c + i * n;
+        memset(crow + begin, 0, (size_t)(end - begin) * sizeof *crow);
+        for (int64_t q = 0; q < k; q++) {
+            uint32_t x = (uint32_t)p->a[i * k + q] - (uint32_t)p->a_zero;
+            const int8_t *brow = p->b + q * n;
+            for (int64_t j = begin; j < end; j++)
+                crow[j] += x * (uint32_t)brow[j];
+        }
+    }
+}
+
+/*
+ * Scratch memory, kept by each thread between products: a's packed rows
+ * (slot A) and a panel of b (slot PANEL). Taking 100 KB blocks from malloc
+ * and freeing them on every call made glibc give them back to the OS and
+ * fault them in again each time (a 120-row product of the MLP's first
+ * layer took 320 us instead of 135). A block is the thread's again when
+ * the product gives it back; a thread's blocks are freed when it exits.
+ */
+enum { SLOT_A, SLOT_PANEL, N_SLOTS };
+typedef struct block {
+    size_t size;
+    unsigned char data[];
+} block;
+
+static pthread_key_t slot_keys[N_SLOTS];
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+static bool keys_made;
+
+static void make_keys(void)
+{
+    keys_made = pthread_key_create(&slot_keys[SLOT_A], free) == 0 &&
+                pthread_key_create(&slot_keys[SLOT_PANEL], free) == 0;
+}
+
+/* At least `bytes` of scratch for the caller alone (NULL: no memory). */
+static void *take(int slot, size_t bytes)
+{
+    pthread_once(&keys_once, make_keys);
+    block *b = keys_made ? pthread_getspecific(slot_keys[slot]) : NULL;
+    if (b && b->size >= bytes) {
+        pthread_setspecific(slot_keys[slot], NULL);
+        return b->data;
+    }
+    b = malloc(sizeof *b + bytes);
+    if (b)
+        b->size = bytes;
+    return b ? b->data : NULL;
+}
+
+/* Gives scratch back to the calling thread, which keeps the larger block. */
+static void give_back(int slot, void *data)
+{
+    if (!data)
+        return;
+    block *b = (block *)(void *)((unsigned char *)data - offsetof(block, data));
+    block *kept = keys_made ? pthread_getspecific(slot_keys[slot]) : NULL;
+    if (kept && kept->size >= b->size) {
+        free(b);
+        return;
+    }
+    free(kept);
+    if (!keys_made || pthread_setspecific(slot_keys[slot], b) != 0)
+        free(b);
+}
+
+bool rt_qgemm_begin(rt_qgemm *p, rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k,
+                    const int8_t *a, int32_t a_zero, const int8_t *b, int32_t *c)
+{
+    *p = (rt_qgemm){.kind = kind, .m = m, .n = n, .k = k, .a = a, .b = b, .a_zero = a_zero, .c = c};
+    const rt_qgemm_isa *isa = rt_qgemm_isa_of(kind);
+    if (!isa || m == 0 || n == 0)
+        return p->kind = RT_QGEMM_SCALAR, true;
+    int64_t groups = (k + isa->per_group - 1) / isa->per_group;
+    p->a_stride = 4 * groups;
+    p->a_packed = take(SLOT_A, (size_t)(m * p->a_stride));
+    if (!p->a_packed)
+        return false;
+    isa->pack_a(a, m, k, groups, p->a_packed);
+    return true;
+}
+
+void rt_qgemm_columns(const rt_qgemm *p, int64_t begin, int64_t end)
+{
+    const rt_qgemm_isa *isa = rt_qgemm_isa_of(p->kind);
+    uint8_t *scratch = isa ? take(SLOT_PANEL, isa->scratch_bytes(p->a_stride / 4)) : NULL;
+    if (scratch)
+        isa->columns(p, begin, end, scratch);
+    else
+        scalar_columns(p, begin, end);
+    give_back(SLOT_PANEL, scratch);
+}
+
+void rt_qgemm_end(rt_qgemm *p)
+{
+    give_back(SLOT_A, p->a_packed);
+    p->a_packed = NULL;
+}
+
+rt_qgemm_parallel_fn _Atomic rt_qgemm_parallel_hook;
+
+static void columns_body(void *ctx, int64_t begin, int64_t end)
+{
+    rt_qgemm_columns(ctx, begin, end);
+}
+
+void rt_qgemm_s8_on(rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k, const int8_t *a,
+                    int32_t a_zero, const int8_t *b, int32_t *c)
+{
+    rt_qgemm p;
+    if (!rt_qgemm_begin(&p, kind, m, n, k, a, a_zero, b, c))
+        rt_qgemm_begin(&p, RT_QGEMM_SCALAR, m, n, k, a, a_zero, b, c);
+    rt_qgemm_parallel_fn parallel = rt_qgemm_parallel_hook;
+    if (parallel && n > RT_QGEMM_PANEL && (double)m * (double)n * (double)k >= RT_QGEMM_PARALLEL_MACS)
+        parallel(columns_body, &p, n, RT_QGEMM_PANEL);
+    else
+        rt_qgemm_columns(&p, 0, n);
+    rt_qgemm_end(&p);
+}
+
+/* The oracle stays on the calling thread, whatever the hook. */
 void rt_qgemm_s8_scalar(int64_t m, int64_t n, int64_t k, const int8_t *a, int32_t a_zero,
                         const int8_t *b, int32_t *c)
 {
-    memset(c, 0, (size_t)(m * n) * sizeof *c);
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t p = 0; p < k; p++) {
-            int32_t x = (int32_t)a[i * k + p] - a_zero;
-            const int8_t *brow = b + p * n;
-            int32_t *crow = c + i * n;
-            for (int64_t j = 0; j < n; j++)
-                crow[j] += x * (int32_t)brow[j];
-        }
+    rt_qgemm p;
+    rt_qgemm_begin(&p, RT_QGEMM_SCALAR, m, n, k, a, a_zero, b, c);
+    scalar_columns(&p, 0, n);
+}
+
+static pthread_once_t fastest_once = PTHREAD_ONCE_INIT;
+static rt_qgemm_kind fastest_kind;
+
+static void find_fastest(void)
+{
+    fastest_kind = RT_QGEMM_NUM_KINDS - 1;
+    while (fastest_kind > RT_QGEMM_SCALAR && rt_qgemm_why_not(fastest_kind))
+        fastest_kind--;
+}
+
+/* AG_QGEMM_PATH, read at each call: the settings in force now (the
+ * kernel runs from compiled code, which has no compile's snapshot). */
+static rt_qgemm_kind forced(void)
+{
+    const rt_config *c = rt_config_get();
+    const char *name = rt_config_str(c, RT_CFG_QGEMM_PATH);
+    rt_qgemm_kind kind = RT_QGEMM_NUM_KINDS;
+    if (name && *name) {
+        for (kind = RT_QGEMM_SCALAR; kind < RT_QGEMM_NUM_KINDS; kind++)
+            if (strcmp(name, names[kind]) == 0)
+                break;
+        if (kind == RT_QGEMM_NUM_KINDS || rt_qgemm_why_not(kind))
+            kind = RT_QGEMM_SCALAR;
+    }
+    rt_config_release(c);
+    return kind;
+}
+
+rt_qgemm_kind rt_qgemm_chosen(void)
+{
+    rt_qgemm_kind kind = forced();
+    if (kind != RT_QGEMM_NUM_KINDS)
+        return kind;
+    pthread_once(&fastest_once, find_fastest);
+    return fastest_kind;
 }
 
 void rt_qgemm_s8(int64_t m, int64_t n, int64_t k, const int8_t *a, int32_t a_zero,
                  const int8_t *b, int32_t *c)
 {
-    rt_qgemm_s8_scalar(m, n, k, a, a_zero, b, c);
+    rt_qgemm_s8_on(rt_qgemm_chosen(), m, n, k, a, a_zero, b, c);
 }
 
 const char *rt_qgemm_path(void)
 {
-    return "scalar";
+    return names[rt_qgemm_chosen()];
 }

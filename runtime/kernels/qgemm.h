@@ -7,13 +7,21 @@
  * a is an int8 activation with its zero point, b an int8 weight
  * (symmetric, zero point 0). The sums are exact: |a - a_zero| <= 255 and
  * |b| <= 128, so k up to 65793 cannot overflow int32 (callers check
- * RT_QGEMM_MAX_K). Every path (scalar, AVX2, AVX-512 VNNI, AVX-VNNI, AMX)
+ * RT_QGEMM_MAX_K). Every path (scalar, AVX2, AVX-VNNI, AVX-512 VNNI)
  * gives the same bits; tests/unit/test_qgemm.c holds them to the scalar
- * one. Row-major, dense: a is [m,k], b is [k,n], c is [m,n].
+ * one. (A zero point outside [-128, 127] or a k past the bound can make
+ * the true sum leave int32: every path then gives it modulo 2^32, the
+ * same bits still.) Row-major, dense: a is [m,k], b is [k,n], c is [m,n].
+ *
+ * The paths (qgemm_x86.c) are chosen once per process by what the CPU
+ * and the OS support (CPUID, XCR0: qgemm_probe.c); AG_QGEMM_PATH
+ * (runtime/core/config.def) forces one. No AMX int8 path yet: it could
+ * not be tested on the machines agc is built on (docs/quantization.md).
  */
 #ifndef RT_QGEMM_H
 #define RT_QGEMM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The largest k whose sums cannot overflow: 255 * 128 * k < 2^31. */
@@ -28,8 +36,71 @@ void rt_qgemm_s8(int64_t m, int64_t n, int64_t k, const int8_t *a, int32_t a_zer
 void rt_qgemm_s8_scalar(int64_t m, int64_t n, int64_t k, const int8_t *a, int32_t a_zero,
                         const int8_t *b, int32_t *c);
 
-/* The name of the path rt_qgemm_s8 runs ("scalar", "avx2", "avx512-vnni",
- * "avx-vnni", "amx-int8"), for benchmarks and listings. */
+/* The name of the path rt_qgemm_s8 runs now ("scalar", "avx2",
+ * "avx-vnni", "avx512-vnni"), for benchmarks and listings. */
 const char *rt_qgemm_path(void);
+
+/* The paths, slowest first. */
+typedef enum rt_qgemm_kind {
+    RT_QGEMM_SCALAR,
+    RT_QGEMM_AVX2,
+    RT_QGEMM_AVX_VNNI,
+    RT_QGEMM_AVX512_VNNI,
+    RT_QGEMM_NUM_KINDS
+} rt_qgemm_kind;
+
+const char *rt_qgemm_kind_name(rt_qgemm_kind kind);
+
+/* Why this process cannot run `kind` (a sentence, for skips and
+ * benchmarks), or NULL when it can. Never faults. */
+const char *rt_qgemm_why_not(rt_qgemm_kind kind);
+
+/* The path rt_qgemm_s8 takes now: AG_QGEMM_PATH's when it names one
+ * this process can run (read at each call, so a program can compare
+ * the paths), else the fastest; a name the CPU cannot run, or no path's
+ * name, gives the scalar path. */
+rt_qgemm_kind rt_qgemm_chosen(void);
+
+/* The product on `kind`, which must be one rt_qgemm_why_not allows. */
+void rt_qgemm_s8_on(rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k, const int8_t *a,
+                    int32_t a_zero, const int8_t *b, int32_t *c);
+
+/* A product in parts, for a caller that runs chunks of columns on
+ * threads of its own: rt_qgemm_begin (false, with nothing to free: no
+ * memory for the packed a, run rt_qgemm_s8_scalar), rt_qgemm_columns
+ * over disjoint column ranges from any threads (each range starts on a
+ * multiple of RT_QGEMM_PANEL; each packs its own panels of b, so the
+ * results cannot depend on how the columns are split), rt_qgemm_end. */
+enum { RT_QGEMM_PANEL = 64 };
+
+typedef struct rt_qgemm {
+    rt_qgemm_kind kind;
+    int64_t m, n, k;
+    const int8_t *a, *b;
+    int32_t a_zero;
+    int32_t *c;
+    void *a_packed; /* a as the path's kernel reads it; NULL on the scalar path */
+    int64_t a_stride; /* bytes between rows of a_packed */
+} rt_qgemm;
+
+/* How rt_qgemm_s8 runs a large product's column chunks on threads:
+ * body(ctx, begin, end) over [0, n), each chunk starting on a multiple of
+ * RT_QGEMM_PANEL and at least `grain` wide. The cpu target installs its
+ * thread pool's loop when it compiles (backend/cpu/target_cpu.c); unset,
+ * every product runs on the calling thread. The bits are the same either
+ * way (each chunk packs its own panels). */
+typedef void (*rt_qgemm_body)(void *ctx, int64_t begin, int64_t end);
+typedef void (*rt_qgemm_parallel_fn)(rt_qgemm_body body, void *ctx, int64_t n, int64_t grain);
+extern rt_qgemm_parallel_fn _Atomic rt_qgemm_parallel_hook;
+
+/* Products of at least this many multiply-adds (and more than one panel
+ * of columns) run through the hook: below it, waking threads costs more
+ * than they save. */
+#define RT_QGEMM_PARALLEL_MACS (4.0 * 1024 * 1024)
+
+bool rt_qgemm_begin(rt_qgemm *p, rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k,
+                    const int8_t *a, int32_t a_zero, const int8_t *b, int32_t *c);
+void rt_qgemm_columns(const rt_qgemm *p, int64_t begin, int64_t end);
+void rt_qgemm_end(rt_qgemm *p);
 
 #endif

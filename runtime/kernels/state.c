@@ -275,6 +275,7 @@ static void add_in_place(ag_dtype dt, void *dst, const void *src, int64_t count)
         break;
     case AG_I32: UPDATE_LOOP(int32_t, (int32_t)((uint32_t)x + (uint32_t)y)); break;
     case AG_I64: UPDATE_LOOP(int64_t, (int64_t)((uint64_t)x + (uint64_t)y)); break;
+    case AG_I8: UPDATE_LOOP(int8_t, (int8_t)(uint8_t)((uint8_t)x + (uint8_t)y)); break;
     default: break;
     }
 }
@@ -289,6 +290,7 @@ static void sub_in_place(ag_dtype dt, void *dst, const void *src, int64_t count)
         break;
     case AG_I32: UPDATE_LOOP(int32_t, (int32_t)((uint32_t)x - (uint32_t)y)); break;
     case AG_I64: UPDATE_LOOP(int64_t, (int64_t)((uint64_t)x - (uint64_t)y)); break;
+    case AG_I8: UPDATE_LOOP(int8_t, (int8_t)(uint8_t)((uint8_t)x - (uint8_t)y)); break;
     default: break;
     }
 }

@@ -225,6 +225,10 @@ static const int64_t I64_A[N] = {0, 1, -1, 7, -7, INT64_MIN, INT64_MAX, 13, -13,
                                  2, 3, 10000000000LL, INT64_MIN};
 static const int64_t I64_B[N] = {3, -1, 2, 2, -2, -1, 2, -4, 4, 7, 5, -5, 63, 3, 1000, 1};
 static const int64_t I64_EXP[N] = {0, 1, 2, 3, 5, 2, 63, 7, 3, 4, 12, 13, 62, 20, 3, 0};
+static const int8_t I8_A[N] = {0, 1, -1, 7, -7, INT8_MIN, INT8_MAX, 13, -13, 100, 5, -5,
+                               2, 3, 90, INT8_MIN};
+static const int8_t I8_B[N] = {3, -1, 2, 2, -2, -1, 2, -4, 4, 7, 5, -5, 7, 3, 100, 1};
+static const int8_t I8_EXP[N] = {0, 1, 2, 3, 5, 2, 7, 7, 3, 4, 12, 13, 6, 20, 3, 0};
 static const uint8_t BOOL_A[N] = {0, 1, 0, 1, 1, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0};
 static const uint8_t BOOL_B[N] = {0, 0, 1, 1, 1, 1, 0, 1, 0, 1, 1, 0, 0, 1, 1, 0};
 
@@ -235,6 +239,7 @@ static const void *data_a(ag_dtype dt)
     case AG_F64: return F64_A;
     case AG_I32: return I32_A;
     case AG_I64: return I64_A;
+    case AG_I8: return I8_A;
     default: return BOOL_A;
     }
 }
@@ -247,12 +252,13 @@ static const void *data_b(ag_dtype dt, rt_op op)
     case AG_F64: return F64_B;
     case AG_I32: return exp ? I32_EXP : I32_B;
     case AG_I64: return exp ? I64_EXP : I64_B;
+    case AG_I8: return exp ? I8_EXP : I8_B;
     default: return BOOL_B;
     }
 }
 
-static const ag_dtype NATIVE[] = {AG_F32, AG_F64, AG_BF16, AG_I32, AG_I64, AG_BOOL};
-static const ag_dtype ALL_DTYPES[] = {AG_F32, AG_F64, AG_BF16, AG_I32, AG_I64, AG_BOOL};
+static const ag_dtype NATIVE[] = {AG_F32, AG_F64, AG_BF16, AG_I32, AG_I64, AG_BOOL, AG_I8};
+static const ag_dtype ALL_DTYPES[] = {AG_F32, AG_F64, AG_BF16, AG_I32, AG_I64, AG_BOOL, AG_I8};
 
 /* Which dtypes an op admits: its domain in the op table (the dtype rule
  * agrees: test_op_table_consistent). */
