@@ -227,16 +227,46 @@ static int8_t requantize_one(int32_t acc, float multiplier, int32_t zero, int64_
 
 /* ============================================================= kernels */
 
+/*
+ * The kernels walk x by rows of its last axis. When every parameter is a
+ * scalar or a per-channel vector (the quantizer's only shapes), element j
+ * of a row reads parameter element j * step (step 0 for a scalar), with no
+ * index arithmetic per element; any other broadcast unravels each index.
+ */
+typedef struct walk {
+    int64_t rows, cols;
+    int64_t step[2]; /* per parameter: 0 (scalar) or 1 (per channel) */
+    bool rowwise;
+} walk;
+
+static walk walk_of(const rt_value *x, const param *p0, const param *p1)
+{
+    int64_t cols = x->shape.rank ? x->shape.dims[x->shape.rank - 1] : 1;
+    walk w = {.cols = cols, .rows = cols ? x->numel / cols : 0,
+              .rowwise = p0->period && p1->period && cols > 0};
+    w.step[0] = p0->period > 1;
+    w.step[1] = p1->period > 1;
+    return w;
+}
+
 RT_KERNEL(rt_k_quantize)
 {
     (void)a, (void)n, (void)e;
     param s, z;
     param_init(&s, in[1], &in[0]->shape);
     param_init(&z, in[2], &in[0]->shape);
-    const float *x = in[0]->data;
+    const float *x = in[0]->data, *sv = in[1]->data;
+    const int32_t *zv = in[2]->data;
     int8_t *q = out->data;
-    for (int64_t i = 0; i < out->numel; i++)
-        q[i] = quantize_one(x[i], scale_at(&s, i), zero_at(&z, i));
+    walk w = walk_of(in[0], &s, &z);
+    if (!w.rowwise) {
+        for (int64_t i = 0; i < out->numel; i++)
+            q[i] = quantize_one(x[i], scale_at(&s, i), zero_at(&z, i));
+        return true;
+    }
+    for (int64_t r = 0, i = 0; r < w.rows; r++)
+        for (int64_t j = 0; j < w.cols; j++, i++)
+            q[i] = quantize_one(x[i], sv[j * w.step[0]], zv[j * w.step[1]]);
     return true;
 }
 
@@ -246,12 +276,21 @@ RT_KERNEL(rt_k_dequantize)
     param s, z;
     param_init(&s, in[1], &in[0]->shape);
     param_init(&z, in[2], &in[0]->shape);
+    const float *sv = in[1]->data;
+    const int32_t *zv = in[2]->data;
     float *y = out->data;
     bool narrow = in[0]->dtype == AG_I8;
     const int8_t *q8 = in[0]->data;
     const int32_t *q32 = in[0]->data;
-    for (int64_t i = 0; i < out->numel; i++)
-        y[i] = dequantize_one(narrow ? q8[i] : q32[i], scale_at(&s, i), zero_at(&z, i));
+    walk w = walk_of(in[0], &s, &z);
+    if (!w.rowwise) {
+        for (int64_t i = 0; i < out->numel; i++)
+            y[i] = dequantize_one(narrow ? q8[i] : q32[i], scale_at(&s, i), zero_at(&z, i));
+        return true;
+    }
+    for (int64_t r = 0, i = 0; r < w.rows; r++)
+        for (int64_t j = 0; j < w.cols; j++, i++)
+            y[i] = dequantize_one(narrow ? q8[i] : q32[i], sv[j * w.step[0]], zv[j * w.step[1]]);
     return true;
 }
 
@@ -261,11 +300,19 @@ RT_KERNEL(rt_k_requantize)
     param m, z;
     param_init(&m, in[1], &in[0]->shape);
     param_init(&z, in[2], &in[0]->shape);
-    const int32_t *acc = in[0]->data;
+    const int32_t *acc = in[0]->data, *zv = in[2]->data;
+    const float *mv = in[1]->data;
     int8_t *q = out->data;
     int64_t lo = (int64_t)a->lo, hi = (int64_t)a->hi;
-    for (int64_t i = 0; i < out->numel; i++)
-        q[i] = requantize_one(acc[i], scale_at(&m, i), zero_at(&z, i), lo, hi);
+    walk w = walk_of(in[0], &m, &z);
+    if (!w.rowwise) {
+        for (int64_t i = 0; i < out->numel; i++)
+            q[i] = requantize_one(acc[i], scale_at(&m, i), zero_at(&z, i), lo, hi);
+        return true;
+    }
+    for (int64_t r = 0, i = 0; r < w.rows; r++)
+        for (int64_t j = 0; j < w.cols; j++, i++)
+            q[i] = requantize_one(acc[i], mv[j * w.step[0]], zv[j * w.step[1]], lo, hi);
     return true;
 }
 
