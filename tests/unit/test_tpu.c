@@ -11,6 +11,7 @@
 #include "numerics.h"
 #include "pipeline.h"
 #include "program.h"
+#include "tpu_util.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -130,51 +131,12 @@ static void test_tiles_pad_the_last_two_dims(void **state)
     assert_int_equal(tpu_padded_bytes(&t), -1);
 }
 
-static const tgt_target *tpu_target(void) { return tgt_find("tpu-model"); }
-
-static ir_function *parse_ok(const char *text)
-{
-    char err[512];
-    ir_function *fn = ir_parse(text, "t.ir", err, sizeof err);
-    if (!fn)
-        fail_msg("%s", err);
-    return fn;
-}
-
 static const char *const layer =
     "func @layer(%0: f32[8,256], %1: f32[256,128], %2: f32[128]) -> (f32[8,128]) {\n"
     "  %3 = matmul(%0, %1) : f32[8,128]\n"
     "  %4 = add(%3, %2) : f32[8,128]\n"
     "  %5 = relu(%4) : f32[8,128]\n"
     "  return %5\n}\n";
-
-/* A graph, its analyses for the TPU, and its program for the v5e. */
-typedef struct compiled {
-    ir_function *fn;
-    pass_analyses *am;
-    tpu_program *p;
-} compiled;
-
-static compiled compile_v5e(const char *text)
-{
-    compiled c = {.fn = parse_ok(text)};
-    c.am = pass_analyses_new(c.fn, &tpu_target()->caps);
-    assert_true(pass_run_with(c.fn, "place", c.am, NULL)); /* as the pipeline does */
-    tpu_spec spec;
-    tpu_spec_default(&spec);
-    tgt_diag d;
-    c.p = tpu_compile(c.fn, c.am, &spec, &d);
-    if (!c.p)
-        fail_msg("%s", d.msg);
-    return c;
-}
-
-static void compiled_free(compiled *c)
-{
-    tpu_program_free(c->p);
-    pass_analyses_free(c->am);
-    ir_function_free(c->fn);
-}
 
 static void test_matmul_costs_the_systolic_formula(void **state)
 {

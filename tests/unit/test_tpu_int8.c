@@ -10,44 +10,9 @@
 
 #include "numerics.h"
 #include "program.h"
+#include "tpu_util.h"
 
 #include <string.h>
-
-static ir_function *parse_ok(const char *text)
-{
-    char err[512];
-    ir_function *fn = ir_parse(text, "t.ir", err, sizeof err);
-    if (!fn)
-        fail_msg("%s", err);
-    return fn;
-}
-
-typedef struct compiled {
-    ir_function *fn;
-    pass_analyses *am;
-    tpu_program *p;
-} compiled;
-
-static compiled compile_v5e(const char *text)
-{
-    compiled c = {.fn = parse_ok(text)};
-    c.am = pass_analyses_new(c.fn, &tgt_find("tpu-model")->caps);
-    assert_true(pass_run_with(c.fn, "place", c.am, NULL));
-    tpu_spec spec;
-    tpu_spec_default(&spec);
-    tgt_diag d;
-    c.p = tpu_compile(c.fn, c.am, &spec, &d);
-    if (!c.p)
-        fail_msg("%s", d.msg);
-    return c;
-}
-
-static void compiled_free(compiled *c)
-{
-    tpu_program_free(c->p);
-    pass_analyses_free(c->am);
-    ir_function_free(c->fn);
-}
 
 /* The instruction of the graph's first node with opcode op. */
 static const tpu_inst *inst_of(const compiled *c, int op)
