@@ -32,6 +32,7 @@
  */
 #define _GNU_SOURCE
 
+#include "bench_mlp.h"
 #include "bench_util.h"
 #include "bf16mm_amx.h"
 #include "config.h"
@@ -55,10 +56,6 @@ static bool host_has_bf16(void)
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512bf16");
 }
-
-#define DESC(fname, np, names, kinds, nout, trampoline)                                   \
-    static const ag_function_desc fname##_desc = {#fname, __FILE__, __LINE__, np, names,  \
-                                                  kinds, NULL, NULL, nout, trampoline, 0}
 
 static ag_arg targ(ag_tensor t)
 {
@@ -216,26 +213,7 @@ static void bench_chain(void)
 
 /* ================================================================ (b) MLP */
 
-enum { MLP_B = 64, MLP_IN = 784, MLP_H = 512, MLP_OUT = 10 };
-
-static const ag_arg_kind K_T7[] = {AG_ARG_TENSOR, AG_ARG_TENSOR, AG_ARG_TENSOR, AG_ARG_TENSOR,
-                                   AG_ARG_TENSOR, AG_ARG_TENSOR, AG_ARG_TENSOR};
-static const char *const N_MLP[] = {"x", "w1", "b1", "w2", "b2", "w3", "b3"};
-
-/*   AG_FUNCTION ag_tensor mlp(ag_tensor x, ag_tensor w1, ag_tensor b1, ag_tensor w2,
- *                             ag_tensor b2, ag_tensor w3, ag_tensor b3) {
- *       ag_tensor h1 = ag_relu(ag_add(ag_matmul(x, w1), b1));
- *       ag_tensor h2 = ag_relu(ag_add(ag_matmul(h1, w2), b2));
- *       return ag_softmax(ag_add(ag_matmul(h2, w3), b3), -1);
- *   }                                                                  */
-static void mlp_trace(const ag_arg *a, ag_tensor *o)
-{
-    ag_tensor h1 = ag_relu(ag_add(ag_matmul(a[0].tensor, a[1].tensor), a[2].tensor));
-    ag_tensor h2 = ag_relu(ag_add(ag_matmul(h1, a[3].tensor), a[4].tensor));
-    o[0] = ag_softmax(ag_add(ag_matmul(h2, a[5].tensor), a[6].tensor), -1);
-}
-DESC(mlp, 7, N_MLP, K_T7, 1, mlp_trace);
-/* The same, traced while AG_CPU names an AVX2 CPU. */
+/* The MLP of bench_mlp.h, traced while AG_CPU names an AVX2 CPU. */
 DESC(mlp_avx2, 7, N_MLP, K_T7, 1, mlp_trace);
 
 /* The same with the weights captured (globals read while tracing):
