@@ -40,20 +40,7 @@ static const ag_tensor_spec specs[] = {
 };
 static const ag_signature_def sig = {"serving_default", 2, 0, specs, NULL};
 
-static char root[256];
-
-static int setup_group(void **state)
-{
-    (void)state;
-    return tu_temp_dir(root, sizeof root, "ag-calibrate") && chdir(root) == 0 ? 0 : -1;
-}
-
-static int teardown_group(void **state)
-{
-    (void)state;
-    tu_remove_dir(root);
-    return 0;
-}
+TU_GROUP_IN_TEMP_DIR("ag-calibrate")
 
 /* Samples x = (k, -k) for k = 1..n, p false. */
 static void write_samples(const char *path, int n)

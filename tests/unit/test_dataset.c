@@ -13,20 +13,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-static char root[256];
-
-static int setup_group(void **state)
-{
-    (void)state;
-    return tu_temp_dir(root, sizeof root, "ag-dataset") && chdir(root) == 0 ? 0 : -1;
-}
-
-static int teardown_group(void **state)
-{
-    (void)state;
-    tu_remove_dir(root);
-    return 0;
-}
+TU_GROUP_IN_TEMP_DIR("ag-dataset")
 
 /* A TFRecord file of the given records. */
 static void write_records(const char *path, const unsigned char *const *recs, const size_t *n,

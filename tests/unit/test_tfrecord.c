@@ -12,20 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char root[256];
-
-static int setup_group(void **state)
-{
-    (void)state;
-    return tu_temp_dir(root, sizeof root, "ag-tfrecord") && chdir(root) == 0 ? 0 : -1;
-}
-
-static int teardown_group(void **state)
-{
-    (void)state;
-    tu_remove_dir(root);
-    return 0;
-}
+TU_GROUP_IN_TEMP_DIR("ag-tfrecord")
 
 /* ---------------------------------------------------------------- crc32c */
 

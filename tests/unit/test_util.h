@@ -56,6 +56,23 @@ static inline void tu_remove_dir(const char *path)
         fprintf(stderr, "could not remove %s\n", path);
 }
 
+/* A group whose tests run in a new directory /tmp/<prefix>-XXXXXX (the
+ * working directory while they run), removed after them: defines root,
+ * setup_group and teardown_group for cmocka_run_group_tests. */
+#define TU_GROUP_IN_TEMP_DIR(prefix)                                                   \
+    static char root[256];                                                             \
+    static int setup_group(void **state)                                               \
+    {                                                                                  \
+        (void)state;                                                                   \
+        return tu_temp_dir(root, sizeof root, prefix) && chdir(root) == 0 ? 0 : -1;    \
+    }                                                                                  \
+    static int teardown_group(void **state)                                            \
+    {                                                                                  \
+        (void)state;                                                                   \
+        tu_remove_dir(root);                                                           \
+        return 0;                                                                      \
+    }
+
 /* Runs the group and then frees all runtime state, so the leak checker
  * sees a clean exit. */
 #define TU_RUN(tests)                                               \
