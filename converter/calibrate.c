@@ -24,10 +24,28 @@ static bool is_weight(const ir_node *n)
     return n->opcode == RT_OP_CONST || n->opcode == RT_OP_VAR_READ;
 }
 
+/* The int8 products take a matrix by a matrix, or NHWC by HWIO. */
+static bool int8_shapes(const ir_node *n)
+{
+    int rank = n->opcode == RT_OP_MATMUL ? 2 : 4;
+    return n->in[0]->type.shape.rank == rank && n->in[1]->type.shape.rank == rank;
+}
+
 bool cv_is_quantizable_product(const ir_node *n)
 {
     return (n->opcode == RT_OP_MATMUL || n->opcode == RT_OP_CONV2D) && n->n_in == 2 &&
-           n->type.dtype == AG_F32 && is_weight(n->in[1]) && !is_weight(n->in[0]);
+           n->type.dtype == AG_F32 && is_weight(n->in[1]) && !is_weight(n->in[0]) &&
+           int8_shapes(n);
+}
+
+/* A bias the int32 form can take: one value, or one per output channel. */
+static bool channel_bias(const ir_node *p, const ir_node *b)
+{
+    int64_t numel = rt_shape_numel(&b->type.shape);
+    const ag_shape *s = &p->type.shape;
+    return numel == 1 || (s->rank > 0 && numel == s->dims[s->rank - 1] &&
+                          b->type.shape.rank >= 1 &&
+                          b->type.shape.dims[b->type.shape.rank - 1] == numel);
 }
 
 /* How many inputs of g's nodes (and its regions', and its results) are v. */
@@ -62,7 +80,8 @@ const ir_node *cv_chain_end(const ir_function *fn, const ir_node *p)
 {
     const ir_node *end = p, *r = only_reader(fn, p);
     if (r && r->opcode == RT_OP_ADD && r->type.dtype == AG_F32 &&
-        is_weight(r->in[r->in[0] == p ? 1 : 0])) {
+        is_weight(r->in[r->in[0] == p ? 1 : 0]) && channel_bias(p, r->in[r->in[0] == p ? 1 : 0]) &&
+        ag_shape_equal(r->type.shape, p->type.shape)) {
         end = r;
         r = only_reader(fn, r);
     }

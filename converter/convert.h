@@ -29,6 +29,39 @@ typedef struct cv_tpu_cost {
 
 enum { CV_MAX_BATCH_NOTES = 8 };
 
+/* How close a converted function's results are to the original's on a
+ * data set (agreement.c). */
+typedef struct cv_agreement {
+    int64_t samples;
+    double max_abs;                  /* over every f32 value compared */
+    double sum_sq_diff, sum_sq_want; /* for the relative RMS */
+    bool classified;                 /* an output was f32 [rows, classes > 1] */
+    int64_t rows, agree;             /* of such outputs: rows, and rows whose argmax agree */
+} cv_agreement;
+
+/* The quantization part of the report: a line per product of the
+ * quantized functions (the first CV_MAX_QOPS; n_more counts the rest). */
+enum { CV_MAX_QOPS = 64 };
+typedef struct cv_qreport_op {
+    char function[SM_NAME];
+    sm_quantized what;   /* the op, its line, how (the function's record) */
+    bool quantized;
+    bool measured;       /* its error against float on the data set: */
+    cv_agreement error;
+} cv_qreport_op;
+
+typedef struct cv_qreport {
+    bool on;
+    char method[32];
+    int n_ops, n_more;
+    cv_qreport_op ops[CV_MAX_QOPS];
+    int quantized, kept_float, other_ops;
+    int64_t bytes_before, bytes_after;  /* the model's variables (weights) */
+    double call_float, call_int8;       /* simulated time per call, all functions */
+    int n_measured;                     /* functions whose outputs were compared: */
+    cv_agreement outputs;
+} cv_qreport;
+
 typedef struct cv_report {
     int batch;                  /* unknown dims were costed at this size */
     double cpu_seconds;         /* nodes placed on the host, in every function */
@@ -47,6 +80,7 @@ typedef struct cv_report {
     int n_batch_notes;
     char batch_note[CV_MAX_BATCH_NOTES][1280];
     char device[64];            /* the device spec's name */
+    cv_qreport quant;           /* quantization_options (quant.on) */
 } cv_report;
 
 /* A selection: function fn of the model, whole (scope NULL) or only the
@@ -65,6 +99,11 @@ typedef struct cv_choice {
 
 /* Whether f's record places it on CV_DEVICE_TARGET. */
 bool cv_on_device(const sm_function *f);
+
+/* The simulated time per call of all of m's functions, as their records
+ * place them, with unknown dimensions at `batch` (report.c). False after
+ * reporting. */
+bool cv_cost_call(ag_saved_model *m, int batch, double *seconds);
 
 /* A message about the options in err: "source:line:col: " when `at` is a
  * place in them (line 0: none), then the formatted text. False, for

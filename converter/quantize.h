@@ -17,12 +17,13 @@
  *
  * The tensors are those of the products (matmul and conv2d of an f32
  * activation by a weight: a constant or a variable) and of their chains:
- * the product, then an add of a bias (a weight too) and a relu, each the
- * only reader of the one before it.
+ * the product, then an add of a bias (a weight of one value or one per
+ * output channel) and a relu, each the only reader of the one before it.
  */
 #ifndef CV_QUANTIZE_H
 #define CV_QUANTIZE_H
 
+#include "convert.h"
 #include "model.h"
 #include "options.h"
 
@@ -51,9 +52,9 @@ typedef struct cv_calibration {
     int64_t n_samples;
 } cv_calibration;
 
-/* Whether n is a product the rewrite can quantize: an f32 matmul or
- * conv2d whose second operand is a weight (a constant or a variable's
- * read). */
+/* Whether n is a product the rewrite can quantize: an f32 matmul of
+ * matrices or conv2d (NHWC by HWIO) whose second operand is a weight (a
+ * constant or a variable's read). */
 bool cv_is_quantizable_product(const ir_node *n);
 /* The last node of product p's chain: p, then its only reader if it is
  * an add of a weight (the bias), then that one's only reader if it is a
@@ -86,20 +87,26 @@ const cv_observed *cv_observed_of(const cv_calibration *c, const ir_node *n);
 
 /* ------------------------------------------------------------- agreement.c */
 
-typedef struct cv_agreement {
-    int64_t samples;
-    double max_abs;                  /* over every f32 output value */
-    double sum_sq_diff, sum_sq_want; /* for the relative RMS */
-    bool classified;                 /* an output was f32 [rows, classes > 1] */
-    int64_t rows, agree;             /* of such outputs: rows, and rows whose argmax agree */
-} cv_agreement;
+/* (cv_agreement is in convert.h: the report keeps one.) */
+
+/* A node of the original function and the one standing for it in the
+ * converted function (a quantized chain's end, or product; for static
+ * range its int8, dequantized for the comparison), compared on every
+ * sample into a. */
+typedef struct cv_probe {
+    int want_id, got_id;
+    float scale;   /* > 0: got is int8, compared as (got - zero) x scale */
+    int32_t zero;
+    cv_agreement a;
+} cv_probe;
 
 /* Runs both functions (the same parameters and results) on every sample
  * of the data set at path (read against sig) and compares their f32
- * outputs into *a. False with the message in err. */
+ * outputs into *a, and the probes' nodes into each probe's a. False with
+ * the message in err. */
 bool cv_agreement_measure(const ir_function *original, const ir_function *converted,
                           const ag_signature_def *sig, const char *path, cv_agreement *a,
-                          char *err, size_t errlen);
+                          cv_probe *probes, int n_probes, char *err, size_t errlen);
 /* sqrt(sum (converted - original)^2 / sum original^2); 0 when both are 0. */
 double cv_agreement_relative_rms(const cv_agreement *a);
 
@@ -155,20 +162,45 @@ void cv_qplan_free(cv_qplan *p);
 /* Why a product stays float, for the report and `agc-model show`. */
 const char *cv_keep_reason(cv_keep k);
 
-/* What the plans of a model's quantized signatures count. */
-typedef struct cv_qsummary {
-    int quantized, small, unreached, other_ops;
-    int64_t weight_bytes_before, weight_bytes_after; /* of the quantized products */
-} cv_qsummary;
+/* One quantized signature's function: its float graph, planned (the
+ * plan's nodes are this graph's), with its calibration. */
+typedef struct cv_qfunction {
+    int fn;                 /* the model's function */
+    const char *signature;  /* the first signature naming it */
+    const char *dataset;    /* the signature's data set's path; NULL: none */
+    ir_function *graph;
+    cv_calibration calibration;
+    cv_qplan plan;
+} cv_qfunction;
+
+typedef struct cv_quantization {
+    cv_quant_method method;
+    int n;
+    cv_qfunction f[CV_MAX_SIGNATURE_KEYS];
+} cv_quantization;
 
 /*
  * The plans of every signature o quantizes (signature_keys): each one the
  * model has (else an error at its key, with the names it has and a close
  * one suggested), its data set's file readable, its function calibrated
- * (static range) and planned. Fills *s. False with "source:line:col:
- * ..." (or the data set's or the plan's message) in err.
+ * (static range) and planned, once per function. False with
+ * "source:line:col: ..." (or the data set's or the plan's message) in err.
  */
 bool cv_quantize_plans(ag_saved_model *m, const cv_options *o, const char *source,
-                       cv_qsummary *s, char *err, size_t errlen);
+                       cv_quantization *q, char *err, size_t errlen);
+void cv_quantization_free(cv_quantization *q);
+
+/* --------------------------------------------------------- quantize_apply.c */
+
+/*
+ * Rewrites every planned function of m into int8 ops (passes/quantize.c),
+ * its record listing what was made of each product (sm_quantized), and
+ * fills rep: a line per product, with its error against float on the
+ * function's data set when it has one, the outputs' agreement, the
+ * weights' bytes before and after (the variables no function reads any
+ * more are dropped). False with a message in err.
+ */
+bool cv_quantize_apply(ag_saved_model *m, cv_quantization *q, cv_qreport *rep, char *err,
+                       size_t errlen);
 
 #endif

@@ -349,6 +349,42 @@ bool pass_bf16_report_run(const ir_function *f32_fn, const ir_function *bf16_fn,
 /* "// output 0: max abs error ..." lines. */
 void pass_bf16_report_print(const pass_bf16_report *rep, FILE *out);
 
+/* ------------------------------------------------------- int8 rewrite */
+
+/* Post-training quantization's methods (docs/quantization.md). */
+typedef enum pass_qmethod {
+    PASS_Q_STATIC_RANGE,
+    PASS_Q_DYNAMIC_RANGE,
+    PASS_Q_WEIGHT_ONLY,
+} pass_qmethod;
+
+/* One product to quantize, as the converter planned it: a matmul [M,K] x
+ * [K,N] or conv2d (HWIO) of an f32 activation by a weight, and its chain
+ * (the add of its bias, a weight of 1 or N values; a relu), each the only
+ * reader of the one before. */
+typedef struct pass_qproduct {
+    ir_node *product, *bias, *end; /* bias: NULL if none; end: the chain's last */
+    bool relu;                     /* end is a relu */
+    int64_t n_scales;              /* the weight's: 1, or its last dimension */
+    const float *w_scales;
+    const int8_t *wq;              /* the int8 weight, in the weight's shape */
+    float in_scale, out_scale;     /* static range: the activations' */
+    int32_t in_zero, out_zero;
+    /* out: the node now computing end: static range's requantize (int8,
+     * at out_scale and out_zero), else the product's replacement */
+    int replaced_id;
+} pass_qproduct;
+
+/*
+ * Rewrites fn's products p[0..n) (in graph order) into the int8 ops of
+ * `method` (quantize.c), removes what they replaced, and drops from
+ * fn->vars the variables no longer read (weights now int8 constants).
+ * False with "file:line: ..." in err if an op refused its operands (fn
+ * is then half rewritten: discard it).
+ */
+bool pass_quantize_products(ir_function *fn, pass_qmethod method, pass_qproduct *p, int n,
+                            char *err, size_t errlen);
+
 /* ------------------------------------------------------------ drawing */
 
 /* Writes fn as a Graphviz dot graph (dot.c): one box per node with its

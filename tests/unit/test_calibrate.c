@@ -334,12 +334,12 @@ static void test_agreement(void **state)
         fail_msg("%s", err);
     write_samples("agree.tfrecord", 2);
     cv_agreement g;
-    if (!cv_agreement_measure(a, a, &sig, "agree.tfrecord", &g, err, sizeof err))
+    if (!cv_agreement_measure(a, a, &sig, "agree.tfrecord", &g, NULL, 0, err, sizeof err))
         fail_msg("%s", err);
     assert_true(g.max_abs == 0 && cv_agreement_relative_rms(&g) == 0);
     assert_true(g.classified && g.rows == 2 && g.agree == 2);
     /* x = (k, -k), k = 1, 2: a gives (k, -2k), argmax 0; b (k, 9k), argmax 1 */
-    if (!cv_agreement_measure(a, b, &sig, "agree.tfrecord", &g, err, sizeof err))
+    if (!cv_agreement_measure(a, b, &sig, "agree.tfrecord", &g, NULL, 0, err, sizeof err))
         fail_msg("%s", err);
     assert_true(g.max_abs == 22); /* 9k - -2k at k = 2 */
     assert_true(fabs(cv_agreement_relative_rms(&g) - sqrt((121.0 + 484) / 25)) < 1e-12);
