@@ -35,6 +35,11 @@ static const tp_message name_message = {"Name", name_fields, COUNT(name_fields)}
 static const tp_field call_fields[] = {STR(sm_call, name), BOOL(sm_call, jit_compile)};
 static const tp_message call_message = {"Call", call_fields, COUNT(call_fields)};
 
+static const tp_field quantized_fields[] = {STR(sm_quantized, op), STR(sm_quantized, at),
+                                            STR(sm_quantized, how)};
+static const tp_message quantized_message = {"Quantized", quantized_fields,
+                                             COUNT(quantized_fields)};
+
 static const char *const bf16_scopes[] = {"DEFAULT", "TPU", "ALL", NULL};
 static const tp_field bf16_fields[] = {
     BOOL(sm_bf16, enabled),
@@ -85,6 +90,7 @@ static const tp_field function_fields[] = {
      .repeated = true, .capacity = SM_MAX_FN_VARIABLES,
      .count_offset = offsetof(sm_function, n_variables), .elem_size = sizeof(int64_t),
      .lo = 0, .hi = SM_MAX_VARIABLES - 1},
+    MSGS(sm_function, "quantized", quantized, n_quantized, quantized_message),
 };
 static const tp_message function_message = {"Function", function_fields,
                                             COUNT(function_fields)};
@@ -234,6 +240,11 @@ static void put_function(FILE *out, const sm_function *f)
         for (int i = 0; i < f->n_variables; i++)
             fprintf(out, "%s%lld", i ? ", " : "", (long long)f->variables[i]);
         fputs("]\n", out);
+    }
+    for (int i = 0; i < f->n_quantized; i++) {
+        fputs("  quantized { ", out);
+        ot_print_inline(&quantized_message, &f->quantized[i], out);
+        fputs(" }\n", out);
     }
     fputs("}\n", out);
 }

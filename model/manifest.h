@@ -11,6 +11,7 @@
  *       input { name: "x" type: "f32[?,784]" }
  *       output { name: "output_0" type: "f32[?,10]" }
  *       variable: [0, 1]
+ *       quantized { op: "matmul" at: "mlp.c:12" how: "static range int8: ..." }
  *     }
  *     signature { name: "serving_default" function: "__inference_mlp_1" ... }
  *     alias { name: "tpu_func" function: "layer" }
@@ -46,6 +47,7 @@ enum {
     SM_MAX_ALIASES = 64,
     SM_MAX_VARIABLES = 1024,
     SM_MAX_CONFIG = 32, /* lines of `config`: at most one per setting */
+    SM_MAX_QUANTIZED = 32, /* products a function's quantization record lists */
 };
 
 typedef struct sm_io {
@@ -88,6 +90,15 @@ typedef struct sm_batch {
     char scope[SM_NAME];
 } sm_batch;
 
+/* What post-training quantization made of one product of a function (the
+ * converter's record, which `agc-model show` prints): the op, the user's
+ * line, and how ("static range int8: ...", or why it stayed float). */
+typedef struct sm_quantized {
+    char op[24];
+    char at[SM_NAME];
+    char how[200];
+} sm_quantized;
+
 /* One concrete function: a traced graph in the text IR. */
 typedef struct sm_function {
     char name[SM_NAME];        /* __inference_<function>_<n> */
@@ -118,6 +129,8 @@ typedef struct sm_function {
     int n_outputs;
     int64_t variables[SM_MAX_FN_VARIABLES]; /* @vN is the model's variables[N] */
     int n_variables;
+    sm_quantized quantized[SM_MAX_QUANTIZED]; /* its products, when quantized */
+    int n_quantized;
 } sm_function;
 
 /* A named entry point: a concrete function with named inputs, outputs. */

@@ -141,6 +141,15 @@ bool sm_freeze_variables_if(ir_function *fn, sm_freeze_fn which, void *ctx, char
 typedef rt_variable *(*sm_thaw_fn)(const rt_value *value, void *ctx);
 void sm_thaw_constants(ir_function *fn, sm_thaw_fn make, void *ctx);
 
+/* rewrite.c: function i's graph replaced by g (rewritten from its own:
+ * g's variables are the model's, or constants). g's large constants
+ * become new model variables marked constant, the record's variables
+ * g's, its text g printed. False with a message in err. */
+bool sm_replace_function_graph(ag_saved_model *m, int i, ir_function *g, char *err,
+                               size_t errlen);
+/* Drops the variables no function reads, renumbering the records'. */
+void sm_drop_unread_variables(ag_saved_model *m);
+
 /* The function record's index for a concrete function name; -1 if none. */
 int sm_function_index(const ag_saved_model *m, const char *name);
 
