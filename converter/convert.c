@@ -306,48 +306,43 @@ bool cv_check_output_dir(const char *in, const char *out, char *err, size_t errl
     return true;
 }
 
-/* Quantization: every signature it names planned (quantize.c: the
- * model's signatures, their data sets, calibration, the unreached
- * products); the rewrite that would run the plan needs int8 ops this
- * build does not have, so a plan made is then refused, never ignored. */
-static bool quantize(ag_saved_model *m, const cv_options *o, const char *source, char *err,
-                     size_t errlen)
+/* Quantization, after the placement: the float model costed, the planned
+ * functions rewritten into int8 ops, the int8 model costed. Before bf16
+ * and batching, which then see the graphs that will run. */
+static bool quantize(ag_saved_model *m, const cv_options *o, cv_quantization *q, cv_report *r,
+                     char *err, size_t errlen)
 {
-    cv_qsummary s;
-    if (cv_quantization_method(o) == CV_QUANT_NONE)
+    if (q->method == CV_QUANT_NONE)
         return true;
-    if (!cv_quantize_plans(m, o, source, &s, err, errlen))
+    r->batch = o->n_batch_options ? (int)o->batch_options[0].max_batch_size : 1;
+    if (!cv_cost_call(m, r->batch, &r->quant.call_float) ||
+        !cv_quantize_apply(m, q, &r->quant, err, errlen))
         return false;
-    return cv_error(err, errlen, source, o->external_feature_configs.at.quantization_options,
-                    "quantization_options: %s quantization of %d product%s (%d kept float) "
-                    "is not supported yet: this agc has no int8 ops to rewrite them with; "
-                    "leave quantization_options out",
-                    cv_quant_method_name(cv_quantization_method(o)), s.quantized,
-                    s.quantized == 1 ? "" : "s", s.small + s.unreached);
+    return cv_cost_call(m, r->batch, &r->quant.call_int8);
 }
 
-bool cv_convert(ag_saved_model *m, const cv_options *o, const char *source,
-                const char *out_dir, FILE *print, cv_report *report)
+static bool convert(ag_saved_model *m, const cv_options *o, const char *source,
+                    const char *out_dir, cv_quantization *q, cv_report *r)
 {
-    char err[1024];
-    if (!cv_check_output_dir(m->dir, out_dir, err, sizeof err) ||
-        !quantize(m, o, source, err, sizeof err) ||
-        !cv_check_converts(m, o, source, err, sizeof err) ||
-        !cv_select(m, o, source, err, sizeof err)) {
-        rt_report((ag_loc){0}, "%s", err);
-        return false;
+    char err[1024] = "";
+    bool ok = cv_check_output_dir(m->dir, out_dir, err, sizeof err) &&
+              cv_quantize_plans(m, o, source, q, err, sizeof err) &&
+              cv_check_converts(m, o, source, err, sizeof err) &&
+              cv_select(m, o, source, err, sizeof err);
+    if (ok) {
+        freeze_tpu_variables(m);
+        ok = quantize(m, o, q, r, err, sizeof err);
     }
-    freeze_tpu_variables(m);
-    cv_report *r = rt_xcalloc(1, sizeof *r);
     r->bf16 = cv_optimization_enabled(o, CV_OPT_BFLOAT16);
     r->io_shapes = cv_optimization_enabled(o, CV_OPT_IO_SHAPE);
-    if (r->bf16)
+    if (ok && r->bf16)
         apply_bf16(m, o);
-    if (r->io_shapes)
+    if (ok && r->io_shapes)
         apply_io_shapes(m);
-    if (!apply_batching(m, o, source, r, err, sizeof err)) {
-        rt_report((ag_loc){0}, "%s", err);
-        free(r);
+    ok = ok && apply_batching(m, o, source, r, err, sizeof err);
+    if (!ok) {
+        if (err[0])
+            rt_report((ag_loc){0}, "%s", err);
         return false;
     }
     for (int i = 0; i < m->man->n_functions; i++) {
@@ -355,11 +350,21 @@ bool cv_convert(ag_saved_model *m, const cv_options *o, const char *source,
         r->n_batched += f->has_batch;
         r->n_batched_in_graph += f->has_batch && f->batch.in_graph;
     }
-    bool ok = cv_cost(m, o, r) && write_model(m, o, r, out_dir);
+    return cv_cost(m, o, r) && write_model(m, o, r, out_dir);
+}
+
+bool cv_convert(ag_saved_model *m, const cv_options *o, const char *source,
+                const char *out_dir, FILE *print, cv_report *report)
+{
+    cv_report *r = rt_xcalloc(1, sizeof *r);
+    cv_quantization *q = rt_xcalloc(1, sizeof *q);
+    bool ok = convert(m, o, source, out_dir, q, r);
     if (ok && print)
         cv_report_print(r, print);
     if (ok && report)
         *report = *r;
+    cv_quantization_free(q);
+    free(q);
     free(r);
     return ok;
 }

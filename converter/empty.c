@@ -12,6 +12,7 @@
 static bool converts_something(const cv_options *o)
 {
     return o->n_tpu_functions > 0 || o->n_batch_options > 0 ||
+           cv_quantization_method(o) != CV_QUANT_NONE ||
            (cv_optimization_enabled(o, CV_OPT_BFLOAT16) &&
             o->bfloat16_optimization_options.scope == CV_SCOPE_ALL);
 }

@@ -184,51 +184,39 @@ void cv_qplan_free(cv_qplan *p)
 
 /* ----------------------------------------------------------- the model */
 
-static void summarize(const cv_qplan *p, cv_qsummary *s)
-{
-    s->other_ops += p->n_other_ops;
-    for (int i = 0; i < p->n; i++) {
-        const cv_qop *q = &p->ops[i];
-        s->quantized += q->keep == CV_KEEP_QUANTIZED;
-        s->small += q->keep == CV_KEEP_SMALL;
-        s->unreached += q->keep == CV_KEEP_UNREACHED;
-        if (q->keep != CV_KEEP_QUANTIZED)
-            continue;
-        s->weight_bytes_before += q->weight_elements * 4;
-        s->weight_bytes_after += q->weight_elements + q->n_scales * 4;
-    }
-}
-
-/* Signature k's function calibrated (static range) and planned. */
+/* Signature sig_index's function calibrated (static range) and planned
+ * into a new entry of q (none when another signature planned it). */
 static bool plan_signature(ag_saved_model *m, const cv_options *o, int sig_index,
-                           cv_qsummary *s, char *err, size_t errlen)
+                           cv_quantization *q, char *err, size_t errlen)
 {
     const ag_signature_def *sig = &m->sigs[sig_index];
     int fi = sm_function_index(m, m->man->signatures[sig_index].function);
+    for (int k = 0; k < q->n; k++)
+        if (q->f[k].fn == fi)
+            return true;
     ir_function *fn = sm_function_graph(m, fi, err, errlen);
     if (!fn)
         return false;
-    cv_calibration c = {0};
+    cv_qfunction *f = &q->f[q->n++];
     const cv_dataset_entry *d = cv_dataset_of(o, sig->name);
-    bool calibrate = cv_quantization_method(o) == CV_QUANT_STATIC_RANGE;
-    bool ok = !calibrate || cv_calibrate(fn, sig, d->value.tfrecord_file_path, &c, err, errlen);
-    cv_qplan p = {0};
-    ok = ok && cv_quant_plan(fn, o, calibrate ? &c : NULL, &p, err, errlen);
-    if (ok)
-        summarize(&p, s);
-    cv_qplan_free(&p);
-    cv_calibration_free(&c);
-    ir_function_free(fn);
-    return ok;
+    *f = (cv_qfunction){.fn = fi, .signature = sig->name, .graph = fn,
+                        .dataset = d ? d->value.tfrecord_file_path : NULL};
+    bool calibrate = q->method == CV_QUANT_STATIC_RANGE;
+    if (calibrate && !cv_calibrate(fn, sig, f->dataset, &f->calibration, err, errlen))
+        return false;
+    return cv_quant_plan(fn, o, calibrate ? &f->calibration : NULL, &f->plan, err, errlen);
 }
 
 bool cv_quantize_plans(ag_saved_model *m, const cv_options *o, const char *source,
-                       cv_qsummary *s, char *err, size_t errlen)
+                       cv_quantization *q, char *err, size_t errlen)
 {
-    const cv_quantization_options *q = &o->external_feature_configs.quantization_options;
+    const cv_quantization_options *qo = &o->external_feature_configs.quantization_options;
     const char *names[CV_MAX_SIGNATURE_KEYS];
     int n = cv_quantized_signatures(o, names);
-    memset(s, 0, sizeof *s);
+    memset(q, 0, sizeof *q);
+    q->method = cv_quantization_method(o);
+    if (q->method == CV_QUANT_NONE)
+        return true;
     if (!cv_check_dataset_files(o, source, err, errlen))
         return false;
     for (int k = 0; k < n; k++) {
@@ -236,14 +224,25 @@ bool cv_quantize_plans(ag_saved_model *m, const cv_options *o, const char *sourc
         char have[512], hint[300];
         if (!sig) {
             sm_names_for(m->man, SM_SIGNATURES, names[k], have, sizeof have, hint, sizeof hint);
-            tp_loc at = q->n_signature_keys ? q->at.signature_keys[k]
-                                            : o->external_feature_configs.at.quantization_options;
+            tp_loc at = qo->n_signature_keys ? qo->at.signature_keys[k]
+                                             : o->external_feature_configs.at.quantization_options;
             return cv_error(err, errlen, source, at,
                             "quantization: the model has no signature '%s'; it has %s%s",
                             names[k], have, hint);
         }
-        if (!plan_signature(m, o, (int)(sig - m->man->signatures), s, err, errlen))
+        if (!plan_signature(m, o, (int)(sig - m->man->signatures), q, err, errlen))
             return false;
     }
     return true;
+}
+
+void cv_quantization_free(cv_quantization *q)
+{
+    for (int k = 0; k < q->n; k++) {
+        cv_qplan_free(&q->f[k].plan);
+        cv_calibration_free(&q->f[k].calibration);
+        if (q->f[k].graph)
+            ir_function_free(q->f[k].graph);
+    }
+    memset(q, 0, sizeof *q);
 }

@@ -12,6 +12,7 @@
  * priced at one batch size, stated in the report.
  */
 #include "convert.h"
+#include "quantize.h"
 
 #include "words.h"
 
@@ -153,6 +154,16 @@ static bool cost_all(ag_saved_model *m, cv_report *r, double *seconds, int64_t *
     return true;
 }
 
+bool cv_cost_call(ag_saved_model *m, int batch, double *seconds)
+{
+    cv_report *scratch = rt_xcalloc(1, sizeof *scratch);
+    scratch->batch = batch;
+    int64_t link;
+    bool ok = cost_all(m, scratch, seconds, &link);
+    free(scratch);
+    return ok;
+}
+
 /* The records as they were before the optimizations: bf16 off, no I/O
  * shapes. Saved and given back. */
 typedef struct saved_flags {
@@ -256,6 +267,57 @@ static void print_times(const cv_report *r, FILE *out)
                 r->call_after * 1e6, r->call_before * 1e6);
 }
 
+static void print_error(const cv_agreement *a, FILE *out)
+{
+    fprintf(out, "max abs error %.4g, relative RMS %.3g%%", a->max_abs,
+            100 * cv_agreement_relative_rms(a));
+}
+
+static void print_quantized_ops(const cv_qreport *q, FILE *out)
+{
+    for (int i = 0; i < q->n_ops; i++) {
+        const cv_qreport_op *o = &q->ops[i];
+        fprintf(out, "  %s %s (%s): %s\n", o->what.op, o->what.at, o->function, o->what.how);
+        if (o->measured) {
+            fputs("      on the data set: ", out);
+            print_error(&o->error, out);
+            fputc('\n', out);
+        }
+    }
+    if (q->n_more)
+        fprintf(out, "  and %d more\n", q->n_more);
+}
+
+/* The report's quantization part (docs/quantization.md, "The report"). */
+static void print_quantization(const cv_qreport *q, FILE *out)
+{
+    if (!q->on)
+        return;
+    fprintf(out, "\nQuantization\n================================\n");
+    fprintf(out, "method:     %s\n", q->method);
+    fprintf(out, "products:   %d quantized, %d kept float; %d other %s float (not products)\n",
+            q->quantized, q->kept_float, q->other_ops, sw_plural(q->other_ops, "op stays", "ops stay"));
+    print_quantized_ops(q, out);
+    fprintf(out, "weights:    %lld bytes before, %lld after (%.2fx smaller)\n",
+            (long long)q->bytes_before, (long long)q->bytes_after,
+            q->bytes_after > 0 ? (double)q->bytes_before / (double)q->bytes_after : 0);
+    fprintf(out, "time:       %.2f us per call in float, %.2f us quantized (%.2fx)\n",
+            q->call_float * 1e6, q->call_int8 * 1e6,
+            q->call_int8 > 0 ? q->call_float / q->call_int8 : 0);
+    if (!q->n_measured) {
+        fprintf(out, "outputs:    not measured (no representative data set given)\n");
+        return;
+    }
+    const cv_agreement *a = &q->outputs;
+    fprintf(out, "outputs:    on %lld %s: ", (long long)a->samples,
+            sw_plural(a->samples, "sample", "samples"));
+    print_error(a, out);
+    if (a->classified)
+        fprintf(out, "; argmax agrees with float on %lld of %lld rows (%.2f%%)", (long long)a->agree,
+                (long long)a->rows, a->rows ? 100.0 * (double)a->agree / (double)a->rows : 0);
+    fputc('\n', out);
+}
+
 void cv_report_print(const cv_report *r, FILE *out)
 {
     int64_t cpu = ns(r->cpu_seconds), tpu = 0;
@@ -284,4 +346,5 @@ void cv_report_print(const cv_report *r, FILE *out)
     print_io_shapes(r, out);
     print_batching(r, out);
     print_times(r, out);
+    print_quantization(&r->quant, out);
 }

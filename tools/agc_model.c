@@ -122,6 +122,11 @@ static void show_function(const sm_manifest *man, const sm_function *f)
                "work around them on each caller's thread\n");
     if (f->freeze_variables)
         printf("    variables read as constants of their saved values\n");
+    if (f->n_quantized)
+        printf("    quantized (post-training):\n");
+    for (int k = 0; k < f->n_quantized; k++)
+        printf("      %s at %s: %s\n", f->quantized[k].op, f->quantized[k].at,
+               f->quantized[k].how);
     for (int k = 0; k < f->n_calls; k++)
         printf("    calls %s%s\n", f->calls[k].name,
                f->calls[k].jit_compile ? " (AG_JIT_COMPILE)" : "");

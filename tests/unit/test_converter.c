@@ -14,6 +14,7 @@
 
 #include "convert.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -788,11 +789,44 @@ static void test_batching_refuses_mixed_rows(void **state)
 
 /* --------------------------------------------------------- quantization */
 
-/* Quantization plans every signature it names: a signature the model
- * lacks, a data set that is not there, a calibration on a real data set;
- * then, with no int8 ops to rewrite with, the plan is refused (never
- * ignored). */
-static void test_quantization_is_planned(void **state)
+/* The converted model's serving_default against the original's on x
+ * [3,16]: the largest difference of the probabilities. */
+static double worst_difference(void)
+{
+    float xv[3 * 16];
+    for (int i = 0; i < 3 * 16; i++)
+        xv[i] = (float)((i * 7) % 11 - 5) / 5.0f;
+    ag_named_tensor in = {"x", ag_from_data(AG_F32, AG_SHAPE(3, 16), xv)}, a[1], c[1];
+    ag_saved_model *orig = ag_saved_model_load(in_dir), *conv = ag_saved_model_load(out_dir);
+    assert_non_null(orig);
+    assert_non_null(conv);
+    assert_true(ag_model_call(orig, "serving_default", &in, 1, a, 1));
+    assert_true(ag_model_call(conv, "serving_default", &in, 1, c, 1));
+    double worst = 0;
+    for (int64_t i = 0; i < ag_num_elements(a[0].tensor); i++)
+        worst = fmax(worst, fabs(ag_get_f64(a[0].tensor, i) - ag_get_f64(c[0].tensor, i)));
+    ag_saved_model_free(orig);
+    ag_saved_model_free(conv);
+    return worst;
+}
+
+/* The quantized function's record in the converted model: its products. */
+static int quantized_records(const char **how)
+{
+    ag_saved_model *conv = ag_saved_model_load(out_dir);
+    assert_non_null(conv);
+    int fi = sm_function_index(conv, conv->man->signatures[0].function);
+    static char first[256];
+    int n = conv->man->functions[fi].n_quantized;
+    snprintf(first, sizeof first, "%s", n ? conv->man->functions[fi].quantized[0].how : "");
+    *how = first;
+    ag_saved_model_free(conv);
+    return n;
+}
+
+/* Quantization's errors: a signature the model lacks, a data set that is
+ * not there, a bad sample (the file and record named). */
+static void test_quantization_errors(void **state)
 {
     (void)state;
     EXPECT_FAILURE("external_feature_configs { quantization_options { quantization_method: "
@@ -804,35 +838,91 @@ static void test_quantization_is_planned(void **state)
                    "} } } }",
                    "cannot read the representative data set '/nonexistent/c.tfr' of signature "
                    "\"serving_default\": No such file or directory");
-    EXPECT_FAILURE("external_feature_configs { quantization_options { quantization_method: "
-                   "DYNAMIC_RANGE } }",
-                   "opts:1:49: quantization_options: dynamic range quantization of 0 products "
-                   "(1 kept float) is not supported yet");
-    char path[600];
-    snprintf(path, sizeof path, "%s/calib.tfrecord", base);
+    char path[600], options[1024];
+    snprintf(path, sizeof path, "%s/bad.tfrecord", base);
     ag_dataset_writer *dw = ag_dataset_writer_open(path);
-    for (int k = 0; k < 3; k++) {
-        ag_scope_push();
-        ag_named_tensor in = {"x", ag_fill(AG_F32, AG_SHAPE(2, 16), k - 1.0)};
-        assert_true(ag_dataset_writer_add(dw, &in, 1));
-        ag_scope_pop();
-    }
-    assert_true(ag_dataset_writer_close(dw));
-    char options[1024];
-    snprintf(options, sizeof options,
-             "external_feature_configs { quantization_options { representative_datasets { "
-             "key: \"serving_default\" value { tfrecord_file_path: \"%s\" } } } }",
-             path);
-    EXPECT_FAILURE(options, "static range quantization of 1 product (0 kept float) is not "
-                            "supported yet");
-    /* a bad sample is the data set's error, naming the file and record */
-    dw = ag_dataset_writer_open(path);
     ag_scope_push();
     ag_named_tensor bad = {"x", ag_fill(AG_F32, AG_SHAPE(2, 15), 1.0)};
     assert_true(ag_dataset_writer_add(dw, &bad, 1));
     ag_scope_pop();
     assert_true(ag_dataset_writer_close(dw));
-    EXPECT_FAILURE(options, "calib.tfrecord: record 0");
+    snprintf(options, sizeof options,
+             "external_feature_configs { quantization_options { representative_datasets { "
+             "key: \"serving_default\" value { tfrecord_file_path: \"%s\" } } } }",
+             path);
+    EXPECT_FAILURE(options, "bad.tfrecord: record 0");
+}
+
+/* Each method converts `serve` (its layer: matmul by w [16,8], bias,
+ * relu), the converted model runs close to float, its record says what
+ * was made of the product, and the report has its part. */
+static void test_quantization_converts(void **state)
+{
+    (void)state;
+    char path[600], options[1024];
+    snprintf(path, sizeof path, "%s/calib.tfrecord", base);
+    ag_dataset_writer *dw = ag_dataset_writer_open(path);
+    for (int k = 0; k < 5; k++) {
+        ag_scope_push();
+        ag_named_tensor in = {"x", ag_fill(AG_F32, AG_SHAPE(2, 16), k / 2.0 - 1)};
+        assert_true(ag_dataset_writer_add(dw, &in, 1));
+        ag_scope_pop();
+    }
+    assert_true(ag_dataset_writer_close(dw));
+    cv_report *r = calloc(1, sizeof *r);
+    const char *how;
+    /* dynamic range keeps a weight of 128 elements float by default */
+    assert_true(convert("external_feature_configs { quantization_options { quantization_method: "
+                        "DYNAMIC_RANGE } }", r, NULL));
+    assert_true(r->quant.on && r->quant.quantized == 0 && r->quant.kept_float == 1);
+    assert_int_equal(quantized_records(&how), 1);
+    assert_non_null(strstr(how, "stays float: too small (128 weight elements"));
+    static const char *const methods[] = {"STATIC_RANGE", "DYNAMIC_RANGE", "WEIGHT_ONLY"};
+    static const char *const made[] = {"static range int8: weights per channel",
+                                       "dynamic range int8: weights per channel",
+                                       "weights only int8: weights per channel"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(options, sizeof options,
+                 "tpu_functions { function_alias: \"tpu_func\" } "
+                 "external_feature_configs { quantization_options { quantization_method: %s "
+                 "min_num_elements_for_weights: -1 enable_per_channel_quantization: true "
+                 "representative_datasets { key: \"serving_default\" value { "
+                 "tfrecord_file_path: \"%s\" } } } }",
+                 methods[i], path);
+        memset(r, 0, sizeof *r);
+        const char *e;
+        if (!convert(options, r, &e))
+            fail_msg("%s: %s", methods[i], e);
+        assert_int_equal(r->quant.quantized, 1);
+        assert_int_equal(r->quant.n_measured, 1);
+        assert_int_equal(r->quant.outputs.samples, 5);
+        assert_true(r->quant.ops[0].measured && r->quant.ops[0].error.max_abs > 0);
+        /* w [16,8] becomes int8 (128 bytes more: `wrapped` still reads w in
+         * f32, so w stays), its 8 scales and int32 bias in the graph's text */
+        assert_int_equal(r->quant.bytes_after, r->quant.bytes_before + 128);
+        assert_true(r->quant.call_float > 0 && r->quant.call_int8 > 0);
+        assert_int_equal(quantized_records(&how), 1);
+        if (!strstr(how, made[i]))
+            fail_msg("%s: the record says \"%s\"", methods[i], how);
+        double worst = worst_difference();
+        if (!(worst > 0 && worst < 0.05))
+            fail_msg("%s: probabilities differ from float by %g", methods[i], worst);
+    }
+    free(r);
+}
+
+/* A batched function quantized by dynamic range still computes each row
+ * alone: its scales are per row (TensorFlow's per tensor would mix the
+ * batch's requests, and the batching check would refuse it). */
+static void test_dynamic_range_batches(void **state)
+{
+    (void)state;
+    const char *e;
+    if (!convert("batch_options { max_batch_size: 4 experimental { signature_name: "
+                 "\"serving_default\" } } external_feature_configs { quantization_options { "
+                 "quantization_method: DYNAMIC_RANGE min_num_elements_for_weights: -1 } }",
+                 NULL, &e))
+        fail_msg("%s", e);
 }
 
 int main(void)
@@ -856,7 +946,9 @@ int main(void)
         TU_TEST(test_batched_alias_in_graph),
         TU_TEST(test_batching_refuses_mixed_rows),
         TU_TEST(test_in_graph_shape_rules),
-        TU_TEST(test_quantization_is_planned),
+        TU_TEST(test_quantization_errors),
+        TU_TEST(test_quantization_converts),
+        TU_TEST(test_dynamic_range_batches),
     };
     int failed = cmocka_run_group_tests(tests, setup_group, teardown_group);
     ag_shutdown();
