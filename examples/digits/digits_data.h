@@ -4,7 +4,7 @@
  * 1,797 images of handwritten digits, 8x8 pixels of 0..16, with their
  * labels 0..9: the file digits.csv that scripts/get_digits.sh takes out of
  * Debian's python3-sklearn package (one image per line, the 64 pixels row
- * by row, then the label). Plain C, no ag: train_digits.c calls it.
+ * by row, then the label). Plain C, no ag: train_digits.c and serve_digits.c call it.
  */
 #ifndef DIGITS_DATA_H
 #define DIGITS_DATA_H
@@ -12,6 +12,10 @@
 #include <stdint.h>
 
 enum { DIGITS_N = 1797, DIGITS_PIXELS = 64, DIGITS_CLASSES = 10 };
+
+/* The examples' split (digits_split): 360 test images, 1,437 to train
+ * on, the same in every program and run. */
+enum { DIGITS_N_TEST = 360, DIGITS_SPLIT_SEED = 2718 };
 
 /* n images: pixels[i] is image i (0..16 each), labels[i] its digit. */
 typedef struct digits {

@@ -39,8 +39,6 @@ enum {
     HIDDEN = 64,
     BATCH = 32,
     EPOCHS = 15,
-    N_TEST = 360,      /* of 1,797: 1,437 images to train on */
-    SPLIT_SEED = 2718, /* the split, the same in every run */
     ORDER_SEED = 1414, /* the order of the images in each epoch */
     INIT_SEED = 3141,  /* the initial weights */
 };
@@ -207,7 +205,7 @@ int main(int argc, char **argv)
     }
     if (digits_load(argv[1], &all) != 0)
         return 1;
-    digits_split(&all, SPLIT_SEED, N_TEST, &train, &test);
+    digits_split(&all, DIGITS_SPLIT_SEED, DIGITS_N_TEST, &train, &test);
     printf("digits: %d images, %d to train on, %d to test; MLP %d-%d-%d, Adam, batches of %d\n",
            all.n, train.n, test.n, DIGITS_PIXELS, HIDDEN, DIGITS_CLASSES, BATCH);
     init_params();
