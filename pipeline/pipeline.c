@@ -299,8 +299,8 @@ static ir_function *trace(const pl_request *r)
 
 /* Every live op is one the target runs (caps.supports); else an error at
  * the op's line. */
-/* "'print' isn't compilable for the TPU; <hint>", naming the dtype when
- * the op is supported on others. */
+/* "'ag_print' isn't compilable for the TPU; <hint>": the op as the user
+ * wrote it, and the dtype when the op is supported on others. */
 static void report_unsupported(const tgt_target *t, const ir_node *n)
 {
     char device[128], dtype[32] = "";
@@ -310,7 +310,7 @@ static void report_unsupported(const tgt_target *t, const ir_node *n)
         snprintf(device, sizeof device, "the target '%s'", t->name);
     if (t->caps.supports(n->opcode, AG_F32))
         snprintf(dtype, sizeof dtype, " on %s", ag_dtype_name(n->type.dtype));
-    rt_report(n->loc, "'%s'%s isn't compilable for %s%s%s", rt_ops[n->opcode].name, dtype,
+    rt_report(n->loc, "'%s'%s isn't compilable for %s%s%s", rt_op_public_name(n->opcode), dtype,
               device, t->unsupported_hint ? "; " : "",
               t->unsupported_hint ? t->unsupported_hint : "");
 }

@@ -404,7 +404,7 @@ static void test_soft_device_placement(void **state)
 {
     (void)state;
     char at[64];
-    snprintf(at, sizeof at, "test_converter.c:%d: 'print' isn't compilable for the TPU",
+    snprintf(at, sizeof at, "test_converter.c:%d: 'ag_print' isn't compilable for the TPU",
              print_line);
     EXPECT_FAILURE("tpu_functions { function_alias: \"noisy_func\" }", at);
     assert_true(convert("tpu_functions { function_alias: \"noisy_func\" "

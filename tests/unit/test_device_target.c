@@ -172,7 +172,7 @@ static void test_unsupported_op_is_located(void **state)
     ag_set_target(NULL);
     assert_true(ag_is_error(r));
     char want[160];
-    snprintf(want, sizeof want, "test_device_target.c:%d: 'tanh' isn't compilable for the test "
+    snprintf(want, sizeof want, "test_device_target.c:%d: 'ag_tanh' isn't compilable for the test "
              "accelerator; enable soft device placement", tanh_line);
     assert_non_null(strstr(ag_last_error(), want));
     ag_clear_error();

@@ -264,7 +264,7 @@ static void test_unsupported_op_is_located(void **state)
     ag_set_target(NULL);
     assert_true(ag_is_error(r));
     char want[128];
-    snprintf(want, sizeof want, "test_targets.c:%d: 'sigmoid' isn't compilable for the target "
+    snprintf(want, sizeof want, "test_targets.c:%d: 'ag_sigmoid' isn't compilable for the target "
                                 "'counting'", sigmoid_line);
     assert_non_null(strstr(ag_last_error(), want));
 }

@@ -480,7 +480,7 @@ static void test_host_ops_are_placement_errors(void **state)
     ag_set_target(NULL);
     assert_true(ag_is_error(r));
     char want[160];
-    snprintf(want, sizeof want, "test_tpu.c:%d: 'print' isn't compilable for the TPU; ",
+    snprintf(want, sizeof want, "test_tpu.c:%d: 'ag_print' isn't compilable for the TPU; ",
              print_line);
     assert_non_null(strstr(ag_last_error(), want));
 }

@@ -16,7 +16,7 @@ ag_tensor noisy(ag_tensor x)
     return ag_add(y, 1.0f);
 }
 
-// HARD: emit-placement.c:15: error: 'print' isn't compilable for the TPU; enable soft device placement to run it on the CPU
+// HARD: emit-placement.c:15: error: 'ag_print' isn't compilable for the TPU; enable soft device placement to run it on the CPU
 
 // CHECK: %[[Y:[0-9]+]] = tanh(%{{[0-9]+}}) : f32[4] loc("{{.*}}emit-placement.c":14) device("tpu-model")
 // CHECK: %[[H:[0-9]+]] = to_host(%[[Y]]) : f32[4] loc("{{.*}}emit-placement.c":15)
