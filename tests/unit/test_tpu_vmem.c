@@ -118,13 +118,32 @@ static void test_ends_with_nothing_to_move_are_skipped(void **state)
     assert_true(tanh_->no_load && !tanh_->no_store);
     assert_int_equal(tanh_->load_first, 0);
     assert_int_equal(tanh_->cycles, 752 + tanh_->busy + tanh_->store_last);
+    rt_value *args[3] = {random_f32(&AG_SHAPE(64, 256), 1), random_f32(&AG_SHAPE(256, 256), 2),
+                         random_f32(&AG_SHAPE(256, 128), 3)};
+    rt_value *out = NULL;
     tpu_profile prof;
-    rt_value *out = run_chain(&c, &prof);
-    /* the HBM DMA engine moves only what is staged: no empty box holds it */
+    tpu_timeline tl;
+    assert_true(tpu_run(c.p, args, 3, &out, &prof, &tl));
+    /* the HBM DMA engine moves only what is staged */
     int64_t staged = 0;
     for (int id = 0; id < c.p->n_ids; id++)
         staged += c.p->inst[id].load_first + c.p->inst[id].dma_middle + c.p->inst[id].store_last;
     assert_int_equal(prof.busy[TPU_UNIT_HBM], staged);
+    /* and waits no latency for them: the relu starts as the first product's
+     * work ends, the tanh as the second's does */
+    int64_t end[8] = {0}, start[8] = {0};
+    for (int i = 0; i < tl.n; i++) {
+        const tpu_event *e = &tl.ev[i];
+        if (e->unit == TPU_UNIT_MXU || e->unit == TPU_UNIT_VPU) {
+            start[e->value] = e->start;
+            end[e->value] = e->start + e->cycles;
+        }
+    }
+    assert_int_equal(start[4], end[3]);
+    assert_int_equal(start[6], end[5]);
+    tpu_timeline_free(&tl);
+    for (int i = 0; i < 3; i++)
+        rt_value_free(args[i]);
     rt_value_free(out);
     compiled_free(&c);
 }
@@ -209,8 +228,8 @@ static void test_readers_must_follow_within_the_window(void **state)
 }
 
 /* A result goes to HBM even when an instruction reads it next, and so
- * does a value that crosses to the host, and one read by a view that is a
- * result. */
+ * do a value a view of which is a result, a value that crosses to the
+ * host, and the values going into a region or made there. */
 static void test_results_and_host_values_go_to_hbm(void **state)
 {
     (void)state;
@@ -238,6 +257,22 @@ static void test_results_and_host_values_go_to_hbm(void **state)
                    "  return %3, %4\n}\n", "", false);
     assert_true(c.p->inst[3].kind == TPU_TRANSFER);
     assert_false(c.p->inst[2].vmem);
+    compiled_free(&c);
+    /* %3 goes into a cond's region, whose values go through HBM too */
+    c = compile_spec("func @r(%0: f32[64,128], %1: f32[128,128], %2: bool[]) -> (f32[64,128]) {\n"
+                     "  %3 = matmul(%0, %1) : f32[64,128]\n"
+                     "  %4 = cond(%2, %3) : (f32[64,128]) {\n"
+                     "  ^then(%5: f32[64,128]):\n"
+                     "    %6 = transpose(%5) {perm = [1,0]} : f32[128,64]\n"
+                     "    %7 = transpose(%6) {perm = [1,0]} : f32[64,128]\n"
+                     "    yield %7\n"
+                     "  ^else(%8: f32[64,128]):\n"
+                     "    yield %8\n"
+                     "  }\n"
+                     "  %9 = get(%4) {index = 0} : f32[64,128]\n"
+                     "  return %9\n}\n", "");
+    assert_int_equal(c.p->n_vmem, 0);
+    assert_true(c.p->inst[3].hbm_addr >= 0 && c.p->inst[6].hbm_addr >= 0);
     compiled_free(&c);
 }
 

@@ -6,8 +6,6 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: printf 'mxu { rows: 64 cols: 64 }\nprecision: HIGHEST\n' > %t/small.txt
 // RUN: %agc --emit=tpu --device-spec %t/small.txt %s | FileCheck --check-prefix=SMALL %s
-// RUN: printf 'vmem { residency: false }\n' > %t/off.txt
-// RUN: %agc --emit=tpu --device-spec=%t/off.txt %s | FileCheck --check-prefix=OFF %s
 // RUN: printf 'hbm { capacity_bytes: 2097152 }\nvmem { residency: false }\n' > %t/hbm.txt
 // RUN: not %agc --emit=tpu --device-spec=%t/hbm.txt %s 2>&1 | FileCheck --check-prefix=HBM %s
 // RUN: printf 'mxu { rowz: 64 }\n' > %t/bad.txt
@@ -43,6 +41,8 @@ ag_tensor mlp(ag_tensor x, ag_tensor w1, ag_tensor b1, ag_tensor w2)
 
 // Without residency every value goes through HBM; a value's buffer is
 // reused once it is dead (%6 takes %0's place, %8 %6's).
+// RUN: printf 'vmem { residency: false }\n' > %t/off.txt
+// RUN: %agc --emit=tpu --device-spec=%t/off.txt %s | FileCheck --check-prefix=OFF %s
 // OFF: ; @mlp on tpu-model (v5e: 4 MXUs of 128x128 at 1.50 GHz): 2 mxu, 1 vpu loops, 1 xlu
 // OFF-NEXT: ; hbm: 2.1 MiB of 16.0 GiB at the peak
 // OFF-NEXT: dma.h2d     %0 f32[64,784] -> hbm[0x0] 229376 B (28672 padding)
