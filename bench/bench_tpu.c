@@ -17,6 +17,9 @@
  *       device time against its int8 roofline (goal: within 5%) and
  *       against (a)'s bf16 device time (goal: at most 0.55x), and a
  *       weight's HBM bytes in int8 against f32 (goal: 4x smaller).
+ *   (f) the MLP of (b) at batch 64 on one chip with and without VMEM
+ *       residency (vmem.c; `vmem { residency: false }`): HBM bytes and
+ *       device time before and after (goal: both lower with it).
  *
  * Timing is never part of ctest: run it by hand (cmake --build build
  * --target bench_tpu_run).
@@ -48,20 +51,25 @@ typedef struct compiled {
     tpu_program *p;
 } compiled;
 
-static compiled compile_text(const char *text)
+static compiled compile_for(const char *text, const tpu_spec *spec)
 {
     compiled c = {.fn = parse_or_die(text)};
     c.am = pass_analyses_new(c.fn, &tgt_find("tpu-model")->caps);
     pass_run_with(c.fn, "place", c.am, NULL);
-    tpu_spec spec;
-    tpu_spec_default(&spec);
     tgt_diag d;
-    c.p = tpu_compile(c.fn, c.am, &spec, &d);
+    c.p = tpu_compile(c.fn, c.am, spec, &d);
     if (!c.p) {
         fprintf(stderr, "bench_tpu: %s\n", d.msg);
         exit(1);
     }
     return c;
+}
+
+static compiled compile_text(const char *text)
+{
+    tpu_spec spec;
+    tpu_spec_default(&spec);
+    return compile_for(text, &spec);
 }
 
 static void compiled_free(compiled *c)
@@ -252,6 +260,38 @@ static bool int8_matmul(int64_t n, double bf16_device_seconds)
     return ratio <= 1.05 && vs_bf16 <= 0.55 && bytes32 / bytes8 >= 4;
 }
 
+/* (f) */
+static void mlp_time(bool residency, tpu_profile *prof, int64_t *hbm_peak)
+{
+    tpu_spec spec;
+    tpu_spec_default(&spec);
+    spec.vmem.residency = residency;
+    compiled c = compile_for(mlp, &spec);
+    tpu_time(c.p, prof);
+    *hbm_peak = c.p->hbm_bytes;
+    compiled_free(&c);
+}
+
+static bool mlp_residency(void)
+{
+    tpu_profile off, on;
+    int64_t peak_off, peak_on;
+    mlp_time(false, &off, &peak_off);
+    mlp_time(true, &on, &peak_on);
+    printf("\n(f) MLP forward, batch 64, 784-512-512-10 f32, one chip: VMEM residency\n");
+    printf("  %-16s %14s %14s %12s\n", "", "hbm bytes", "device us", "hbm peak");
+    printf("  %-16s %14lld %14.3f %12lld\n", "without", (long long)off.hbm_bytes,
+           off.device_seconds * 1e6, (long long)peak_off);
+    printf("  %-16s %14lld %14.3f %12lld\n", "with", (long long)on.hbm_bytes,
+           on.device_seconds * 1e6, (long long)peak_on);
+    printf("  saved by residency: %lld hbm bytes (%.1f%%), device time %.3fx\n",
+           (long long)on.hbm_saved, 100.0 * (double)on.hbm_saved / (double)off.hbm_bytes,
+           on.device_seconds / off.device_seconds);
+    bool ok = on.hbm_bytes < off.hbm_bytes && on.device_seconds < off.device_seconds;
+    goal("fewer HBM bytes and less device time with residency", ok);
+    return ok;
+}
+
 int main(void)
 {
     printf("bench_tpu: the tpu-model target (v5e defaults)\n\n");
@@ -261,6 +301,7 @@ int main(void)
     missed += !simulator_speed(512);
     missed += !collectives();
     missed += !int8_matmul(8192, bf16_seconds);
+    missed += !mlp_residency();
     printf("\n%d goal(s) missed\n", missed);
     ag_shutdown();
     return 0;

@@ -23,6 +23,12 @@
  *     last block's store follows it, and the blocks between move while
  *     the unit works, so the unit is busy for the larger of its work and
  *     their DMA;
+ *   - VMEM residency (vmem.c): a value kept in VMEM is neither stored
+ *     by the instruction that makes it nor loaded by those that read it;
+ *     the program is costed once with everything through HBM, vmem.c
+ *     chooses what stays, and it is costed again without those bytes
+ *     (an end of the staging with nothing left to move neither runs nor
+ *     waits HBM's latency);
  *   - scalar: a fixed decision cost per cond / while;
  *   - host link (dma): latency plus padded bytes over its bandwidth.
  */
@@ -172,6 +178,41 @@ static int64_t in_bytes(const ir_node *n)
     return b;
 }
 
+/* Whether v's bytes stay in VMEM (vmem.c chose its buffer). */
+static bool in_vmem(const compiler *C, const ir_node *v)
+{
+    return C->p->inst[tpu_buffer_of(v)->id].vmem;
+}
+
+/* Padded bytes of v as x loads it from HBM: none when it is in VMEM
+ * (counted in x->vmem_read instead). */
+static int64_t load_bytes(const compiler *C, tpu_inst *x, const ir_node *v)
+{
+    int64_t b = tpu_padded_bytes(&v->type);
+    if (!in_vmem(C, v))
+        return b;
+    x->vmem_read += b;
+    return 0;
+}
+
+/* What n loads from HBM, and what it stores there. */
+static int64_t hbm_in(const compiler *C, tpu_inst *x, const ir_node *n)
+{
+    int64_t b = 0;
+    for (int i = 0; i < n->n_in; i++)
+        b += load_bytes(C, x, n->in[i]);
+    return b;
+}
+
+static int64_t hbm_out(tpu_inst *x, const ir_node *n)
+{
+    int64_t b = tpu_padded_bytes(&n->type);
+    if (!x->vmem)
+        return b;
+    x->vmem_written += b;
+    return 0;
+}
+
 static int64_t io_bytes(const ir_node *n) { return in_bytes(n) + tpu_padded_bytes(&n->type); }
 
 /*
@@ -187,13 +228,20 @@ static void stage(compiler *C, tpu_inst *x, int64_t in, int64_t out)
     const tpu_spec *s = C->spec;
     int64_t total = in + out;
     x->hbm_bytes = total;
+    x->no_load = in == 0 && x->vmem_read > 0; /* every operand is in VMEM */
+    x->no_store = out == 0 && x->vmem_written > 0;
+    if (total == 0 && x->no_load && x->no_store) { /* nothing moves */
+        x->busy = x->cycles = x->work;
+        return;
+    }
     x->blocks = total > 0 ? div_up(total, s->vmem.block_bytes) : 1;
     x->block_bytes = div_up(total, x->blocks);
     x->load_first = hbm_cycles(s, div_up(in, x->blocks));
     x->store_last = hbm_cycles(s, div_up(out, x->blocks));
     x->dma_middle = max64(0, hbm_cycles(s, total) - x->load_first - x->store_last);
     x->busy = max64(x->work, x->dma_middle);
-    x->cycles = 2 * tpu_spec_staging_latency_cycles(s) + x->load_first + x->busy + x->store_last;
+    x->cycles = (2 - x->no_load - x->no_store) * tpu_spec_staging_latency_cycles(s) +
+                x->load_first + x->busy + x->store_last;
 }
 
 static void cost_matmul(compiler *C, const ir_node *n, tpu_inst *x)
@@ -206,7 +254,7 @@ static void cost_matmul(compiler *C, const ir_node *n, tpu_inst *x)
     for (int i = 0; i + 2 < o->rank; i++)
         batch *= o->dims[i];
     cost_product(C, x, batch, m, k, nn, n->in[0]->type.dtype, io_bytes(n));
-    stage(C, x, in_bytes(n), tpu_padded_bytes(&n->type));
+    stage(C, x, hbm_in(C, x, n), hbm_out(x, n));
 }
 
 /* conv2d as the MXU runs it: an im2col product, M = N*OH*OW output
@@ -217,7 +265,7 @@ static void cost_conv2d(compiler *C, const ir_node *n, tpu_inst *x)
     int64_t m = o->dims[0] * o->dims[1] * o->dims[2];
     int64_t k = f->dims[0] * f->dims[1] * f->dims[2];
     cost_product(C, x, 1, m, k, f->dims[3], n->in[0]->type.dtype, io_bytes(n));
-    stage(C, x, in_bytes(n), tpu_padded_bytes(&n->type));
+    stage(C, x, hbm_in(C, x, n), hbm_out(x, n));
 }
 
 static void cost_xlu(compiler *C, const ir_node *n, tpu_inst *x)
@@ -232,7 +280,7 @@ static void cost_xlu(compiler *C, const ir_node *n, tpu_inst *x)
     x->unit = TPU_UNIT_XLU;
     x->flops = n->n_in ? elements(&n->in[0]->type) : elements(&n->type);
     x->work = work;
-    stage(C, x, in_bytes(n), tpu_padded_bytes(&n->type));
+    stage(C, x, hbm_in(C, x, n), hbm_out(x, n));
 }
 
 /* An elementwise node outside any loop (a rank-0 value): one vreg op. */
@@ -296,9 +344,11 @@ static void cost_loops_of(compiler *C, const ir_graph *g)
         int64_t *in = &loads[head - p->inst];
         for (int i = 0; i < n->n_in; i++)
             if (!in_loop(p, n->in[i], c))
-                *in += tpu_padded_bytes(&n->in[i]->type);
+                *in += load_bytes(C, head, n->in[i]);
         x->stored = loop_value_stored(p, n, c);
-        if (x->stored)
+        if (x->stored && x->vmem)
+            head->vmem_written += tpu_padded_bytes(&n->type); /* it stays in VMEM */
+        else if (x->stored)
             head->hbm_bytes += tpu_padded_bytes(&n->type); /* the stores, for now */
     }
     for (const ir_node *n = g->first; n; n = n->next) {
@@ -490,6 +540,17 @@ static bool made_on_device(const ir_node *v, ir_device device)
     return v->opcode != IR_PARAM && v->device == device;
 }
 
+/* The costs again, now that some values stay in VMEM (vmem.c). */
+static void recost(compiler *C)
+{
+    tpu_program *p = C->p;
+    for (int i = 0; i < p->n_ids; i++) {
+        tpu_inst *x = &p->inst[i];
+        *x = (tpu_inst){.vmem = x->vmem, .vmem_addr = x->vmem_addr};
+    }
+    compile_graph(C, p->fn->body);
+}
+
 tpu_program *tpu_compile(const ir_function *fn, pass_analyses *am, const tpu_spec *spec,
                          tgt_diag *diag)
 {
@@ -502,6 +563,8 @@ tpu_program *tpu_compile(const ir_function *fn, pass_analyses *am, const tpu_spe
     compiler C = {.p = p, .spec = &p->spec, .live = pass_analyses_liveness(am), .diag = diag,
                   .device = ir_device_named(TPU_TARGET)};
     compile_graph(&C, fn->body);
+    if (!C.failed && tpu_keep_in_vmem(p, C.live) > 0)
+        recost(&C);
     if (C.failed) {
         tpu_program_free(p);
         return NULL;

@@ -11,7 +11,8 @@
  * first instruction, or are resident with the program), its results live
  * to the end. A reshape shares its input's buffer, so its readers keep
  * the input alive. A value of a fused loop that only the loop reads lives
- * in vregs and has no buffer; a host value has none either.
+ * in vregs and has no buffer; a host value has none either, nor a value
+ * that stays in VMEM (vmem.c).
  *
  * Placement is a linear scan in birth order, first fit in address order
  * among the buffers live at that moment, each buffer aligned to 4 KiB.
@@ -48,8 +49,7 @@ static bool is_alias(const ir_node *n)
            n->opcode != RT_OP_TO_DEVICE;
 }
 
-/* The node whose buffer v's bytes are in. */
-static const ir_node *buffer_of(const ir_node *v)
+const ir_node *tpu_buffer_of(const ir_node *v)
 {
     while (is_alias(v))
         v = v->in[0];
@@ -86,7 +86,7 @@ static void number(allocator *A, const ir_graph *g, int64_t at)
 
 static void read_at(allocator *A, const ir_node *v, int64_t when)
 {
-    int64_t *d = &A->death[buffer_of(v)->id];
+    int64_t *d = &A->death[tpu_buffer_of(v)->id];
     if (*d < when)
         *d = when;
 }
@@ -118,8 +118,8 @@ static bool body_param_on_device(const tpu_program *p, const ir_node *v)
 static bool needs_buffer(const allocator *A, const ir_node *n)
 {
     const tpu_inst *x = &A->p->inst[n->id];
-    if (x->padded_bytes <= 0 || is_alias(n))
-        return false;
+    if (x->padded_bytes <= 0 || is_alias(n) || x->vmem)
+        return false; /* a view's place is its input's; VMEM keeps what vmem.c chose */
     if (n->opcode == IR_PARAM)
         return n->graph->parent || body_param_on_device(A->p, n);
     if (!ir_is_live(A->live, n))
@@ -279,7 +279,7 @@ static void share_views(tpu_program *p, const ir_graph *g)
 {
     for (const ir_node *n = g->first; n; n = n->next) {
         if (is_alias(n) && p->inst[n->id].padded_bytes > 0)
-            p->inst[n->id].hbm_addr = p->inst[buffer_of(n)->id].hbm_addr;
+            p->inst[n->id].hbm_addr = p->inst[tpu_buffer_of(n)->id].hbm_addr;
         for (int r = 0; r < 2; r++)
             if (n->region[r])
                 share_views(p, n->region[r]);

@@ -10,7 +10,8 @@
  *   scalar.while %9 {  ... region programs, indented ...  }
  *   dma.d2h     %12 f32[64,10] ...
  *
- * (an instruction is one line; `%n@ADDR` is value %n read from HBM at ADDR).
+ * (an instruction is one line; `%n@ADDR` is value %n read from HBM at ADDR,
+ * `%n@vmem[ADDR]` one kept in VMEM, and `-> vmem[ADDR]` a result kept there).
  * docs/tpu-model.md describes every field.
  */
 #include "program.h"
@@ -36,14 +37,20 @@ static void put_place(FILE *out, const tpu_inst *x)
 {
     if (x->hbm_addr >= 0)
         fprintf(out, " -> hbm[0x%llx]", (unsigned long long)x->hbm_addr);
+    else if (x->vmem)
+        fprintf(out, " -> vmem[0x%llx]", (unsigned long long)x->vmem_addr);
 }
 
-/* %n, and @ADDR when the value is in HBM. */
+/* %n, and @ADDR when the value is in HBM, @vmem[ADDR] when it stays in
+ * VMEM (vmem.c; a view's is its input's). */
 static void put_value(const tpu_program *p, const ir_node *v, FILE *out)
 {
+    const tpu_inst *in = &p->inst[tpu_buffer_of(v)->id];
     fprintf(out, "%%%d", v->id);
     if (p->inst[v->id].hbm_addr >= 0)
         fprintf(out, "@0x%llx", (unsigned long long)p->inst[v->id].hbm_addr);
+    else if (in->vmem)
+        fprintf(out, "@vmem[0x%llx]", (unsigned long long)in->vmem_addr);
 }
 
 static void put_operands(const tpu_program *p, const ir_node *n, FILE *out)
@@ -60,12 +67,14 @@ static void put_operands(const tpu_program *p, const ir_node *n, FILE *out)
  * what it all takes. */
 static void put_cycles(FILE *out, const tpu_inst *x)
 {
-    if (!x->blocks) {
+    if (!x->blocks)
         fprintf(out, "  %lld cycles", (long long)x->cycles);
-        return;
-    }
-    fprintf(out, "  %lld cycles  vmem %lld x %.1f KiB  %lld cycles in all", (long long)x->work,
-            (long long)x->blocks, (double)x->block_bytes / 1024, (long long)x->cycles);
+    else
+        fprintf(out, "  %lld cycles  vmem %lld x %.1f KiB  %lld cycles in all",
+                (long long)x->work, (long long)x->blocks, (double)x->block_bytes / 1024,
+                (long long)x->cycles);
+    if (x->vmem_read + x->vmem_written > 0) /* what residency spared HBM */
+        fprintf(out, "  hbm saved %lld B", (long long)(x->vmem_read + x->vmem_written));
 }
 
 static bool loop_member(const tpu_program *p, const ir_node *m, int loop)
@@ -111,7 +120,7 @@ static void put_loop_outputs(const tpu_program *p, const ir_node *head, int loop
 {
     int shown = 0;
     for (const ir_node *m = head; m; m = m->next)
-        if (loop_member(p, m, loop) && p->inst[m->id].hbm_addr >= 0) {
+        if (loop_member(p, m, loop) && (p->inst[m->id].hbm_addr >= 0 || p->inst[m->id].vmem)) {
             fputs(shown++ ? ", " : " -> ", out);
             put_value(p, m, out);
         }
@@ -242,6 +251,9 @@ void tpu_program_print(const tpu_program *p, FILE *out)
                  "is dead)\n",
             (double)p->hbm_bytes / (mib ? 1 << 20 : 1 << 10), mib ? "MiB" : "KiB",
             (double)s->hbm.capacity_bytes / (1 << 30));
+    if (p->n_vmem)
+        fprintf(out, "; vmem: %d %s kept between instructions, %.1f KiB at the peak\n",
+                p->n_vmem, p->n_vmem == 1 ? "value" : "values", (double)p->vmem_bytes / 1024);
     /* what only the host reads, or the host made, does not cross */
     for (int i = 0; i < body->n_params; i++)
         if (p->params[i].cycles)

@@ -128,8 +128,9 @@ void tpu_profile_print(const tpu_profile *prof, const char *name, FILE *out)
     if (prof->int8_macs)
         fprintf(out, ", %lld of them int8 at twice the bf16 rate", (long long)prof->int8_macs);
     fputs(")\n", out);
-    fprintf(out, "  host link %lld %s (%lld padding); hbm %lld %s\n",
+    fprintf(out, "  host link %lld %s (%lld padding); hbm %lld %s (%lld saved by VMEM "
+                 "residency)\n",
             (long long)prof->host_bytes, sw_plural(prof->host_bytes, "byte", "bytes"),
             (long long)prof->host_padding, (long long)prof->hbm_bytes,
-            sw_plural(prof->hbm_bytes, "byte", "bytes"));
+            sw_plural(prof->hbm_bytes, "byte", "bytes"), (long long)prof->hbm_saved);
 }

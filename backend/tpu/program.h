@@ -101,6 +101,14 @@ typedef struct tpu_inst {
     int64_t blocks;      /* 0 when not staged */
     int64_t block_bytes; /* one block, in and out */
     int64_t load_first, dma_middle, store_last; /* cycles of the HBM DMA engine */
+    /* VMEM residency (vmem.c): bytes it reads from values kept in VMEM and
+     * writes to its own value kept there, which staging does not move (the
+     * HBM traffic saved); no_load / no_store: that end of the staging has
+     * nothing left to move, so it neither runs nor waits HBM's latency */
+    int64_t vmem_read, vmem_written;
+    bool no_load, no_store;
+    bool vmem;           /* its value stays in VMEM: no HBM buffer, no store */
+    int64_t vmem_addr;   /* where in VMEM, when vmem */
     /* HBM: its value's buffer (hbm.c), or -1 when it has none (a value of
      * a fused loop that only the loop reads, a host value); reshapes share
      * their input's */
@@ -123,6 +131,8 @@ typedef struct tpu_program {
     tpu_transfer *params;    /* by top-level parameter: dma.h2d */
     tpu_transfer *results;   /* by top-level result: dma.d2h */
     int64_t hbm_bytes;       /* allocated: the peak of what is live at once */
+    int64_t vmem_bytes;      /* kept in VMEM between instructions: the peak (vmem.c) */
+    int n_vmem;              /* values kept in VMEM */
     int n_mxu, n_loops, n_xlu; /* counts, for the listing's header */
 } tpu_program;
 
@@ -134,6 +144,16 @@ int64_t tpu_padded_bytes(const ir_type *t);
  * False, with the tensors live at the peak named in *diag, when the peak
  * is more than the device's HBM. */
 bool tpu_allocate_hbm(tpu_program *p, const ir_liveness *live, tgt_diag *diag);
+
+/* The node whose buffer v's bytes are in: v, or the input of the views
+ * (reshapes) it is (hbm.c). */
+const ir_node *tpu_buffer_of(const ir_node *v);
+
+/* VMEM residency (vmem.c): marks the values that stay in VMEM between
+ * instructions instead of going back to HBM (inst[].vmem, vmem_addr) and
+ * sets p->vmem_bytes and p->n_vmem; the costs are compile.c's to redo.
+ * Returns how many stay (0 when the spec's vmem.residency is off). */
+int tpu_keep_in_vmem(tpu_program *p, const ir_liveness *live);
 
 /* Compiles fn (every op supported: the pipeline checked) for spec, with
  * am's plans. NULL with a located reason in *diag: a shape not known at
@@ -178,6 +198,7 @@ typedef struct tpu_profile {
     double mxu_utilization;          /* macs / (peak per cycle x cycles), int8 ones at their rate */
     int64_t host_bytes, host_padding; /* over the host link, and how much was padding */
     int64_t hbm_bytes;
+    int64_t hbm_saved;               /* not moved: read from or kept in VMEM (vmem.c) */
     double roofline_seconds;         /* max(flops / peak, bytes / bandwidth) */
     /* The call's cycles split so that they add up: each cycle goes to the
      * first unit busy then, in TPU_SHARE_ORDER, or to idle when none is

@@ -14,7 +14,9 @@
  * (a transfer with compute, an MXU product with a VPU loop). A compute
  * instruction is staged through VMEM: its first block's load and its last
  * block's store are on the HBM DMA engine, before and after its work, and
- * the blocks between move on that engine during the work. A value made
+ * the blocks between move on that engine during the work; what stays in
+ * VMEM (vmem.c) is not moved, and an end with nothing to move is skipped,
+ * its latency too. A value made
  * inside a cond or while region waits for everything before the region
  * (control flow is a barrier on the scalar unit). Parameters come over
  * the host link first; results go back last.
@@ -95,10 +97,15 @@ static int64_t issue_staged(sim *S, const tpu_inst *x, int64_t deps, const ir_no
     if (!x->blocks)
         return issue(S, x->unit, deps, x->busy, n, what);
     int64_t latency = tpu_spec_staging_latency_cycles(&S->p->spec);
-    int64_t loaded = issue(S, TPU_UNIT_HBM, deps + latency, x->load_first, n, "vmem.load");
+    /* an end with nothing to move (its bytes stay in VMEM) is skipped */
+    int64_t loaded = x->no_load ? deps
+                                : issue(S, TPU_UNIT_HBM, deps + latency, x->load_first, n,
+                                        "vmem.load");
     int64_t done = issue(S, x->unit, loaded, x->busy, n, what);
     if (x->dma_middle)
         issue(S, TPU_UNIT_HBM, done - x->busy, x->dma_middle, n, "vmem.stream");
+    if (x->no_store)
+        return done;
     return issue(S, TPU_UNIT_HBM, done + latency, x->store_last, n, "vmem.store");
 }
 
@@ -130,6 +137,7 @@ static void account(sim *S, const tpu_inst *x)
     S->prof.macs += x->macs;
     S->prof.int8_macs += x->int8 ? x->macs : 0;
     S->prof.hbm_bytes += x->hbm_bytes;
+    S->prof.hbm_saved += x->vmem_read + x->vmem_written;
 }
 
 /* The ir_exec_hooks `ran` hook: n's value was just computed. */

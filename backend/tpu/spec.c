@@ -55,6 +55,11 @@ static const tp_field vmem_fields[] = {
     FIELD(tpu_memory_spec, block_bytes, TP_INT, 256 << 10, 1024, 9.2e18,
           "the block an instruction stages its operands and results in; at most a quarter "
           "of the capacity"),
+    FIELD(tpu_memory_spec, residency, TP_BOOL, 1, 0, 0,
+          "values stay in VMEM between instructions when they fit and their readers follow"),
+    FIELD(tpu_memory_spec, residency_window, TP_INT, 16, 1, 1e6,
+          "instructions after a value within which its last reader must come, for it to "
+          "stay in VMEM"),
 };
 static const tp_message vmem_message = {"VmemSpec", vmem_fields, COUNT(vmem_fields)};
 

@@ -30,6 +30,10 @@ typedef struct tpu_memory_spec {
     int64_t block_bytes; /* vmem only: the block an instruction stages its operands and
                           * results in (compile.c); at most a quarter of the capacity,
                           * as two blocks in and two out are resident at once */
+    bool residency;      /* vmem only: values stay in VMEM between instructions
+                          * when they fit and their readers follow (vmem.c) */
+    int64_t residency_window; /* vmem only: how many instructions after a value's
+                               * its last reader may come, for it to stay */
 } tpu_memory_spec;
 
 /* The chips of a slice, a grid (v5e: 2D, up to a pod's 16x16). */

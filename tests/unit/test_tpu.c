@@ -148,36 +148,40 @@ static void test_matmul_costs_the_systolic_formula(void **state)
     assert_int_equal(mm->tiles, 2); /* K = 256: two 128x128 weight tiles */
     /* each tile streams 8 rows: 2*128 + 128 + 8 - 2 cycles; 2 tiles on 4 MXUs */
     assert_int_equal(mm->work, 2 * 128 + 128 + 8 - 2);
-    assert_int_equal(mm->hbm_bytes, 8192 + 131072 + 4096);
-    /* staged in one VMEM block (140 KiB <= 256 KiB): the load of %0 and %1,
-     * 139264 B at 819 GB/s = 255.6 cycles; the store of %3, 4096 B = 7.5;
-     * HBM's latency, 500 ns = 751.5 cycles, before each. Nothing overlaps
-     * the work: 2*752 + 256 + 390 + 8 cycles in all. */
+    /* %3 stays in VMEM for the loop that reads it next (vmem.c): the
+     * product loads %0 and %1 and stores nothing */
+    assert_true(mm->vmem);
+    assert_int_equal(mm->hbm_bytes, 8192 + 131072);
+    assert_int_equal(mm->vmem_written, 4096);
+    /* staged in one VMEM block (136 KiB <= 256 KiB): the load of %0 and %1,
+     * 139264 B at 819 GB/s = 255.6 cycles, after HBM's latency, 500 ns =
+     * 751.5 cycles; no store, so no latency after. Nothing overlaps the
+     * work: 752 + 256 + 390 cycles in all. */
     assert_int_equal(mm->blocks, 1);
     assert_int_equal(mm->load_first, 256);
-    assert_int_equal(mm->store_last, 8);
+    assert_int_equal(mm->store_last, 0);
     assert_int_equal(mm->dma_middle, 0);
     assert_int_equal(mm->busy, 390);
-    assert_int_equal(mm->cycles, 2 * 752 + 256 + 390 + 8);
+    assert_int_equal(mm->cycles, 752 + 256 + 390);
     /* %0 over the host link: 2 us + 8192 B / 32 GB/s = 2.256 us = 3390.7 cycles */
     assert_int_equal(p->params[0].cycles, 3391);
-    /* the loop add+relu: 1 vreg each, one cycle per vreg; it loads %3 and
-     * %2 (8192 B: 15.0 cycles) and stores %5 (4096 B: 7.5) */
+    /* the loop add+relu: 1 vreg each, one cycle per vreg; it reads %3 in
+     * VMEM, loads %2 (4096 B: 7.5 cycles) and stores %5 (4096 B: 7.5) */
     assert_int_equal(p->inst[4].work, 2);
-    assert_int_equal(p->inst[4].cycles, 2 * 752 + 16 + 2 + 8);
+    assert_int_equal(p->inst[4].cycles, 2 * 752 + 8 + 2 + 8);
     assert_int_equal(mm->macs, 8 * 256 * 128);
     assert_int_equal(p->inst[4].kind, TPU_VPU_LOOP); /* add and relu, fused */
     assert_true(p->inst[4].loop_head);
     assert_int_equal(p->inst[5].loop, p->inst[4].loop);
-    /* HBM: %0, %1 and %2 from the start, %3 after them; %4 stays in vregs;
-     * %5 takes %0's place, dead by then. The peak: 8 + 128 + 4 + 4 KiB. */
+    /* HBM: %0, %1 and %2 from the start; %3 is in VMEM; %4 stays in
+     * vregs; %5 takes %0's place, dead by then. The peak: 8 + 128 + 4 KiB. */
     assert_int_equal(p->inst[0].hbm_addr, 0);
     assert_int_equal(p->inst[1].hbm_addr, 0x2000);
     assert_int_equal(p->inst[2].hbm_addr, 0x22000);
-    assert_int_equal(p->inst[3].hbm_addr, 0x23000);
+    assert_int_equal(p->inst[3].hbm_addr, -1);
     assert_int_equal(p->inst[4].hbm_addr, -1);
     assert_int_equal(p->inst[5].hbm_addr, 0);
-    assert_int_equal(p->hbm_bytes, 0x24000);
+    assert_int_equal(p->hbm_bytes, 0x23000);
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -186,10 +190,11 @@ static void test_matmul_costs_the_systolic_formula(void **state)
     assert_non_null(strstr(text, "; @layer on tpu-model (v5e: 4 MXUs of 128x128"));
     assert_non_null(strstr(text, "dma.h2d     %0 f32[8,256] -> hbm[0x0]"));
     assert_non_null(strstr(text, "mxu.matmul  %3 = matmul(%0@0x0, %1@0x2000) f32[8,128] -> "
-                                 "hbm[0x23000]  2 tiles x 1 pass  390 cycles  vmem 1 x 140.0 KiB  "
-                                 "2158 cycles in all"));
-    assert_non_null(strstr(text, "vpu.loop    %4 add, %5 relu (%3@0x23000, %2@0x22000) f32[8,128] "
-                                 "-> %5@0x0  2 vregs  2 cycles  vmem 1 x 12.0 KiB  1530 cycles"));
+                                 "vmem[0x0]  2 tiles x 1 pass  390 cycles  vmem 1 x 136.0 KiB  "
+                                 "1398 cycles in all  hbm saved 4096 B"));
+    assert_non_null(strstr(text, "vpu.loop    %4 add, %5 relu (%3@vmem[0x0], %2@0x22000) "
+                                 "f32[8,128] -> %5@0x0  2 vregs  2 cycles  vmem 1 x 8.0 KiB  "
+                                 "1522 cycles in all  hbm saved 4096 B"));
     assert_non_null(strstr(text, "dma.d2h     %5 f32[8,128]"));
     free(text);
     compiled_free(&c);
@@ -310,7 +315,9 @@ static void test_hbm_capacity_names_the_tensors(void **state)
     assert_true(pass_run_with(fn, "place", am, NULL));
     tpu_spec spec;
     char err[256];
-    assert_true(tpu_spec_parse("hbm { capacity_bytes: 65536 }", "small", &spec, err, sizeof err));
+    /* without VMEM residency, which would keep %3 out of HBM */
+    assert_true(tpu_spec_parse("hbm { capacity_bytes: 65536 } vmem { residency: false }", "small",
+                               &spec, err, sizeof err));
     tgt_diag d;
     memset(&d, 0, sizeof d);
     assert_null(tpu_compile(fn, am, &spec, &d));
@@ -324,7 +331,8 @@ static void test_hbm_capacity_names_the_tensors(void **state)
 }
 
 /* Four 4 MiB values in a chain: two are live at a time, so the program
- * fits in 8 MiB, and each value takes the place of the one before last. */
+ * fits in 8 MiB, and each value takes the place of the one before last
+ * (with VMEM residency off: it would keep %1 and %2 out of HBM). */
 static const char *const transposes =
     "func @turn(%0: f32[1024,1024]) -> (f32[1024,1024]) {\n"
     "  %1 = transpose(%0) {perm = [1,0]} : f32[1024,1024]\n"
@@ -351,7 +359,8 @@ static void test_hbm_buffers_are_reused(void **state)
     ir_function *fn;
     pass_analyses *am;
     tgt_diag d;
-    tpu_program *p = compile_with_hbm(transposes, "hbm { capacity_bytes: 8388608 }", &fn, &am, &d);
+    tpu_program *p = compile_with_hbm(
+        transposes, "hbm { capacity_bytes: 8388608 } vmem { residency: false }", &fn, &am, &d);
     if (!p)
         fail_msg("%s", d.msg);
     assert_int_equal(p->hbm_bytes, 8 << 20);
@@ -363,7 +372,8 @@ static void test_hbm_buffers_are_reused(void **state)
     pass_analyses_free(am);
     ir_function_free(fn);
     /* one byte less, and the peak is named where it is reached */
-    assert_null(compile_with_hbm(transposes, "hbm { capacity_bytes: 8388607 }", &fn, &am, &d));
+    assert_null(compile_with_hbm(
+        transposes, "hbm { capacity_bytes: 8388607 } vmem { residency: false }", &fn, &am, &d));
     assert_non_null(strstr(d.msg, "the program needs 8.0 MiB of HBM at its peak"));
     assert_non_null(strstr(d.msg, "live there: %0 (parameter f32[1024,1024], 4.0 MiB), "
                                   "%1 (transpose f32[1024,1024], 4.0 MiB)"));
