@@ -149,6 +149,8 @@ bool sm_replace_function_graph(ag_saved_model *m, int i, ir_function *g, char *e
                                size_t errlen);
 /* Drops the variables no function reads, renumbering the records'. */
 void sm_drop_unread_variables(ag_saved_model *m);
+/* g in the text IR, as a saved model holds it (malloc'ed). */
+char *sm_graph_text(const ir_function *g);
 
 /* The function record's index for a concrete function name; -1 if none. */
 int sm_function_index(const ag_saved_model *m, const char *name);

@@ -43,7 +43,7 @@ static int model_index(const ag_saved_model *m, const rt_variable *v)
     return -1;
 }
 
-static char *print_graph(const ir_function *g)
+char *sm_graph_text(const ir_function *g)
 {
     char *text = NULL;
     size_t n = 0;
@@ -73,7 +73,7 @@ bool sm_replace_function_graph(ag_saved_model *m, int i, ir_function *g, char *e
     }
     f->n_variables = g->n_vars;
     free(m->fns[i].text);
-    m->fns[i].text = print_graph(g);
+    m->fns[i].text = sm_graph_text(g);
     return true;
 }
 

@@ -221,16 +221,6 @@ static bool distinct_names(saver *S, const sm_io *io, int n, const char *what)
     return true;
 }
 
-static char *print_graph(const ir_function *g)
-{
-    char *text = NULL;
-    size_t n = 0;
-    FILE *mem = open_memstream(&text, &n);
-    ir_print(g, mem);
-    fclose(mem);
-    return text;
-}
-
 static bool export_signature(saver *S, const ag_export_signature *e)
 {
     sm_manifest *man = S->man;
@@ -324,7 +314,7 @@ bool ag_saved_model_save_at(ag_loc loc, const char *dir, const ag_save_options *
                               o->aliases[i].alias, o->aliases[i].function),
                     false);
     for (int i = 0; ok && i < S.man->n_functions; i++)
-        S.texts[i] = print_graph(S.graphs[i]);
+        S.texts[i] = sm_graph_text(S.graphs[i]);
     if (ok) {
         const rt_value **values = rt_xcalloc((size_t)S.man->n_variables + 1, sizeof *values);
         for (int i = 0; i < S.man->n_variables; i++)
