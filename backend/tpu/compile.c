@@ -491,6 +491,8 @@ tpu_program *tpu_compile(const ir_function *fn, pass_analyses *am, const tpu_spe
         tpu_program_free(p);
         return NULL;
     }
+    if (p->slice)
+        tpu_slice_count(p);
     const ir_graph *body = p->fn->body;
     p->params = rt_xcalloc((size_t)body->n_params + 1, sizeof *p->params);
     p->results = rt_xcalloc((size_t)body->n_results + 1, sizeof *p->results);
@@ -509,8 +511,6 @@ tpu_program *tpu_compile(const ir_function *fn, pass_analyses *am, const tpu_spe
         p->n_xlu += p->inst[i].kind == TPU_XLU;
         p->n_loops += p->inst[i].kind == TPU_VPU_LOOP && p->inst[i].loop_head;
     }
-    if (p->slice)
-        tpu_slice_count(p);
     p->plan = ir_plan_new(fn);
     return p;
 }

@@ -45,7 +45,7 @@ void tpu_slice_print_node(const tpu_program *p, const ir_node *n, int depth, FIL
     char t[128];
     indent(out, depth);
     fprintf(out, "ici.%s %%%d %s: ", tpu_coll_name(x->kind), n->id,
-            ir_type_str(&n->type, t, sizeof t));
+            ir_type_str(&x->whole, t, sizeof t));
     if (x->kind == TPU_ALL_REDUCE)
         fprintf(out, "partial sums of %d chips, added in chip order -> whole", s->chips);
     else

@@ -373,6 +373,7 @@ static void add_phase(partitioner *P, tpu_shard *x, tpu_collective kind, int64_t
 static void cost_collective(partitioner *P, const ir_node *n, tpu_shard *x)
 {
     int nx = (int)P->spec->mesh.x, ny = (int)P->spec->mesh.y;
+    x->whole = n->type;
     x->bytes = tpu_padded_bytes(&n->type);
     int64_t part = div_up(x->bytes, ny);
     if (x->kind == TPU_ALL_REDUCE) {
@@ -385,12 +386,12 @@ static void cost_collective(partitioner *P, const ir_node *n, tpu_shard *x)
 
 /* ----------------------------------------------------- the chip's function */
 
-/* v's layout in a chip's HBM: a gathered value is whole there. */
+/* The share of v its producer makes on a chip (a gathered value: before
+ * the gather, which fills in the rest of its buffer). */
 static tpu_layout held(const partitioner *P, const ir_node *v)
 {
-    const tpu_shard *x = &P->s->node[v->id];
-    int l = is_param(P, v) ? P->param_layout[v->id] : (int)x->layout;
-    return l == FREE || (!is_param(P, v) && x->collective) ? TPU_WHOLE : (tpu_layout)l;
+    int l = is_param(P, v) ? P->param_layout[v->id] : (int)P->s->node[v->id].layout;
+    return l == FREE ? TPU_WHOLE : (tpu_layout)l;
 }
 
 static void type_chip_node(const partitioner *P, ir_node *c)
@@ -399,12 +400,13 @@ static void type_chip_node(const partitioner *P, ir_node *c)
 }
 
 /*
- * What node n of the copy reads of operand v (already typed as a chip
- * holds it) when it wants its share with layout l but the chip holds it
- * whole: a stand-in with v's id (so every table by id is v's) and the
- * share's type, which compile.c costs the consumer with. One per (v, l).
+ * What a node of the copy reads of operand v (typed as its producer makes
+ * it) when it wants another layout l: the whole of a gathered value, or a
+ * chip's share of a whole one, taken in place. A stand-in with v's id (so
+ * every table by id is v's) and type t, which compile.c costs the
+ * consumer with. One per (v, l).
  */
-static ir_node *share_of(partitioner *P, ir_node *v, tpu_layout l)
+static ir_node *share_of(partitioner *P, ir_node *v, tpu_layout l, ir_type t)
 {
     tpu_slice *s = P->s;
     for (int i = 0; i < s->n_stand_ins; i++)
@@ -412,7 +414,7 @@ static ir_node *share_of(partitioner *P, ir_node *v, tpu_layout l)
             return s->stand_in[i];
     ir_node *x = rt_xmalloc(sizeof *x);
     *x = *v;
-    x->type = chip_type(P, &v->type, l);
+    x->type = t;
     s->stand_in = rt_xrealloc(s->stand_in, (size_t)(s->n_stand_ins + 1) * sizeof *s->stand_in);
     s->stand_in_layout = rt_xrealloc(s->stand_in_layout,
                                      (size_t)(s->n_stand_ins + 1) * sizeof *s->stand_in_layout);
@@ -437,16 +439,16 @@ static tpu_layout reads(const partitioner *P, const ir_node *n, int i)
     return TPU_WHOLE;
 }
 
-/* Every split product and split loop of the copy reads its operands'
- * shares. */
+/* Every node of the copy reads its operands as it wants them: split
+ * products and loops their shares, the others gathered values whole. */
 static void read_shares(partitioner *P, ir_function *c)
 {
     const ir_node *o = P->fn->body->first;
     for (ir_node *n = c->body->first; n && o; n = n->next, o = o->next)
         for (int i = 0; i < n->n_in; i++) {
             tpu_layout l = reads(P, o, i);
-            if (l != TPU_WHOLE && held(P, o->in[i]) == TPU_WHOLE)
-                n->in[i] = share_of(P, n->in[i], l);
+            if (l != held(P, o->in[i]))
+                n->in[i] = share_of(P, n->in[i], l, chip_type(P, &o->in[i]->type, l));
         }
 }
 
@@ -500,11 +502,15 @@ tpu_slice *tpu_slice_new(const ir_function *fn, pass_analyses *am, const tpu_spe
 
 void tpu_slice_count(tpu_program *p)
 {
-    for (int i = 0; i < p->n_ids && i < p->slice->n_ids; i++)
-        if (p->slice->node[i].split != TPU_SPLIT_NONE) {
+    for (int i = 0; i < p->n_ids && i < p->slice->n_ids; i++) {
+        const tpu_shard *x = &p->slice->node[i];
+        if (x->split != TPU_SPLIT_NONE) {
             p->inst[i].macs *= p->slice->chips;
             p->inst[i].flops *= p->slice->chips;
         }
+        if (x->collective && p->inst[i].padded_bytes > 0)
+            p->inst[i].padded_bytes = x->bytes;
+    }
 }
 
 void tpu_slice_free(tpu_slice *s)

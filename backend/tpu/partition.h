@@ -52,6 +52,7 @@ typedef struct tpu_shard {
     tpu_layout layout;   /* its value on each chip, before any collective */
     bool collective;     /* a collective follows it: ... */
     tpu_collective kind; /* all-gather (then whole everywhere) or all-reduce (K) */
+    ir_type whole;       /* the value's type when whole */
     int64_t bytes;       /* the whole value's padded bytes, what the collective moves */
     int64_t cycles[4];   /* the collective's phases, alternately on the y and x links */
     tpu_unit queue[4];   /* (all-gather: x then y; all-reduce: y, x, x, y) */
@@ -77,10 +78,11 @@ tpu_slice *tpu_slice_new(const ir_function *fn, pass_analyses *am, const tpu_spe
                          tgt_diag *diag);
 void tpu_slice_free(tpu_slice *s);
 
-/* After p is compiled from s->chip_fn: a split product's multiply-adds
- * and flops become the slice's (its share times the chips), so the
- * profile counts useful work once (a product whole on every chip counts
- * once too). */
+/* After p is compiled from s->chip_fn, before its HBM is placed: a
+ * split product's multiply-adds and flops become the slice's (its share
+ * times the chips), so the profile counts useful work once (a product
+ * whole on every chip counts once too); a gathered value's buffer holds
+ * the whole. */
 void tpu_slice_count(tpu_program *p);
 
 /* The listing's parts (listing_slice.c): the slice's header lines, and

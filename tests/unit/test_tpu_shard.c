@@ -267,6 +267,10 @@ static void test_listing_names_splits_and_collectives(void **state)
     assert_non_null(strstr(text, "split N (columns)"));
     /* the second product needs its left operand whole: gathered after its loop */
     assert_non_null(strstr(text, "ici.all-gather %6 f32[64,512]: columns of 4 chips -> whole"));
+    /* the loop makes its shares, 8 vregs of %5 and of %6, into a buffer
+     * of the whole %6 that the gather fills */
+    assert_int_equal(b.p->inst[5].tiles, 16);
+    assert_int_equal(b.p->inst[6].padded_bytes, 64 * 512 * 4);
     free(text);
     build_free(&b);
     b = compile_ok(mlp, "chips: 4 mesh { x: 2 y: 2 } partition: CONTRACTING");
