@@ -17,7 +17,15 @@
  *       device time against its int8 roofline (goal: within 5%) and
  *       against (a)'s bf16 device time (goal: at most 0.55x), and a
  *       weight's HBM bytes in int8 against f32 (goal: 4x smaller).
- *   (f) the MLP of (b) at batch 64 on one chip with and without VMEM
+ *   (f) a bf16 8192^3 matmul partitioned over a 2x2 slice (partition.c):
+ *       device time against one chip's (goal: at most 0.30x), beside the
+ *       slice's roofline, collectives included;
+ *   (g) the simulator's own speed on 8 chips: wall time of a functional
+ *       run of an f32 512^3 product on a 2x4 slice against one chip's
+ *       (goal: at most 3x). Every chip runs the same program, so the
+ *       simulator times one chip and its links, and computes the split
+ *       product share by share: the same arithmetic as one chip's.
+ *   (h) the MLP of (b) at batch 64 on one chip with and without VMEM
  *       residency (vmem.c; `vmem { residency: false }`): HBM bytes and
  *       device time before and after (goal: both lower with it).
  *
@@ -27,6 +35,7 @@
 #include "bench_util.h"
 
 #include "collective.h"
+#include "partition.h"
 #include "program.h"
 
 #include <math.h>
@@ -51,13 +60,20 @@ typedef struct compiled {
     tpu_program *p;
 } compiled;
 
-static compiled compile_for(const char *text, const tpu_spec *spec)
+/* The same for the spec text over the v5e's defaults. */
+static compiled compile_for(const char *text, const char *spec_text)
 {
     compiled c = {.fn = parse_or_die(text)};
     c.am = pass_analyses_new(c.fn, &tgt_find("tpu-model")->caps);
     pass_run_with(c.fn, "place", c.am, NULL);
+    tpu_spec spec;
+    char err[256];
+    if (!tpu_spec_parse(spec_text, "bench", &spec, err, sizeof err)) {
+        fprintf(stderr, "bench_tpu: %s\n", err);
+        exit(1);
+    }
     tgt_diag d;
-    c.p = tpu_compile(c.fn, c.am, spec, &d);
+    c.p = tpu_compile(c.fn, c.am, &spec, &d);
     if (!c.p) {
         fprintf(stderr, "bench_tpu: %s\n", d.msg);
         exit(1);
@@ -65,12 +81,7 @@ static compiled compile_for(const char *text, const tpu_spec *spec)
     return c;
 }
 
-static compiled compile_text(const char *text)
-{
-    tpu_spec spec;
-    tpu_spec_default(&spec);
-    return compile_for(text, &spec);
-}
+static compiled compile_text(const char *text) { return compile_for(text, ""); }
 
 static void compiled_free(compiled *c)
 {
@@ -94,8 +105,8 @@ static void goal(const char *what, bool ok)
     printf("  goal: %-52s %s\n", what, ok ? "PASS" : "MISS");
 }
 
-/* An n x n x n product of dtype dt, as text IR. */
-static compiled square_matmul(const char *dt, int64_t n)
+/* An n x n x n product of dtype dt, as text IR, for the spec text. */
+static compiled square_matmul_for(const char *dt, int64_t n, const char *spec)
 {
     char text[512];
     long long k = n;
@@ -103,8 +114,10 @@ static compiled square_matmul(const char *dt, int64_t n)
              "func @mm(%%0: %s[%lld,%lld], %%1: %s[%lld,%lld]) -> (%s[%lld,%lld]) {\n"
              "  %%2 = matmul(%%0, %%1) : %s[%lld,%lld]\n  return %%2\n}\n",
              dt, k, k, dt, k, k, dt, k, k, dt, k, k);
-    return compile_text(text);
+    return compile_for(text, spec);
 }
+
+static compiled square_matmul(const char *dt, int64_t n) { return square_matmul_for(dt, n, ""); }
 
 /* (a): the bf16 product's device time in *device_seconds */
 static bool large_matmul(int64_t n, double *device_seconds)
@@ -261,12 +274,58 @@ static bool int8_matmul(int64_t n, double bf16_device_seconds)
 }
 
 /* (f) */
+static bool sliced_matmul(int64_t n, double one_chip_seconds)
+{
+    compiled c = square_matmul_for("bf16", n, "chips: 4 mesh { x: 2 y: 2 }");
+    tpu_profile prof;
+    tpu_time(c.p, &prof);
+    double ratio = prof.device_seconds / one_chip_seconds;
+    printf("\n(f) bf16 matmul %lld^3 on a 2x2 slice, split %s\n", (long long)n,
+           tpu_split_name(c.p->slice->node[2].split));
+    printf("  device time %10.3f ms  one chip %10.3f ms  (%.3fx); slice roofline %10.3f ms "
+           "(collectives %.3f ms)\n", prof.device_seconds * 1e3, one_chip_seconds * 1e3, ratio,
+           prof.roofline_seconds * 1e3, prof.coll_formula_seconds * 1e3);
+    goal("2x2 device time <= 0.30x one chip's", ratio <= 0.30);
+    compiled_free(&c);
+    return ratio <= 0.30;
+}
+
+static double run_wall(const compiled *c, rt_value *const *in)
+{
+    double t[3];
+    for (int r = 0; r < 3; r++) {
+        rt_value *out = NULL;
+        double t0 = bench_now_s();
+        tpu_run(c->p, in, 2, &out, NULL, NULL);
+        t[r] = bench_now_s() - t0;
+        rt_value_free(out);
+    }
+    return bench_median(t, 3);
+}
+
+/* (g) */
+static bool slice_simulator_speed(int64_t n)
+{
+    compiled one = square_matmul("f32", n);
+    compiled eight = square_matmul_for("f32", n, "chips: 8 mesh { x: 2 y: 4 }");
+    ag_shape s = {2, {n, n}};
+    rt_value *in[2] = {random_value(AG_F32, s, 1), random_value(AG_F32, s, 2)};
+    double a = run_wall(&one, in), b = run_wall(&eight, in);
+    printf("\n(g) the simulator's speed on 8 chips: an f32 %lld^3 matmul, split %s\n",
+           (long long)n, tpu_split_name(eight.p->slice->node[2].split));
+    printf("  one chip %8.2f ms  2x4 slice %8.2f ms  (%.2fx)\n", a * 1e3, b * 1e3, b / a);
+    goal("simulating 8 chips <= 3x one chip's wall time", b <= 3 * a);
+    for (int i = 0; i < 2; i++)
+        rt_value_free(in[i]);
+    compiled_free(&one);
+    compiled_free(&eight);
+    return b <= 3 * a;
+}
+
+/* (h) */
 static void mlp_time(bool residency, tpu_profile *prof, int64_t *hbm_peak)
 {
-    tpu_spec spec;
-    tpu_spec_default(&spec);
-    spec.vmem.residency = residency;
-    compiled c = compile_for(mlp, &spec);
+    compiled c = compile_for(mlp, residency ? "" : "vmem { residency: false }");
     tpu_time(c.p, prof);
     *hbm_peak = c.p->hbm_bytes;
     compiled_free(&c);
@@ -278,7 +337,7 @@ static bool mlp_residency(void)
     int64_t peak_off, peak_on;
     mlp_time(false, &off, &peak_off);
     mlp_time(true, &on, &peak_on);
-    printf("\n(f) MLP forward, batch 64, 784-512-512-10 f32, one chip: VMEM residency\n");
+    printf("\n(h) MLP forward, batch 64, 784-512-512-10 f32, one chip: VMEM residency\n");
     printf("  %-16s %14s %14s %12s\n", "", "hbm bytes", "device us", "hbm peak");
     printf("  %-16s %14lld %14.3f %12lld\n", "without", (long long)off.hbm_bytes,
            off.device_seconds * 1e6, (long long)peak_off);
@@ -301,6 +360,8 @@ int main(void)
     missed += !simulator_speed(512);
     missed += !collectives();
     missed += !int8_matmul(8192, bf16_seconds);
+    missed += !sliced_matmul(8192, bf16_seconds);
+    missed += !slice_simulator_speed(512);
     missed += !mlp_residency();
     printf("\n%d goal(s) missed\n", missed);
     ag_shutdown();

@@ -35,12 +35,13 @@
 #include "program.h"
 
 #include "numerics.h"
+#include "partition.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { LANES_TILE = 128, SCALAR_DECISION_CYCLES = 16 };
+enum { SCALAR_DECISION_CYCLES = 16 };
 /* An op placed on the host: a dispatch, then its bytes at host memory
  * speed (a model figure: the host is not the device being modelled). */
 static const double HOST_OP_SECONDS = 1e-6, HOST_BYTES_PER_SECOND = 10e9;
@@ -56,29 +57,6 @@ static bool shape_static(const ir_type *t)
         if (t->shape.dims[i] < 0)
             return false;
     return true;
-}
-
-/* A 32-bit slot per element, 16-bit for bf16 (two to a sublane), 8-bit
- * for i8 (four to a sublane): memory holds the packed tiles, (16, 128)
- * for bf16 and (32, 128) for i8. */
-static int64_t slot_bytes(ag_dtype dt)
-{
-    return dt == AG_I8 ? 1 : dt == AG_BF16 ? 2 : dt == AG_F64 || dt == AG_I64 ? 8 : 4;
-}
-static int64_t tile_rows(ag_dtype dt) { return dt == AG_I8 ? 32 : dt == AG_BF16 ? 16 : 8; }
-
-int64_t tpu_padded_bytes(const ir_type *t)
-{
-    if (!shape_static(t))
-        return -1;
-    const ag_shape *s = &t->shape;
-    int64_t rows = s->rank >= 2 ? s->dims[s->rank - 2] : 1;
-    int64_t cols = s->rank >= 1 ? s->dims[s->rank - 1] : 1;
-    int64_t lead = 1;
-    for (int i = 0; i + 2 < s->rank; i++)
-        lead *= s->dims[i];
-    return lead * round_up(rows, tile_rows(t->dtype)) * round_up(cols, LANES_TILE) *
-           slot_bytes(t->dtype);
 }
 
 static int64_t elements(const ir_type *t)
@@ -312,7 +290,7 @@ static bool loop_value_stored(const tpu_program *p, const ir_node *v, int c)
             return true;
     for (const ir_node *u = v->next; u; u = u->next)
         for (int i = 0; i < u->n_in; i++)
-            if (u->in[i] == v && !in_loop(p, u, c))
+            if (u->in[i]->id == v->id && !in_loop(p, u, c)) /* by id: a chip's share of v too */
                 return true;
     return false;
 }
@@ -529,7 +507,7 @@ static bool read_on_device(const ir_graph *body, const ir_node *param, ir_device
 {
     for (const ir_node *n = body->first; n; n = n->next)
         for (int i = 0; n->device == device && i < n->n_in; i++)
-            if (n->in[i] == param)
+            if (n->in[i]->id == param->id) /* by id: a chip's share of it too */
                 return true;
     return false;
 }
@@ -562,14 +540,25 @@ tpu_program *tpu_compile(const ir_function *fn, pass_analyses *am, const tpu_spe
     p->inst = rt_xcalloc((size_t)p->n_ids, sizeof *p->inst);
     compiler C = {.p = p, .spec = &p->spec, .live = pass_analyses_liveness(am), .diag = diag,
                   .device = ir_device_named(TPU_TARGET)};
-    compile_graph(&C, fn->body);
-    if (!C.failed && tpu_keep_in_vmem(p, C.live) > 0)
+    /* several chips: the program one chip runs, on its share */
+    if (spec->chips > 1 && !(p->slice = tpu_slice_new(fn, am, spec, diag))) {
+        tpu_program_free(p);
+        return NULL;
+    }
+    if (p->slice)
+        p->fn = p->slice->chip_fn;
+    compile_graph(&C, p->fn->body);
+    /* residency on one chip; a slice's values stay in HBM (its collectives
+     * read and write them there) */
+    if (!C.failed && !p->slice && tpu_keep_in_vmem(p, C.live) > 0)
         recost(&C);
     if (C.failed) {
         tpu_program_free(p);
         return NULL;
     }
-    const ir_graph *body = fn->body;
+    if (p->slice)
+        tpu_slice_count(p);
+    const ir_graph *body = p->fn->body;
     p->params = rt_xcalloc((size_t)body->n_params + 1, sizeof *p->params);
     p->results = rt_xcalloc((size_t)body->n_results + 1, sizeof *p->results);
     for (int i = 0; i < body->n_params; i++)
@@ -596,6 +585,7 @@ void tpu_program_free(tpu_program *p)
     if (!p)
         return;
     ir_plan_free(p->plan);
+    tpu_slice_free(p->slice);
     free(p->inst);
     free(p->params);
     free(p->results);

@@ -16,6 +16,8 @@
  */
 #include "program.h"
 
+#include "partition.h"
+
 #include <string.h>
 
 static void indent(FILE *out, int depth)
@@ -175,8 +177,11 @@ static void print_node(const tpu_program *p, const ir_node *n, int depth, FILE *
 {
     const tpu_inst *x = &p->inst[n->id];
     char t[128];
-    if (x->kind == TPU_NONE || (x->kind == TPU_VPU_LOOP && !x->loop_head))
+    if (x->kind == TPU_NONE || (x->kind == TPU_VPU_LOOP && !x->loop_head)) {
+        if (p->slice) /* a loop member's gather, after its loop */
+            tpu_slice_print_node(p, n, depth, out);
         return;
+    }
     indent(out, depth);
     switch (x->kind) {
     case TPU_CONST:
@@ -191,6 +196,8 @@ static void print_node(const tpu_program *p, const ir_node *n, int depth, FILE *
         fprintf(out, "  %lld tiles x %d %spass%s", (long long)x->tiles, x->passes,
                 x->int8 ? "int8 " : "", x->passes > 1 ? "es" : "");
         put_cycles(out, x);
+        if (p->slice)
+            fprintf(out, "  split %s", tpu_split_name(p->slice->node[n->id].split));
         break;
     case TPU_VPU_LOOP: put_loop(p, n, x, out); break;
     case TPU_XLU:
@@ -217,6 +224,8 @@ static void print_node(const tpu_program *p, const ir_node *n, int depth, FILE *
     case TPU_NONE: return;
     }
     put_location(out, n);
+    if (p->slice)
+        tpu_slice_print_node(p, n, depth, out);
 }
 
 static void print_graph(const tpu_program *p, const ir_graph *g, int depth, FILE *out)
@@ -254,6 +263,8 @@ void tpu_program_print(const tpu_program *p, FILE *out)
     if (p->n_vmem)
         fprintf(out, "; vmem: %d %s kept between instructions, %.1f KiB at the peak\n",
                 p->n_vmem, p->n_vmem == 1 ? "value" : "values", (double)p->vmem_bytes / 1024);
+    if (p->slice)
+        tpu_slice_print_header(p, out);
     /* what only the host reads, or the host made, does not cross */
     for (int i = 0; i < body->n_params; i++)
         if (p->params[i].cycles)

@@ -20,7 +20,7 @@ enum { LEFT = 120, WIDTH = 1100, TOP = 48, ROW = 26, BOX = 20, RIGHT = 20 };
 
 static const struct {
     const char *color, *meaning;
-} unit_style[TPU_N_UNITS] = {
+} unit_style[TPU_N_QUEUES] = {
     [TPU_UNIT_H2D] = {"#e4572e", "host link in"},
     [TPU_UNIT_D2H] = {"#f28e2b", "host link out"},
     [TPU_UNIT_HBM] = {"#edc948", "HBM <-> VMEM staging"},
@@ -29,6 +29,8 @@ static const struct {
     [TPU_UNIT_XLU] = {"#b07aa1", "cross-lane unit"},
     [TPU_UNIT_SCALAR] = {"#9c755f", "scalar unit: control flow"},
     [TPU_UNIT_HOST] = {"#ff9da7", "ops on the host"},
+    [TPU_UNIT_ICI_X] = {"#76b7b2", "chip links along x"},
+    [TPU_UNIT_ICI_Y] = {"#499894", "chip links along y"},
 };
 static const char *const call_color = "#bab0ac";
 
@@ -125,19 +127,19 @@ static void put_axis(const axis *a, int y, FILE *out)
             LEFT - 8, y + 18);
 }
 
-static void put_rows(FILE *out)
+static void put_rows(int units, FILE *out)
 {
-    for (int r = 0; r <= TPU_N_UNITS; r++)
+    for (int r = 0; r <= units; r++)
         fprintf(out, "<text class=\"row\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n",
                 LEFT - 8, TOP + r * ROW + 14,
                 r ? tpu_unit_name((tpu_unit)(r - 1)) : "calls");
 }
 
-static void put_legend(int y, FILE *out)
+static void put_legend(int units, int y, FILE *out)
 {
     fputs("<g class=\"legend\">\n", out);
     int x = LEFT;
-    for (int u = -1; u < TPU_N_UNITS; u++) {
+    for (int u = -1; u < units; u++) {
         const char *color = u < 0 ? call_color : unit_style[u].color;
         const char *meaning = u < 0 ? "a call" : unit_style[u].meaning;
         fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
@@ -182,7 +184,10 @@ bool tpu_picture_write(const tpu_picture_call *calls, int n, long long dropped, 
     const tpu_picture_call *last = &calls[n - 1];
     axis a = {calls[0].offset_us,
               last->offset_us + (double)last->t->cycles * 1e6 / last->t->clock_hz};
-    int axis_y = TOP + (TPU_N_UNITS + 1) * ROW + 4, height = axis_y + 80;
+    int units = TPU_N_UNITS; /* and a slice's links, when a call has them */
+    for (int i = 0; i < n; i++)
+        units = calls[i].t->chips > 1 ? TPU_N_QUEUES : units;
+    int axis_y = TOP + (units + 1) * ROW + 4, height = axis_y + 80;
     fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                  "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                  "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
@@ -191,11 +196,11 @@ bool tpu_picture_write(const tpu_picture_call *calls, int n, long long dropped, 
                  "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
             LEFT + WIDTH + RIGHT, height, LEFT + WIDTH + RIGHT, height);
     put_title(calls, n, dropped, out);
-    put_rows(out);
+    put_rows(units, out);
     put_axis(&a, axis_y, out);
     for (int k = 0; k < n; k++)
         put_call(&a, &calls[k], out);
-    put_legend(axis_y + 32, out);
+    put_legend(units, axis_y + 32, out);
     fputs("</svg>\n", out);
     return !ferror(out);
 }

@@ -19,8 +19,8 @@
 const char *tpu_unit_name(tpu_unit u)
 {
     static const char *const names[] = {"dma.h2d", "dma.d2h", "dma.hbm", "mxu", "vpu", "xlu",
-                                        "scalar", "host"};
-    return u < TPU_N_UNITS ? names[u] : "?";
+                                        "scalar", "host", "ici.x", "ici.y"};
+    return u < TPU_N_QUEUES ? names[u] : "?";
 }
 
 typedef struct edge {
@@ -68,7 +68,7 @@ void tpu_profile_shares(const tpu_timeline *t, tpu_profile *prof)
         e[2 * i + 1] = (edge){t->ev[i].start + t->ev[i].cycles, -1, t->ev[i].unit};
     }
     qsort(e, (size_t)(2 * t->n), sizeof *e, by_time);
-    int busy[TPU_N_UNITS] = {0};
+    int busy[TPU_N_QUEUES] = {0};
     int64_t at = 0;
     for (int i = 0; i < 2 * t->n; i++) {
         charge(prof, busy, at, e[i].t, t->cycles);
@@ -83,7 +83,7 @@ void tpu_profile_shares(const tpu_timeline *t, tpu_profile *prof)
  * 1000 (largest remainders get the tenths left over). */
 static void tenths(const int64_t *parts, int n, int64_t total, int *out)
 {
-    int64_t rem[TPU_N_UNITS + 1];
+    int64_t rem[TPU_N_QUEUES + 1];
     int sum = 0;
     for (int i = 0; i < n; i++) {
         out[i] = total > 0 ? (int)(parts[i] * 1000 / total) : 0;
@@ -108,21 +108,22 @@ void tpu_profile_print(const tpu_profile *prof, const char *name, FILE *out)
             name ? name : "?", prof->seconds * 1e6, (long long)prof->cycles,
             sw_plural(prof->cycles, "cycle", "cycles"), prof->device_seconds * 1e6,
             prof->roofline_seconds * 1e6);
-    int64_t parts[TPU_N_UNITS + 1];
+    int rows = prof->chips > 1 ? TPU_N_QUEUES : TPU_N_UNITS; /* a slice: its links too */
+    int64_t parts[TPU_N_QUEUES + 1];
     memcpy(parts, prof->share, sizeof prof->share);
-    parts[TPU_N_UNITS] = prof->idle;
-    int share[TPU_N_UNITS + 1];
-    tenths(parts, TPU_N_UNITS + 1, prof->cycles, share);
+    parts[rows] = prof->idle;
+    int share[TPU_N_QUEUES + 1];
+    tenths(parts, rows + 1, prof->cycles, share);
     fprintf(out, "  unit     busy cycles   busy  share\n");
-    for (int u = 0; u < TPU_N_UNITS; u++)
+    for (int u = 0; u < rows; u++)
         fprintf(out, "  %-8s %11lld %5.1f%% %5.1f%%\n", tpu_unit_name((tpu_unit)u),
                 (long long)prof->busy[u],
                 prof->cycles ? 100.0 * (double)prof->busy[u] / (double)prof->cycles : 0.0,
                 share[u] / 10.0);
-    fprintf(out, "  %-27s %5.1f%%\n", "idle (waiting on latency)", share[TPU_N_UNITS] / 10.0);
+    fprintf(out, "  %-27s %5.1f%%\n", "idle (waiting on latency)", share[rows] / 10.0);
     fprintf(out, "  (busy: of the call, units overlap; share: each cycle once, to the first "
-                 "busy unit of mxu vpu xlu scalar dma.hbm dma.h2d dma.d2h host, or idle: "
-                 "100%% in all)\n");
+                 "busy unit of mxu vpu xlu scalar dma.hbm dma.h2d dma.d2h host%s, or idle: "
+                 "100%% in all)\n", rows > TPU_N_UNITS ? " ici.x ici.y" : "");
     fprintf(out, "  mxu utilization %.1f%% of peak (%lld %s", 100 * prof->mxu_utilization,
             (long long)prof->macs, sw_plural(prof->macs, "multiply-add", "multiply-adds"));
     if (prof->int8_macs)
@@ -133,4 +134,6 @@ void tpu_profile_print(const tpu_profile *prof, const char *name, FILE *out)
             (long long)prof->host_bytes, sw_plural(prof->host_bytes, "byte", "bytes"),
             (long long)prof->host_padding, (long long)prof->hbm_bytes,
             sw_plural(prof->hbm_bytes, "byte", "bytes"), (long long)prof->hbm_saved);
+    if (prof->chips > 1)
+        tpu_profile_print_slice(prof, out);
 }

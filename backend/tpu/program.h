@@ -36,7 +36,12 @@ typedef enum tpu_unit {
     TPU_UNIT_XLU,
     TPU_UNIT_SCALAR,
     TPU_UNIT_HOST,   /* the host's CPU: ops placed there (soft placement) */
-    TPU_N_UNITS
+    TPU_N_UNITS,     /* a chip's units (ag_profile lists these) */
+    /* A slice's links (several chips): a chip's ICI links along each mesh
+     * axis, one queue each; collectives run there (partition.h) */
+    TPU_UNIT_ICI_X = TPU_N_UNITS,
+    TPU_UNIT_ICI_Y,
+    TPU_N_QUEUES
 } tpu_unit;
 
 typedef enum tpu_kind {
@@ -122,8 +127,11 @@ typedef struct tpu_transfer {
 } tpu_transfer;
 
 typedef struct tpu_program {
-    const ir_function *fn;
-    ir_plan *plan;           /* what runs (the simulator executes with it) */
+    const ir_function *fn;   /* as a chip runs it: on several chips, a copy whose values
+                              * have a chip's share's types (partition.h) */
+    ir_plan *plan;           /* what runs (the simulator executes with it): the whole
+                              * function */
+    struct tpu_slice *slice; /* several chips: the partitioning, else NULL */
     const pass_fusion_plan *fusion;
     tpu_spec spec;
     int n_ids;
@@ -183,6 +191,7 @@ typedef struct tpu_timeline {
     int64_t cycles;       /* the call's length */
     double clock_hz;
     char function[64], device[64];
+    int chips; /* a slice: every chip's events are these (SPMD) */
 } tpu_timeline;
 
 void tpu_timeline_free(tpu_timeline *t);
@@ -192,7 +201,7 @@ typedef struct tpu_profile {
     double seconds;                  /* simulated time of the call */
     double device_seconds;           /* from the first device op to the last (no host link) */
     int64_t cycles;
-    int64_t busy[TPU_N_UNITS];       /* cycles each unit worked */
+    int64_t busy[TPU_N_QUEUES];      /* cycles each unit worked (one chip's, and its links) */
     int64_t macs;                    /* useful MXU multiply-adds */
     int64_t int8_macs;               /* of them, on int8 operands (twice the bf16 rate) */
     double mxu_utilization;          /* macs / (peak per cycle x cycles), int8 ones at their rate */
@@ -203,15 +212,22 @@ typedef struct tpu_profile {
     /* The call's cycles split so that they add up: each cycle goes to the
      * first unit busy then, in TPU_SHARE_ORDER, or to idle when none is
      * (waiting on a latency: HBM's, the host link's). */
-    int64_t share[TPU_N_UNITS];
+    int64_t share[TPU_N_QUEUES];     /* the links' share: the call waiting on them */
     int64_t idle;
+    /* A slice (chips > 1): every chip runs the same program on its share,
+     * so busy, share and hbm_bytes are each chip's (macs the slice's);
+     * the collectives by kind (tpu_collective: all-gather,
+     * reduce-scatter, all-reduce) */
+    int chips, mesh_x, mesh_y;
+    int64_t coll_count[3], coll_bytes[3], coll_cycles[3];
+    double coll_formula_seconds;     /* the collectives at the ring formula */
 } tpu_profile;
 
 /* Compute first, then what feeds it: a cycle where the MXU works while a
  * transfer moves is the MXU's, the transfer hidden behind it. */
 #define TPU_SHARE_ORDER                                                                    \
     {TPU_UNIT_MXU, TPU_UNIT_VPU, TPU_UNIT_XLU, TPU_UNIT_SCALAR, TPU_UNIT_HBM, TPU_UNIT_H2D, \
-     TPU_UNIT_D2H, TPU_UNIT_HOST}
+     TPU_UNIT_D2H, TPU_UNIT_HOST, TPU_UNIT_ICI_X, TPU_UNIT_ICI_Y}
 
 /* Fills prof->share and prof->idle from t's events over t->cycles
  * (profile.c). */
@@ -231,6 +247,8 @@ void tpu_time(const tpu_program *p, tpu_profile *prof);
 const char *tpu_unit_name(tpu_unit u);
 /* AG_PROFILE's text (profile.c; docs/tpu-model.md). */
 void tpu_profile_print(const tpu_profile *prof, const char *name, FILE *out);
+/* Its part for a slice (profile_slice.c): a row per chip, the ICI. */
+void tpu_profile_print_slice(const tpu_profile *prof, FILE *out);
 
 /* ---------------------------------------------------------- the timeline */
 

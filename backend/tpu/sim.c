@@ -24,6 +24,7 @@
 #include "program.h"
 
 #include "numerics.h"
+#include "partition.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ typedef struct sim {
     const tpu_program *p;
     int64_t *ready;              /* by node id: the cycle its value is ready */
     int64_t *loop_end;           /* by fusion loop: when its stores are done */
-    int64_t unit_free[TPU_N_UNITS];
+    int64_t unit_free[TPU_N_QUEUES];
     int64_t horizon;             /* the latest cycle anything finished */
     int64_t device_start, device_end; /* the span of the device's own units */
     tpu_profile prof;
@@ -140,11 +141,9 @@ static void account(sim *S, const tpu_inst *x)
     S->prof.hbm_saved += x->vmem_read + x->vmem_written;
 }
 
-/* The ir_exec_hooks `ran` hook: n's value was just computed. */
-static void ran(void *ctx, const ir_node *n, const rt_value *value)
+/* Node n as one chip runs it. */
+static void run_node(sim *S, const ir_node *n)
 {
-    (void)value;
-    sim *S = ctx;
     const tpu_inst *x = &S->p->inst[n->id];
     int64_t deps = operands_ready(S, n);
     switch (x->kind) {
@@ -184,6 +183,35 @@ static void ran(void *ctx, const ir_node *n, const rt_value *value)
         S->ready[n->id] = deps;
         return;
     }
+}
+
+/* On several chips, the collective after n (partition.h): its phases one
+ * after the other on the links of their axis; n's value is whole (or
+ * summed) when the last is done. */
+static void collective(sim *S, const ir_node *n)
+{
+    if (n->id >= S->p->slice->n_ids || !S->p->slice->node[n->id].collective)
+        return;
+    const tpu_shard *x = &S->p->slice->node[n->id];
+    int64_t t = S->ready[n->id];
+    for (int i = 0; i < x->n_phases; i++) {
+        t = issue(S, x->queue[i], t, x->cycles[i], n, tpu_coll_name(x->kind));
+        S->prof.coll_cycles[x->kind] += x->cycles[i];
+    }
+    S->ready[n->id] = t;
+    S->prof.coll_count[x->kind]++;
+    S->prof.coll_bytes[x->kind] += x->bytes;
+    S->prof.coll_formula_seconds += x->formula_seconds;
+}
+
+/* The ir_exec_hooks `ran` hook: n's value was just computed. */
+static void ran(void *ctx, const ir_node *n, const rt_value *value)
+{
+    (void)value;
+    sim *S = ctx;
+    run_node(S, n);
+    if (S->p->slice)
+        collective(S, n);
 }
 
 /* ------------------------------------------------------------- numerics */
@@ -288,6 +316,11 @@ static rt_value *int8_product(const ir_node *n, rt_value *const *in)
 static rt_value *apply(void *ctx, const ir_node *n, rt_value *const *in, int n_in, bool *handled)
 {
     const sim *S = ctx;
+    rt_value *split = S->p->slice ? tpu_sharded_product(S->p->slice, &S->p->spec, n, in) : NULL;
+    if (split) { /* chip by chip */
+        *handled = true;
+        return split;
+    }
     if (n->opcode == RT_OP_QMATMUL || n->opcode == RT_OP_QCONV2D) {
         *handled = true;
         return int8_product(n, in);
@@ -316,7 +349,7 @@ static void finish_profile(sim *S)
     const tpu_spec *s = &S->p->spec;
     tpu_profile *prof = &S->prof;
     prof->cycles = 0;
-    for (int u = 0; u < TPU_N_UNITS; u++)
+    for (int u = 0; u < TPU_N_QUEUES; u++)
         prof->cycles = max64(prof->cycles, S->unit_free[u]);
     prof->seconds = (double)prof->cycles / s->clock_hz;
     prof->device_seconds = (double)(S->device_end - S->device_start) / s->clock_hz;
@@ -328,6 +361,12 @@ static void finish_profile(sim *S)
     double compute = macs / (tpu_spec_macs_per_cycle(s) * s->clock_hz);
     double memory = (double)prof->hbm_bytes / tpu_spec_staging_bandwidth(s);
     prof->roofline_seconds = compute > memory ? compute : memory;
+    /* a slice: its links at the ring formula bound the call too */
+    if (prof->coll_formula_seconds > prof->roofline_seconds)
+        prof->roofline_seconds = prof->coll_formula_seconds;
+    prof->chips = (int)s->chips;
+    prof->mesh_x = (int)s->mesh.x;
+    prof->mesh_y = (int)s->mesh.y;
 }
 
 static void transfer_in(sim *S)
@@ -371,6 +410,7 @@ static void sim_init(sim *S, const tpu_program *p)
     S->ready = rt_xcalloc((size_t)p->n_ids, sizeof *S->ready);
     S->loop_end = rt_xcalloc((size_t)p->n_ids, sizeof *S->loop_end);
     S->tl.clock_hz = p->spec.clock_hz;
+    S->tl.chips = (int)p->spec.chips;
     snprintf(S->tl.function, sizeof S->tl.function, "%s", p->fn->name ? p->fn->name : "?");
     snprintf(S->tl.device, sizeof S->tl.device, "%s", p->spec.name);
 }

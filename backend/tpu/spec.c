@@ -87,6 +87,8 @@ static const tp_field mesh_fields[] = {
 static const tp_message mesh_message = {"MeshSpec", mesh_fields, COUNT(mesh_fields)};
 
 static const char *const precisions[] = {"DEFAULT", "HIGH", "HIGHEST", NULL};
+static const char *const partitions[] = {"AUTO", "ROWS", "COLUMNS", "CONTRACTING", "REPLICATED",
+                                         NULL};
 
 #define SUB(f, msg, doc_) \
     {.name = #f, .type = TP_MESSAGE, .offset = offsetof(tpu_spec, f), .message = &msg, \
@@ -98,7 +100,7 @@ static const tp_field spec_fields[] = {
     /* 197 TFLOP/s bf16 = 4 MXUs x 128 x 128 multiply-adds x 2 flops x clock */
     FIELD(tpu_spec, clock_hz, TP_DOUBLE, 197e12 / (4.0 * 128 * 128 * 2), 1e6, 1e12,
           "cycles per second"),
-    FIELD(tpu_spec, chips, TP_INT, 1, 1, 1, "chips in the slice, mesh.x x mesh.y (one runs)"),
+    FIELD(tpu_spec, chips, TP_INT, 1, 1, 256, "chips in the slice, mesh.x x mesh.y"),
     SUB(mesh, mesh_message, "the chips' grid"),
     SUB(mxu, mxu_message, "the matrix units"),
     SUB(vpu, vpu_message, "the vector unit"),
@@ -108,6 +110,9 @@ static const tp_field spec_fields[] = {
     SUB(ici, ici_message, "chip <-> chip"),
     {.name = "precision", .type = TP_ENUM, .offset = offsetof(tpu_spec, precision),
      .enums = precisions, .def = TPU_PRECISION_DEFAULT, .doc = "of f32 matrix products"},
+    {.name = "partition", .type = TP_ENUM, .offset = offsetof(tpu_spec, partition),
+     .enums = partitions, .def = TPU_PARTITION_AUTO,
+     .doc = "how products split over the chips: the cost model's choice, or one forced"},
 };
 static const tp_message spec_message = {"DeviceSpec", spec_fields, COUNT(spec_fields)};
 

@@ -55,7 +55,8 @@ typedef struct tpu_ici_spec {
 typedef struct tpu_spec {
     char name[64];
     double clock_hz;
-    int64_t chips;       /* in the slice: mesh.x x mesh.y; one runs yet */
+    int64_t chips;       /* in the slice: mesh.x x mesh.y; more than one partitions
+                          * a program over them (partition.h) */
     tpu_mesh_spec mesh;
     tpu_mxu_spec mxu;
     tpu_vpu_spec vpu;
@@ -64,10 +65,21 @@ typedef struct tpu_spec {
     tpu_memory_spec host_link; /* host <-> device (capacity unused) */
     tpu_ici_spec ici;          /* chip <-> chip */
     int precision;             /* tpu_precision: DEFAULT, HIGH, HIGHEST */
+    int partition;             /* tpu_partition: how products split over the chips */
     /* A compile option, not a spec file's field: tensors cross the host
      * link as rows of 128 lanes when that pads less (tgt_options.io_shapes) */
     bool io_shapes;
 } tpu_spec;
+
+/* The spec's `partition`: the cost model's choice per product, or one
+ * split forced on every product whose dimension divides by the chips. */
+typedef enum tpu_partition {
+    TPU_PARTITION_AUTO,
+    TPU_PARTITION_ROWS,        /* M */
+    TPU_PARTITION_COLUMNS,     /* N */
+    TPU_PARTITION_CONTRACTING, /* K */
+    TPU_PARTITION_REPLICATED,  /* none: every chip computes the whole */
+} tpu_partition;
 
 /* The v5e defaults. */
 void tpu_spec_default(tpu_spec *s);

@@ -26,6 +26,7 @@ static struct {
     long trailer;     /* where the closing lines start */
     double axis_us;   /* where the next call starts */
     long long calls;
+    int named_chips;  /* chips whose tracks are named (a slice's calls) */
     tpu_timeline ring[TPU_PICTURE_CALLS]; /* the last calls, oldest at calls % N */
     double ring_at[TPU_PICTURE_CALLS];
 } T;
@@ -72,20 +73,47 @@ static bool begin(const char *path)
     return true;
 }
 
-static void write_events(const tpu_timeline *t)
+/* A slice's tracks: a process per chip (chip 0 is pid 1, whose rows the
+ * header named), each with its units' rows and its links' (after the
+ * calls row), named once. */
+static void name_chips(int chips)
+{
+    for (int c = T.named_chips; c < chips; c++) {
+        fprintf(T.f, ",\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, "
+                     "\"args\": {\"name\": \"chip %d\"}}", c + 1, c);
+        for (int u = c ? 0 : TPU_N_UNITS; u < TPU_N_QUEUES; u++)
+            fprintf(T.f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, "
+                         "\"tid\": %d, \"args\": {\"name\": \"%s\"}}",
+                    c + 1, u < TPU_N_UNITS ? u : u + 1, tpu_unit_name((tpu_unit)u));
+    }
+    T.named_chips = chips > T.named_chips ? chips : T.named_chips;
+}
+
+/* The events of one chip: SPMD, every chip's are the same. */
+static void write_chip_events(const tpu_timeline *t, int chip)
 {
     double us = 1e6 / t->clock_hz;
     for (int i = 0; i < t->n; i++) {
         const tpu_event *e = &t->ev[i];
+        int tid = e->unit < TPU_N_UNITS ? (int)e->unit : (int)e->unit + 1;
         fprintf(T.f, ",\n{\"name\": \"%s", e->what);
         if (e->value >= 0)
             fprintf(T.f, " %%%d", e->value);
-        fprintf(T.f, "\", \"ph\": \"X\", \"pid\": 1, \"tid\": %d, \"ts\": %.4f, \"dur\": %.4f",
-                (int)e->unit, T.axis_us + (double)e->start * us, (double)e->cycles * us);
+        fprintf(T.f, "\", \"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"ts\": %.4f, \"dur\": %.4f",
+                chip + 1, tid, T.axis_us + (double)e->start * us, (double)e->cycles * us);
         if (e->line)
             fprintf(T.f, ", \"args\": {\"line\": %d}", e->line);
         fputc('}', T.f);
     }
+}
+
+static void write_events(const tpu_timeline *t)
+{
+    double us = 1e6 / t->clock_hz;
+    if (t->chips > 1)
+        name_chips(t->chips);
+    for (int c = 0; c < (t->chips > 1 ? t->chips : 1); c++)
+        write_chip_events(t, c);
     fprintf(T.f, ",\n{\"name\": \"@%s\", \"cat\": \"call\", \"ph\": \"X\", \"pid\": 1, "
                  "\"tid\": %d, \"ts\": %.4f, \"dur\": %.4f, \"args\": {\"call\": %lld}}",
             t->function, TPU_N_UNITS, T.axis_us, (double)t->cycles * us, T.calls);

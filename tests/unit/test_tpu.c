@@ -90,10 +90,10 @@ static void test_spec_errors_are_located(void **state)
     expect_spec_error("hbm { bandwidth: 1e9", "expected '}' to close MemorySpec");
     expect_spec_error("name: \"open", "spec.txt:1:7: unterminated string");
     expect_spec_error("chips 1", "spec.txt:1:7: expected ':' after the field name, found '1'");
-    /* a range one value wide is a range too */
-    expect_spec_error("chips: 0", "spec.txt:1:8: field 'chips' of DeviceSpec must be in [1, 1], got 0");
-    expect_spec_error("chips: -5", "spec.txt:1:8: field 'chips' of DeviceSpec must be in [1, 1], got -5");
-    expect_spec_error("chips: 2", "must be in [1, 1], got 2");
+    /* a slice holds 1 to 256 chips (a pod), as its mesh says */
+    expect_spec_error("chips: 0", "spec.txt:1:8: field 'chips' of DeviceSpec must be in [1, 256], got 0");
+    expect_spec_error("chips: -5", "spec.txt:1:8: field 'chips' of DeviceSpec must be in [1, 256], got -5");
+    expect_spec_error("chips: 2", "spec.txt: mesh 1x1 holds 1 chips, but chips is 2");
 }
 
 static void test_spec_file_errors_name_the_file(void **state)

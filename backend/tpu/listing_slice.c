@@ -1,0 +1,58 @@
+/*
+ * listing_slice.c - what the listing (listing.c) says of a program
+ * partitioned over several chips (partition.h): the slice in the header,
+ * each product's split on its line, and each collective as an
+ * instruction on the ICI queues after the value it carries:
+ *
+ *   ; slice 2x2 (4 chips over ICI): every chip runs this program on its share ...
+ *   mxu.matmul  %4 = matmul(...) f32[64,128] ...  split N (columns)
+ *   ici.all-gather %4 f32[64,512]: columns of 4 chips -> whole  131072 B  x 1460 + y 2193 cycles
+ */
+#include "partition.h"
+
+static const char *layout_name(tpu_layout l)
+{
+    static const char *const names[] = {"whole", "rows", "columns", "images"};
+    return names[l];
+}
+
+void tpu_slice_print_header(const tpu_program *p, FILE *out)
+{
+    const tpu_slice *s = p->slice;
+    fprintf(out, "; slice %dx%d (%d chips over ICI): every chip runs this program on its share; "
+                 "types, cycles and hbm are one chip's\n",
+            s->nx, s->ny, s->chips);
+    int count[4] = {0};
+    for (int i = 0; i < s->n_ids; i++)
+        if (p->inst[i].kind == TPU_MXU)
+            count[s->node[i].split]++;
+    fprintf(out, "; products split: %d M (rows), %d N (columns), %d K (contracting), %d none\n",
+            count[TPU_SPLIT_M], count[TPU_SPLIT_N], count[TPU_SPLIT_K], count[TPU_SPLIT_NONE]);
+}
+
+static void indent(FILE *out, int depth)
+{
+    for (int i = 0; i < depth; i++)
+        fputs("  ", out);
+}
+
+void tpu_slice_print_node(const tpu_program *p, const ir_node *n, int depth, FILE *out)
+{
+    const tpu_slice *s = p->slice;
+    if (!s || n->id >= s->n_ids || !s->node[n->id].collective)
+        return;
+    const tpu_shard *x = &s->node[n->id];
+    char t[128];
+    indent(out, depth);
+    fprintf(out, "ici.%s %%%d %s: ", tpu_coll_name(x->kind), n->id,
+            ir_type_str(&x->whole, t, sizeof t));
+    if (x->kind == TPU_ALL_REDUCE)
+        fprintf(out, "partial sums of %d chips, added in chip order -> whole", s->chips);
+    else
+        fprintf(out, "%s of %d chips -> whole", layout_name(x->layout), s->chips);
+    fprintf(out, "  %lld B ", (long long)x->bytes);
+    for (int i = 0; i < x->n_phases; i++)
+        fprintf(out, " %s%s %lld", i ? "+ " : "", x->queue[i] == TPU_UNIT_ICI_X ? "x" : "y",
+                (long long)x->cycles[i]);
+    fputs(" cycles\n", out);
+}
