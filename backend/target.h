@@ -46,6 +46,10 @@ typedef struct tgt_options {
     /* tpu-model: tensors cross the host link in tile-friendly shapes when
      * that pads less (the converter's io_shape_optimization) */
     bool io_shapes;
+    /* device targets: fields of the device spec, in its text form, that
+     * override the configured spec's (the converter's sharding: "chips: 4
+     * mesh { x: 2 y: 2 }"); NULL or "": none */
+    const char *device_spec;
 } tgt_options;
 
 /* tgt_target.node_costs calls this for each node with what one call of

@@ -62,6 +62,20 @@ static void freeze_tpu_variables(ag_saved_model *m)
     }
 }
 
+/* xla_sharding_options: the TPU functions run on the replica's slice. */
+static bool apply_sharding(ag_saved_model *m, const cv_options *o, const char *source,
+                           cv_report *r, char *err, size_t errlen)
+{
+    if (!cv_sharding_spec(o, source, r->slice, sizeof r->slice, err, errlen))
+        return false;
+    for (int i = 0; i < m->man->n_functions; i++) {
+        sm_function *f = &m->man->functions[i];
+        if (cv_on_device(f))
+            snprintf(f->device_spec, sizeof f->device_spec, "%s", r->slice);
+    }
+    return true;
+}
+
 static void apply_io_shapes(ag_saved_model *m)
 {
     for (int i = 0; i < m->man->n_functions; i++) {
@@ -331,7 +345,8 @@ static bool convert(ag_saved_model *m, const cv_options *o, const char *source,
               cv_select(m, o, source, err, sizeof err);
     if (ok) {
         freeze_tpu_variables(m);
-        ok = quantize(m, o, q, r, err, sizeof err);
+        ok = apply_sharding(m, o, source, r, err, sizeof err) &&
+             quantize(m, o, q, r, err, sizeof err);
     }
     r->bf16 = cv_optimization_enabled(o, CV_OPT_BFLOAT16);
     r->io_shapes = cv_optimization_enabled(o, CV_OPT_IO_SHAPE);

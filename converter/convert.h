@@ -81,6 +81,7 @@ typedef struct cv_report {
     char batch_note[CV_MAX_BATCH_NOTES][1280];
     char device[64];            /* the device spec's name */
     cv_qreport quant;           /* quantization_options (quant.on) */
+    char slice[SM_NAME];        /* the TPU functions' chips and mesh ("": one chip) */
 } cv_report;
 
 /* A selection: function fn of the model, whole (scope NULL) or only the
@@ -104,6 +105,13 @@ bool cv_on_device(const sm_function *f);
  * place them, with unknown dimensions at `batch` (report.c). False after
  * reporting. */
 bool cv_cost_call(ag_saved_model *m, int batch, double *seconds);
+
+/* shard.c: the device spec fields (`chips: 4 mesh { x: 2 y: 2 }`) of the
+ * slice xla_sharding_options gives a replica, into spec ("": one chip).
+ * False with "source:line:col: ..." in err for what the TPU-model
+ * cannot run (chips of several cores, a replica that is no rectangle). */
+bool cv_sharding_spec(const cv_options *o, const char *source, char *spec, size_t n, char *err,
+                      size_t errlen);
 
 /* A message about the options in err: "source:line:col: " when `at` is a
  * place in them (line 0: none), then the formatted text. False, for

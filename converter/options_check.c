@@ -294,20 +294,14 @@ static bool check_devices(const ot_report *C, const cv_sharding_options *x, cons
     return true;
 }
 
-/* The contract of xla_sharding_options (docs/converter-options.md), then
- * the refusal of what does not run yet: the options are checked whole
- * before they are refused. */
+/* The contract of xla_sharding_options (docs/converter-options.md); what
+ * the TPU-model makes of them is the conversion's (shard.c). */
 static bool check_sharding(const ot_report *C, const cv_sharding_options *x, tp_loc at)
 {
     tt_topology *t = malloc(sizeof *t);
     bool ok = table_check(C, &cv_sharding_message, x, at, OT_CHECK_ALL) &&
               read_topology(C, x, t) && check_cores(C, x, t) && check_devices(C, x, t);
     free(t);
-    if (ok && x->num_cores_per_replica > 1)
-        return ot_fail(C, x->at.num_cores_per_replica,
-                       "num_cores_per_replica %lld: sharding a replica across cores is not "
-                       "supported yet; give 1 (or leave xla_sharding_options out)",
-                       (long long)x->num_cores_per_replica);
     return ok;
 }
 

@@ -109,7 +109,8 @@ static const tp_field sharding_fields[] = {
     SCALAR(cv_sharding_options, num_cores_per_replica, TP_INT, .def = 1, .lo = 1,
            .hi = HUGE_VAL, .flags = TP_BOUNDS_LATER,
            .doc = "cores one replica is sharded across, a divisor of the topology's cores; "
-                  "above 1 is \"not supported yet\" when converting (an error, never ignored)"),
+                  "above 1, the TPU functions run on those chips, each program partitioned "
+                  "over them"),
     REPEATED(cv_sharding_options, device_assignment, TP_INT,
              .doc = "the replica's cores, flattened `[x, y, z, core]` each (4 per core), "
                     "inside the topology's mesh, none twice; none: the topology's order"),

@@ -340,7 +340,12 @@ void cv_report_print(const cv_report *r, FILE *out)
         fprintf(out, "No function is on the TPU: to place one, add tpu_functions { "
                      "function_alias: \"NAME\" } to the options.\n\n");
     fprintf(out, "Costs are simulated nanoseconds per call on the TPU-model (host work on its "
-                 "host model),\nwith unknown dimensions at %d.\n\n", r->batch);
+                 "host model),\nwith unknown dimensions at %d.\n", r->batch);
+    if (r->slice[0])
+        fprintf(out, "The TPU functions run on a slice (xla_sharding_options): %s; each "
+                     "product's split\nand the collectives are in the listing "
+                     "(agc --emit=tpu) and the profile (AG_PROFILE).\n", r->slice);
+    fputc('\n', out);
     fprintf(out, "Optimizations\n================================\n");
     print_bf16(r, out);
     print_io_shapes(r, out);

@@ -77,6 +77,7 @@ static const tp_field function_fields[] = {
     STR(sm_function, target),
     BOOL(sm_function, soft_device_placement),
     BOOL(sm_function, io_shape_optimization),
+    STR(sm_function, device_spec),
     BOOL(sm_function, freeze_variables),
     MSGS(sm_function, "device_scope", device_scopes, n_device_scopes, name_message),
     MSGS(sm_function, "call", calls, n_calls, call_message),
@@ -213,6 +214,11 @@ static void put_function(FILE *out, const sm_function *f)
         fputs("  soft_device_placement: true\n", out);
     if (f->io_shape_optimization)
         fputs("  io_shape_optimization: true\n", out);
+    if (f->device_spec[0]) {
+        fputs("  ", out);
+        put_string(out, "device_spec", f->device_spec);
+        fputc('\n', out);
+    }
     if (f->freeze_variables)
         fputs("  freeze_variables: true\n", out);
     put_names(out, "device_scope", f->device_scopes, f->n_device_scopes);

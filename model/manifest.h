@@ -110,6 +110,9 @@ typedef struct sm_function {
     char target[SM_NAME];      /* where it runs: "cpu", "tpu-model", ... */
     bool soft_device_placement;
     bool io_shape_optimization; /* tpu-model: tile-friendly host transfers */
+    /* device spec fields over the configured spec's (the converter's
+     * sharding: "chips: 4 mesh { x: 2 y: 2 }"); "": none */
+    char device_spec[SM_NAME];
     /* its variables are read as constants of the saved values (a function
      * that only reads them, placed on a device: the weights live there) */
     bool freeze_variables;

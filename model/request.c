@@ -40,6 +40,7 @@ bool sm_request(ag_saved_model *m, int i, pl_stage stop, pl_request *r,
     r->device_scopes = m->fns[i].scope_names;
     r->n_device_scopes = f->n_device_scopes;
     r->options.io_shapes = f->io_shape_optimization;
+    r->options.device_spec = f->device_spec;
     if (f->has_bf16) {
         memset(bf16, 0, sizeof *bf16);
         bf16->enabled = f->bf16.enabled;

@@ -166,6 +166,12 @@ bool tpu_spec_parse(const char *text, const char *source, tpu_spec *s, char *err
            check_spec(s, source, err, errlen);
 }
 
+bool tpu_spec_overlay(const char *text, const char *source, tpu_spec *s, char *err,
+                      size_t errlen)
+{
+    return tp_parse(text, source, &spec_message, s, err, errlen) &&
+           check_spec(s, source, err, errlen);
+}
 
 bool tpu_spec_load(const char *path, tpu_spec *s, char *err, size_t errlen)
 {

@@ -89,6 +89,9 @@ bool tpu_spec_parse(const char *text, const char *source, tpu_spec *s, char *err
 /* Reads the file at path over the defaults; false with a message naming
  * the file in err. */
 bool tpu_spec_load(const char *path, tpu_spec *s, char *err, size_t errlen);
+/* Parses text's fields over s (the others kept), then checks s whole. */
+bool tpu_spec_overlay(const char *text, const char *source, tpu_spec *s, char *err,
+                      size_t errlen);
 /* The spec to compile for: the file at `path` (the setting device_spec:
  * agc --device-spec, AG_DEVICE_SPEC), else the defaults. False with a
  * message naming the file in err. */

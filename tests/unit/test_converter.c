@@ -230,8 +230,11 @@ static void test_selection_errors(void **state)
                    "opts:2:35: the model has no function alias 'nosuch' (aliases: ");
     EXPECT_FAILURE("tpu_functions { concrete_function_name: \"__inference_x_9\" }",
                    "opts:1:41: the model has no concrete function '__inference_x_9'");
-    EXPECT_FAILURE("xla_sharding_options { num_cores_per_replica: 2 topology: \"2x2\" }",
-                   "not supported yet");
+    EXPECT_FAILURE("tpu_functions { function_alias: \"tpu_func\" } xla_sharding_options { "
+                   "num_cores_per_replica: 2 topology: \"2x2\" device_assignment: [0, 0, 0, 0, "
+                   "1, 1, 0, 0] }",
+                   "opts:1:92: xla_sharding_options: the replica's 2 cores must fill a rectangle "
+                   "of the mesh; they span 2 x 2 chips");
 }
 
 /* Calls signature `sig` of the input model and of the converted one on
@@ -808,6 +811,31 @@ static int quantized_records(const char **how)
     return n;
 }
 
+/* xla_sharding_options over a 2x2 slice: the TPU function's record runs
+ * it on the replica's four chips, the report says so, and the converted
+ * model agrees with the original (the products split by rows or columns
+ * give one chip's bits). */
+static void test_sharded_over_a_slice(void **state)
+{
+    (void)state;
+    cv_report *r = calloc(1, sizeof *r);
+    const char *e;
+    if (!convert("tpu_functions { function_alias: \"tpu_func\" } bfloat16_optimization: "
+                 "DISABLED xla_sharding_options { num_cores_per_replica: 4 topology: \"2x2\" }",
+                 r, &e))
+        fail_msg("%s", e);
+    assert_string_equal(r->slice, "chips: 4 mesh { x: 2 y: 2 }");
+    ag_saved_model *conv = ag_saved_model_load(out_dir);
+    assert_non_null(conv);
+    int sharded = 0;
+    for (int i = 0; i < conv->man->n_functions; i++)
+        sharded += strcmp(conv->man->functions[i].device_spec, r->slice) == 0;
+    assert_true(sharded > 0);
+    ag_saved_model_free(conv);
+    assert_true(worst_difference(1) < 1e-5);
+    free(r);
+}
+
 /* Quantization's errors: a signature the model lacks, a data set that is
  * not there, a bad sample (the file and record named). */
 static void test_quantization_errors(void **state)
@@ -930,6 +958,7 @@ int main(void)
         TU_TEST(test_batched_alias_in_graph),
         TU_TEST(test_batching_refuses_mixed_rows),
         TU_TEST(test_in_graph_shape_rules),
+        TU_TEST(test_sharded_over_a_slice),
         TU_TEST(test_quantization_errors),
         TU_TEST(test_quantization_converts),
         TU_TEST(test_dynamic_range_batches),

@@ -372,9 +372,9 @@ static void test_bf16_and_sharding_errors(void **state)
                  "IR: docs/ir.md)");
     expect_error("bfloat16_optimization_options { filterlist: \"exp\" filterlist: \"exp\" }",
                  "opts.txt:1:63: op \"exp\" is in filterlist twice");
-    expect_error("xla_sharding_options {\n  num_cores_per_replica: 2\n  topology: \"2x2\"\n}",
-                 "opts.txt:2:26: num_cores_per_replica 2: sharding a replica across cores is "
-                 "not supported yet; give 1 (or leave xla_sharding_options out)");
+    expect_error("xla_sharding_options {\n  num_cores_per_replica: 3\n  topology: \"2x2\"\n}",
+                 "opts.txt:2:26: num_cores_per_replica 3 does not divide the 4 cores of the "
+                 "topology");
     expect_error("xla_sharding_options { num_cores_per_replica: 0 }",
                  "opts.txt:1:47: num_cores_per_replica must be at least 1, got 0");
     expect_error("xla_sharding_options { topology: \"2by2\" }",
@@ -447,15 +447,14 @@ static void test_file_errors_name_the_file(void **state)
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     const char text[] = "tpu_functions { function_alias: \"f\" }\n"
-                        "xla_sharding_options { num_cores_per_replica: 4 topology: \"2x2\" }\n";
+                        "xla_sharding_options { num_cores_per_replica: 3 topology: \"2x2\" }\n";
     assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
     close(fd);
     cv_options o;
     char err[512], want[600];
     assert_false(cv_options_read_file(path, &o, err, sizeof err));
     snprintf(want, sizeof want,
-             "%s:2:47: num_cores_per_replica 4: sharding a replica across cores is not "
-             "supported yet; give 1 (or leave xla_sharding_options out)",
+             "%s:2:47: num_cores_per_replica 3 does not divide the 4 cores of the topology",
              path);
     assert_string_equal(err, want);
     unlink(path);

@@ -187,22 +187,25 @@ static void expect_error(const char *text, const char *message)
     free(o);
 }
 
-/* All four cores of a 2x2, named or serialized: every check passes, and
- * what stops the options is that sharding does not run yet. */
+/* All four cores of a 2x2, named or serialized: every check passes. */
 static void test_a_whole_slice_passes_the_checks(void **state)
 {
     (void)state;
     char *topo = escaped("2x2");
-    char text[4096];
+    char text[4096], err[512];
     snprintf(text, sizeof text,
              "xla_sharding_options { num_cores_per_replica: 4 topology: %s\n"
              "  device_assignment: [0, 0, 0, 0,  1, 0, 0, 0,  0, 1, 0, 0,  1, 1, 0, 0] }",
              topo);
-    const char *refusal = "opts.txt:1:47: num_cores_per_replica 4: sharding a replica across "
-                          "cores is not supported yet; give 1 (or leave xla_sharding_options "
-                          "out)";
-    expect_error(text, refusal);
-    expect_error("xla_sharding_options { num_cores_per_replica: 4 topology: \"2x2\" }", refusal);
+    cv_options *o = malloc(sizeof *o);
+    if (!parse(text, o, err, sizeof err))
+        fail_msg("%s", err);
+    assert_int_equal(o->xla_sharding_options.num_cores_per_replica, 4);
+    assert_int_equal(o->xla_sharding_options.n_device_assignment, 16);
+    if (!parse("xla_sharding_options { num_cores_per_replica: 4 topology: \"2x2\" }", o, err,
+               sizeof err))
+        fail_msg("%s", err);
+    free(o);
     free(topo);
 }
 
