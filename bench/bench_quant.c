@@ -325,12 +325,14 @@ static void bench_mlp(void)
     }
 }
 
-int main(void)
+/* `bench_quant mlp` runs (b) alone (for perf record on the MLP). */
+int main(int argc, char **argv)
 {
     char cpu[256];
     printf("host CPU: %s (%s); rt_qgemm_s8's path: %s\n\n", bench_cpu_model(cpu, sizeof cpu),
            bench_vector_isa(), rt_qgemm_path());
-    bench_kernel();
+    if (!(argc > 1 && strcmp(argv[1], "mlp") == 0))
+        bench_kernel();
     bench_mlp();
     printf("\n%d bench_goal(s) missed\n", bench_misses);
     ag_shutdown();
