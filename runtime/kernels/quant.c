@@ -181,12 +181,6 @@ static int32_t zero_at(const param *p, int64_t i)
 
 /* ============================================================ elements */
 
-/* y = (q - zero) * scale: the difference is exact in int64 and converts
- * to f32 once (exact for i8 values; i32 sums round to nearest). */
-static float dequantize_one(int64_t q, float scale, int32_t zero)
-{
-    return (float)(q - zero) * scale;
-}
 
 /* ================================================================ rows */
 
@@ -195,6 +189,21 @@ void rt_quantize_row(rt_qgemm_kind path, const float *x, int64_t n, const float 
 {
     for (int64_t j = rt_quantize_row_vec(path, x, n, scale, s_step, zero, z_step, q); j < n; j++)
         q[j] = rt_quantize_one(x[j], scale[j * s_step], zero[j * z_step]);
+}
+
+bool rt_dequant_vector_ok(const rt_dequant *d, int64_t n_zero)
+{
+    for (int64_t i = 0; i < n_zero; i++)
+        if (d->q32 ? d->zero[i] != 0 : d->zero[i] < -(1 << 30) || d->zero[i] > (1 << 30))
+            return false;
+    return true;
+}
+
+void rt_dequantize_row(rt_qgemm_kind path, const rt_dequant *d, int64_t n, float *y)
+{
+    for (int64_t j = rt_dequantize_row_vec(path, d, n, y); j < n; j++)
+        y[j] = rt_dequantize_one(d->q8 ? d->q8[j] : d->q32[j], d->scale[j * d->s_step],
+                                 d->zero[j * d->z_step]);
 }
 
 void rt_requant_check(rt_requant *r, int64_t n_mult)
@@ -276,12 +285,19 @@ RT_KERNEL(rt_k_dequantize)
     walk w = walk_of(in[0], &s, &z);
     if (!w.rowwise) {
         for (int64_t i = 0; i < out->numel; i++)
-            y[i] = dequantize_one(narrow ? q8[i] : q32[i], scale_at(&s, i), zero_at(&z, i));
+            y[i] = rt_dequantize_one(narrow ? q8[i] : q32[i], scale_at(&s, i), zero_at(&z, i));
         return true;
     }
-    for (int64_t r = 0, i = 0; r < w.rows; r++)
-        for (int64_t j = 0; j < w.cols; j++, i++)
-            y[i] = dequantize_one(narrow ? q8[i] : q32[i], sv[j * w.step[0]], zv[j * w.step[1]]);
+    rt_dequant d = {.q8 = narrow ? q8 : NULL, .q32 = narrow ? NULL : q32, .scale = sv,
+                    .s_step = w.step[0], .zero = zv, .z_step = w.step[1]};
+    d.vector_ok = rt_dequant_vector_ok(&d, in[2]->numel);
+    rt_qgemm_kind path = rt_qgemm_chosen();
+    for (int64_t r = 0; r < w.rows; r++) {
+        rt_dequant row = d;
+        row.q8 = narrow ? q8 + r * w.cols : NULL;
+        row.q32 = narrow ? NULL : q32 + r * w.cols;
+        rt_dequantize_row(path, &row, w.cols, y + r * w.cols);
+    }
     return true;
 }
 

@@ -1,5 +1,5 @@
 /*
- * quant_rows.h - the element rules of quantize and requantize
+ * quant_rows.h - the element rules of quantize, dequantize and requantize
  * (docs/quantization.md, "The arithmetic") and their loops over one row,
  * which quant.c's kernels and the int8 product's fused epilogue
  * (rt_qlayer_requantize) run. The scalar rules below are the definition;
@@ -63,6 +63,34 @@ static inline int8_t rt_requantize_one(int32_t acc, float multiplier, int32_t ze
 void rt_quantize_row(rt_qgemm_kind path, const float *x, int64_t n, const float *scale,
                      int64_t s_step, const int32_t *zero, int64_t z_step, int8_t *q);
 
+/* y = (q - zero) * scale: the difference exact in int64, converted to f32
+ * once (exact for i8 values; i32 sums round to nearest even), then one
+ * f32 multiplication. */
+static inline float rt_dequantize_one(int64_t q, float scale, int32_t zero)
+{
+    return (float)(q - zero) * scale;
+}
+
+/* One row of dequantize of int8 values (q8) or int32 sums (q32; the
+ * other NULL). The vector loops run when `vector_ok`, which the caller
+ * sets when q - zero cannot leave int32 (rt_dequant_vector_ok). */
+typedef struct rt_dequant {
+    const int8_t *q8;
+    const int32_t *q32;
+    const float *scale;
+    int64_t s_step;
+    const int32_t *zero;
+    int64_t z_step;
+    bool vector_ok;
+} rt_dequant;
+
+/* Whether every q - zero fits int32 for the n_zero zero points: any
+ * within +-2^30 for int8 values, only 0 for int32 sums. */
+bool rt_dequant_vector_ok(const rt_dequant *d, int64_t n_zero);
+
+/* y[j] for j in [0, n), the row's elements from d's pointers on. */
+void rt_dequantize_row(rt_qgemm_kind path, const rt_dequant *d, int64_t n, float *y);
+
 /* One row of requantize of acc[j] + bias[j * b_step] (the add in int32,
  * wrapping as agc's i32 add does; bias NULL: none): q[j] = requantize(...,
  * mult[j * m_step], zero[j * z_step], lo, hi). */
@@ -103,5 +131,6 @@ int64_t rt_quantize_row_vec(rt_qgemm_kind path, const float *x, int64_t n, const
                             int64_t s_step, const int32_t *zero, int64_t z_step, int8_t *q);
 int64_t rt_requantize_row_vec(rt_qgemm_kind path, const rt_requant *r, const int32_t *acc,
                               int64_t n, int8_t *q);
+int64_t rt_dequantize_row_vec(rt_qgemm_kind path, const rt_dequant *d, int64_t n, float *y);
 
 #endif

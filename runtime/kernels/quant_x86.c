@@ -1,5 +1,6 @@
 /*
- * quant_x86.c - quantize and requantize over a row on AVX-512 and AVX2
+ * quant_x86.c - quantize, dequantize and requantize over a row on
+ * AVX-512 and AVX2
  * (quant_rows.h), bit for bit the scalar rules there. Per-function target
  * attributes, as qgemm_x86.c; the int8 product's path (rt_qgemm_kind)
  * says which may run: avx512-vnni implies AVX512-F/BW/VL, the others but
@@ -18,7 +19,10 @@
  *     overflow;
  *   - NaN (quantize: x / scale; requantize: never, rt_requant_check sends
  *     NaN and infinite multipliers to the scalar rule) gives the zero
- *     point, clamped.
+ *     point, clamped;
+ *   - dequantize forms q - zero in int32 only where it cannot overflow
+ *     (rt_dequant_vector_ok), converts it to f32 with the scalar rule's
+ *     rounding (to nearest even) and multiplies once.
  */
 #include "quant_rows.h"
 
@@ -99,7 +103,48 @@ T512 static int64_t requantize_512(const rt_requant *r, const int32_t *acc, int6
     return j;
 }
 
+/* 16 values of the row from j on, as int32. */
+T512 static __m512i load_q_512(const rt_dequant *d, int64_t j)
+{
+    if (d->q8)
+        return _mm512_cvtepi8_epi32(_mm_loadu_si128((const void *)(d->q8 + j)));
+    return _mm512_loadu_si512((const void *)(d->q32 + j));
+}
+
+T512 static int64_t dequantize_512(const rt_dequant *d, int64_t n, float *y)
+{
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        __m512i z = d->z_step ? _mm512_loadu_si512((const void *)(d->zero + j))
+                              : _mm512_set1_epi32(d->zero[0]);
+        __m512 s = d->s_step ? _mm512_loadu_ps(d->scale + j) : _mm512_set1_ps(d->scale[0]);
+        __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(load_q_512(d, j), z));
+        _mm512_storeu_ps(y + j, _mm512_mul_ps(v, s));
+    }
+    return j;
+}
+
 /* --------------------------------------------------------------- AVX2 */
+
+T256 static __m256i load_q_256(const rt_dequant *d, int64_t j)
+{
+    if (d->q8)
+        return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const void *)(d->q8 + j)));
+    return _mm256_loadu_si256((const void *)(d->q32 + j));
+}
+
+T256 static int64_t dequantize_256(const rt_dequant *d, int64_t n, float *y)
+{
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        __m256i z = d->z_step ? _mm256_loadu_si256((const void *)(d->zero + j))
+                              : _mm256_set1_epi32(d->zero[0]);
+        __m256 s = d->s_step ? _mm256_loadu_ps(d->scale + j) : _mm256_set1_ps(d->scale[0]);
+        __m256 v = _mm256_cvtepi32_ps(_mm256_sub_epi32(load_q_256(d, j), z));
+        _mm256_storeu_ps(y + j, _mm256_mul_ps(v, s));
+    }
+    return j;
+}
 
 T256 static __m256i zero_256(const int32_t *zero, int64_t step, int64_t j)
 {
@@ -179,6 +224,17 @@ int64_t rt_quantize_row_vec(rt_qgemm_kind path, const float *x, int64_t n, const
     return 0;
 }
 
+int64_t rt_dequantize_row_vec(rt_qgemm_kind path, const rt_dequant *d, int64_t n, float *y)
+{
+    if (!d->vector_ok)
+        return 0;
+    if (path == RT_QGEMM_AVX512_VNNI)
+        return dequantize_512(d, n, y);
+    if (path == RT_QGEMM_AVX2 || path == RT_QGEMM_AVX_VNNI)
+        return dequantize_256(d, n, y);
+    return 0;
+}
+
 int64_t rt_requantize_row_vec(rt_qgemm_kind path, const rt_requant *r, const int32_t *acc,
                               int64_t n, int8_t *q)
 {
@@ -202,6 +258,12 @@ int64_t rt_requantize_row_vec(rt_qgemm_kind path, const rt_requant *r, const int
                               int64_t n, int8_t *q)
 {
     (void)path, (void)r, (void)acc, (void)n, (void)q;
+    return 0;
+}
+
+int64_t rt_dequantize_row_vec(rt_qgemm_kind path, const rt_dequant *d, int64_t n, float *y)
+{
+    (void)path, (void)d, (void)n, (void)y;
     return 0;
 }
 #endif

@@ -4,7 +4,7 @@
  * per-channel scales, relu folded into requantize's range), their errors,
  * and one static-range layer that gives the same bits eagerly, compiled
  * for the cpu, interpreted (reference) and on the TPU-model; the vector
- * loops of quantize and requantize and the fused layer (qmatmul + bias +
+ * loops of quantize, dequantize and requantize and the fused layer (qmatmul + bias +
  * requantize in one pass, as the cpu target compiles it) on every path,
  * bit for bit the rules.
  */
@@ -398,6 +398,46 @@ static void test_requantize_rows_exact_on_every_path(void **state)
     for_each_path(check_requantize_rows);
 }
 
+/* dequantize's rows, of int8 values and of int32 sums (above 2^24 too,
+ * where the conversion rounds): the vector loops run where q - zero
+ * cannot leave int32, the scalar rule elsewhere, with the same bits. */
+static void check_dequantize_rows(rt_qgemm_kind path)
+{
+    int8_t q8[ROW];
+    int32_t q32[ROW], zero[ROW];
+    float scale[ROW], got[ROW];
+    static const int32_t zeros[] = {0, 0, 5, -128, 1 << 30, -(1 << 30), (1 << 30) + 1, INT32_MIN};
+    for (int round = 0; round < 64; round++) {
+        bool narrow = round & 1;
+        rt_dequant d = {.q8 = narrow ? q8 : NULL, .q32 = narrow ? NULL : q32, .scale = scale,
+                        .s_step = round >> 1 & 1, .zero = zero, .z_step = round >> 2 & 1};
+        for (int64_t j = 0; j < ROW; j++) {
+            q8[j] = (int8_t)next_u32();
+            q32[j] = j % 5 == 0 ? (j & 1 ? INT32_MAX : INT32_MIN) : (int32_t)next_u32();
+            scale[j] = round == 9 && j == 2 ? NAN : round == 11 && j == 0 ? INFINITY
+                                                                           : tricky_mult(round, j);
+            zero[j] = zeros[(uint32_t)(round >> 3) % 8];
+        }
+        d.vector_ok = rt_dequant_vector_ok(&d, d.z_step ? ROW : 1);
+        rt_dequantize_row(path, &d, ROW, got);
+        for (int64_t j = 0; j < ROW; j++) {
+            float want = rt_dequantize_one(narrow ? q8[j] : q32[j], scale[j * d.s_step],
+                                           zero[j * d.z_step]);
+            if (memcmp(&got[j], &want, sizeof want) != 0)
+                fail_msg("%s dequantize(%lld, %.9g, %d) = %.9g, the rule gives %.9g",
+                         rt_qgemm_kind_name(path), (long long)(narrow ? q8[j] : q32[j]),
+                         (double)scale[j * d.s_step], zero[j * d.z_step], (double)got[j],
+                         (double)want);
+        }
+    }
+}
+
+static void test_dequantize_rows_exact_on_every_path(void **state)
+{
+    (void)state;
+    for_each_path(check_dequantize_rows);
+}
+
 /* ------------------------------------ the fused layer, kernel and code */
 
 /* rt_qlayer_requantize on `path` gives the three ops' bits: the scalar
@@ -598,6 +638,7 @@ int main(void)
         TU_TEST(test_saved_model_keeps_i8),
         TU_TEST(test_quantize_rows_exact_on_every_path),
         TU_TEST(test_requantize_rows_exact_on_every_path),
+        TU_TEST(test_dequantize_rows_exact_on_every_path),
         TU_TEST(test_fused_layer_exact_on_every_path),
         TU_TEST(test_fused_layer_compiled),
     };
