@@ -1,8 +1,9 @@
 /*
  * cg_qlayer.c - the run-time half of a static-range layer lowered as one
- * call (lower_qlayer.c): requantize(add(qmatmul(a, w, z_a), bias), mult,
- * z_q) with the sums requantized as the int8 product makes them
- * (rt_qlayer_requantize, runtime/kernels/quant_rows.h).
+ * call (lower_qlayer.c; cg_rt_qlayer in cg_runtime.c checks the result's
+ * type): requantize(add(qmatmul(a, w, z_a), bias), mult, z_q) with the
+ * sums requantized as the int8 product makes them (rt_qlayer_requantize,
+ * runtime/kernels/quant_rows.h).
  *
  * It fuses what the quantizer makes: a and w int8 matrices, a scalar zero
  * point in int8's range, and a bias, multiplier and zero point that are
@@ -63,32 +64,38 @@ static bool fusable(const ir_node *rq, rt_value *const *in, rt_requant *r, int64
     return true;
 }
 
+/* Node n's kernel on in, as cg_rt_apply runs it. */
+static rt_value *apply(const ir_node *n, rt_value *const *in)
+{
+    return rt_apply_eager(n->loc, (rt_op)n->opcode, &n->attrs, in, n->n_in);
+}
+
 /* The three nodes one after the other, as the unfused code runs them. */
 static rt_value *unfused(const ir_node *rq, rt_value *const *in)
 {
     const ir_node *add = rq->in[0];
     bool product_first = add->in[0]->opcode == RT_OP_QMATMUL;
     const ir_node *mm = add->in[product_first ? 0 : 1];
-    rt_value *acc = cg_rt_apply(mm, in);
+    rt_value *acc = apply(mm, in);
     if (!acc)
         return NULL;
     rt_value *sum_in[2] = {product_first ? acc : in[BIAS], product_first ? in[BIAS] : acc};
-    rt_value *sum = cg_rt_apply(add, sum_in);
+    rt_value *sum = apply(add, sum_in);
     rt_value_free(acc);
     if (!sum)
         return NULL;
     rt_value *rq_in[3] = {sum, in[MULT], in[ZQ]};
-    rt_value *q = cg_rt_apply(rq, rq_in);
+    rt_value *q = apply(rq, rq_in);
     rt_value_free(sum);
     return q;
 }
 
-rt_value *cg_rt_qlayer(const ir_node *rq, rt_value *const *in)
+rt_value *cg_qlayer_run(const ir_node *rq, rt_value *const *in)
 {
     rt_requant r;
     int64_t mnk[3];
     if (!fusable(rq, in, &r, mnk))
-        return cg_rt_typed(rq, unfused(rq, in));
+        return unfused(rq, in);
     ag_shape s = {.rank = 2, .dims = {mnk[0], mnk[1]}};
     rt_err e;
     rt_value *q = rt_value_try_new(AG_I8, &s, &e);
@@ -98,5 +105,5 @@ rt_value *cg_rt_qlayer(const ir_node *rq, rt_value *const *in)
     }
     rt_qlayer_requantize(rt_qgemm_chosen(), mnk[0], mnk[1], mnk[2], in[A]->data,
                          *(const int32_t *)in[ZA]->data, in[W]->data, &r, q->data);
-    return cg_rt_typed(rq, q);
+    return q;
 }

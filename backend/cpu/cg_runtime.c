@@ -45,7 +45,9 @@ static void bad_type(const ir_node *n, const rt_value *v)
               ir_type_str(&n->type, want, sizeof want));
 }
 
-rt_value *cg_rt_typed(const ir_node *n, rt_value *v)
+/* v itself when it has n's static type (or is NULL); otherwise reported,
+ * freed, and NULL. */
+static rt_value *typed(const ir_node *n, rt_value *v)
 {
     if (v && !has_static_type(v, n)) {
         bad_type(n, v);
@@ -57,7 +59,12 @@ rt_value *cg_rt_typed(const ir_node *n, rt_value *v)
 
 rt_value *cg_rt_apply_typed(const ir_node *n, rt_value *const *in)
 {
-    return cg_rt_typed(n, cg_rt_apply(n, in));
+    return typed(n, cg_rt_apply(n, in));
+}
+
+rt_value *cg_rt_qlayer(const ir_node *rq, rt_value *const *in)
+{
+    return typed(rq, cg_qlayer_run(rq, in));
 }
 
 void cg_rt_free(rt_value *v) { rt_value_free(v); }
