@@ -45,15 +45,26 @@ static void bad_type(const ir_node *n, const rt_value *v)
               ir_type_str(&n->type, want, sizeof want));
 }
 
-rt_value *cg_rt_apply_typed(const ir_node *n, rt_value *const *in)
+/* v itself when it has n's static type (or is NULL); otherwise reported,
+ * freed, and NULL. */
+static rt_value *typed(const ir_node *n, rt_value *v)
 {
-    rt_value *v = cg_rt_apply(n, in);
     if (v && !has_static_type(v, n)) {
         bad_type(n, v);
         rt_value_free(v);
         return NULL;
     }
     return v;
+}
+
+rt_value *cg_rt_apply_typed(const ir_node *n, rt_value *const *in)
+{
+    return typed(n, cg_rt_apply(n, in));
+}
+
+rt_value *cg_rt_qlayer(const ir_node *rq, rt_value *const *in)
+{
+    return typed(rq, cg_qlayer_run(rq, in));
 }
 
 void cg_rt_free(rt_value *v) { rt_value_free(v); }
@@ -213,6 +224,6 @@ const cg_rt_symbol cg_rt_symbols[] = {
     SYM(cg_rt_try_new),  SYM(cg_rt_data),     SYM(cg_rt_dims),     SYM(cg_rt_truth),
     SYM(cg_rt_release),  SYM(cg_rt_ipow),     SYM(cg_rt_parallel_for), SYM(cg_rt_int_check),
     SYM(cg_rt_parallel_lookup),
-    SYM(cg_rt_matmul_bf16_amx),
+    SYM(cg_rt_matmul_bf16_amx), SYM(cg_rt_qlayer),
 };
 const int cg_rt_n_symbols = (int)(sizeof cg_rt_symbols / sizeof cg_rt_symbols[0]);

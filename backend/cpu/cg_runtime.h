@@ -25,6 +25,14 @@ rt_value *cg_rt_apply(const ir_node *n, rt_value *const *in);
  * result of another dtype or of other known dims is reported as an
  * internal error (and freed), and NULL returned. */
 rt_value *cg_rt_apply_typed(const ir_node *n, rt_value *const *in);
+/* A static-range layer (lower_qlayer.c): requantize node rq of
+ * add(qmatmul(a, w, z_a), bias) on in = {a, w, z_a, bias, mult, z_q}, in
+ * one pass over the product where the shapes allow (cg_qlayer.c); the
+ * three nodes' kernels otherwise. Its result has rq's static type; NULL
+ * after reporting an error. The operands are not kept. */
+rt_value *cg_rt_qlayer(const ir_node *rq, rt_value *const *in);
+/* cg_rt_qlayer's work, without the type check (cg_qlayer.c). */
+rt_value *cg_qlayer_run(const ir_node *rq, rt_value *const *in);
 
 /* Reports the error node n gives on these inputs. Native code calls it
  * when its own check (integer division by zero, a negative integer

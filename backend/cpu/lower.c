@@ -196,6 +196,7 @@ static void declare_helpers(cg_lower *L)
     declare(L, &h->int_check, "cg_rt_int_check", i32, (LLVMTypeRef[]){p, i32, i64, i32}, 4);
     declare(L, &h->matmul_bf16_amx, "cg_rt_matmul_bf16_amx", i32,
             (LLVMTypeRef[]){p, p, p, p, i64, i64, i64, i64}, 8);
+    declare(L, &h->qlayer, "cg_rt_qlayer", p, (LLVMTypeRef[]){p, p}, 2);
     add_attr(L, h->data.value, "memory", MEMORY_ARGMEM_READ);
     add_attr(L, h->dims.value, "memory", MEMORY_ARGMEM_READ);
     add_attr(L, h->ipow.value, "memory", MEMORY_NONE);
@@ -435,6 +436,25 @@ static void emit_fallback(cg_lower *L, const ir_node *n)
     finish_box(L, n);
 }
 
+/* A static-range layer (lower_qlayer.c): its operands, which the call
+ * does not keep, as boxes; its result a new value, as a fallback's. */
+static void emit_qlayer(cg_lower *L, const ir_node *n)
+{
+    cg_info *ni = cg_info_of(L, n);
+    const ir_node *ops[CG_QLAYER_OPERANDS];
+    cg_qlayer_operands(n, ops);
+    for (int i = 0; i < CG_QLAYER_OPERANDS; i++) {
+        LLVMValueRef tmp, box = operand_box(L, ops[i], i, false, &tmp);
+        LLVMBuildStore(L->b, box, gep_ptr(L, L->in_array, i));
+    }
+    LLVMValueRef args[2] = {cg_node_ref(L, n), L->in_array};
+    LLVMValueRef r = cg_call(L, &L->h.qlayer, args, 2, "qlayer");
+    fail_if_null(L, r);
+    ni->box = r;
+    hold(L, ni->slot, r);
+    finish_box(L, n);
+}
+
 static void emit_scalar(cg_lower *L, const ir_node *n)
 {
     LLVMValueRef args[4];
@@ -629,7 +649,9 @@ static void emit_node(cg_lower *L, const ir_node *n)
             cg_emit_cluster(L, c);
         break;
     }
-    case CG_K_PARAM: break;
+    case CG_K_QLAYER: emit_qlayer(L, n); break;
+    case CG_K_PARAM:
+    case CG_K_ABSORBED: break;
     }
 }
 

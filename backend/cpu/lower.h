@@ -14,6 +14,8 @@
  *                 parallel when large; lookup tables), one unit split for
  *                 size over lower_nest.h
  *   lower_matmul.c native matrix products of small static shapes
+ *   lower_qlayer.c static-range int8 layers (qmatmul, bias, requantize)
+ *                 found in the plan and run as one call
  *   lower_counted.c counted loops and LLVM's loop hints on them
  *   lower_math.c  functions agc computes itself (f32 tanh), the same
  *                 operations as the runtime kernels
@@ -51,7 +53,9 @@ typedef enum cg_kind {
     CG_K_MATMUL,   /* a native matrix product */
     CG_K_PARAM,
     CG_K_REGION,   /* cond / while */
-    CG_K_GET
+    CG_K_GET,
+    CG_K_QLAYER,   /* requantize(qmatmul + bias) in one runtime call (lower_qlayer.c) */
+    CG_K_ABSORBED  /* computed inside the CG_K_QLAYER node `into`: no code of its own */
 } cg_kind;
 
 /* A static shape: rank (-1 unknown) and dims (-1 unknown). Values whose
@@ -81,6 +85,8 @@ typedef struct cg_info {
     int *res_slot;    /* cond/while: a slot per boxed result, else -1 */
     cg_repr *res_repr; /* cond/while: the repr of each result */
     int last_use;     /* pos where the value dies; INT_MAX: at graph end */
+    const ir_node *into; /* CG_K_ABSORBED: the CG_K_QLAYER node computing it */
+    bool qlayer;      /* planned as a CG_K_QLAYER (lower_qlayer.c) */
 
     /* emission state */
     LLVMValueRef nat, box, data;
@@ -107,7 +113,8 @@ typedef struct cg_fn {
 
 typedef struct cg_helpers {
     cg_fn apply, apply_typed, fail, free_, alias, new_, try_new, scalar, box_init, data,
-        dims, truth, release, ipow, parallel_for, parallel_lookup, int_check, matmul_bf16_amx;
+        dims, truth, release, ipow, parallel_for, parallel_lookup, int_check, matmul_bf16_amx,
+        qlayer;
 } cg_helpers;
 
 typedef struct cg_lower {
@@ -240,6 +247,13 @@ void cg_share_math_helpers(LLVMModuleRef mod);
 bool cg_emit_cluster(cg_lower *L, cg_cluster *c);
 /* lower_matmul.c */
 bool cg_emit_matmul(cg_lower *L, const ir_node *n);
+/* lower_qlayer.c: static-range layers, requantize(add(qmatmul(a, b, z),
+ * bias), ...), as one call of cg_rt_qlayer. cg_plan_qlayers marks them
+ * (info.qlayer, and info.into of the add and the qmatmul) before the
+ * nodes are classified; cg_qlayer_operands lists the call's operands. */
+enum { CG_QLAYER_OPERANDS = 6 };
+void cg_plan_qlayers(cg_lower *L);
+void cg_qlayer_operands(const ir_node *rq, const ir_node *ops[CG_QLAYER_OPERANDS]);
 /* lower_counted.c */
 /* A counted loop i = 0 .. n-1 (nothing when n <= 0): begin leaves the
  * builder in the body with *iv set; end closes it from the current block

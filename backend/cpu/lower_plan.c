@@ -151,6 +151,17 @@ static void classify_node(cg_lower *L, const ir_node *n)
     ni->shape = shape_of_type(L, n, &n->type.shape);
     if (n->n_in > L->max_inputs)
         L->max_inputs = n->n_in;
+    if (ni->into) { /* lower_qlayer.c */
+        ni->kind = CG_K_ABSORBED;
+        ni->repr = CG_NONE;
+        return;
+    }
+    if (ni->qlayer) {
+        ni->kind = CG_K_QLAYER;
+        if (L->max_inputs < CG_QLAYER_OPERANDS)
+            L->max_inputs = CG_QLAYER_OPERANDS;
+        return;
+    }
     switch (n->opcode) {
     case IR_COND:
     case IR_WHILE:
@@ -274,6 +285,9 @@ static use_kind operand_use(cg_lower *L, const ir_node *user, int i)
         return ui->res_repr[i] == CG_NAT ? USE_NAT : USE_BOX;
     case CG_K_FALLBACK:
         return cg_keeps_operand(user, i) ? USE_BOX : USE_LEND;
+    case CG_K_QLAYER: /* in[0] is absorbed; the call keeps no operand */
+    case CG_K_ABSORBED:
+        return mi->kind == CG_K_ABSORBED ? USE_NONE : USE_LEND;
     default:
         return USE_BOX;
     }
@@ -325,6 +339,8 @@ static int use_pos(cg_lower *L, const ir_node *user)
     const cg_info *ui = &L->info[user->id];
     if (ui->kind == CG_K_FUSED)
         return L->info[L->clusters[ui->cluster].last->id].pos;
+    if (ui->kind == CG_K_ABSORBED) /* its operands are read by the layer's call */
+        return L->info[ui->into->id].pos;
     return ui->pos;
 }
 
@@ -439,6 +455,7 @@ bool cg_plan(cg_lower *L)
     const ir_liveness *live = pass_analyses_liveness(L->am);
     for (int i = 0; i < L->n_ids && i < live->n; i++)
         L->info[i].live = live->live[i];
+    cg_plan_qlayers(L);
     classify_graph(L, L->fn->body);
     uses_graph(L, L->fn->body);
     fold_gets(L, L->fn->body);

@@ -37,17 +37,32 @@ const char *rt_qgemm_why_not(rt_qgemm_kind kind)
 /* Columns [begin, end) in plain C. The sums are taken modulo 2^32
  * (unsigned), as the vector paths' are: the same bits even where the
  * true sum would not fit (qgemm.h), and no undefined behaviour. */
-static void scalar_columns(const rt_qgemm *p, int64_t begin, int64_t end)
+/* out[j - begin] = c[i, j] for j in [begin, end). */
+static void scalar_row(const rt_qgemm *p, int64_t i, int64_t begin, int64_t end, uint32_t *out)
 {
     int64_t n = p->n, k = p->k;
+    memset(out, 0, (size_t)(end - begin) * sizeof *out);
+    for (int64_t q = 0; q < k; q++) {
+        uint32_t x = (uint32_t)p->a[i * k + q] - (uint32_t)p->a_zero;
+        const int8_t *brow = p->b + q * n + begin;
+        for (int64_t j = 0; j < end - begin; j++)
+            out[j] += x * (uint32_t)brow[j];
+    }
+}
+
+/* With an epilogue, a row at a time in pieces of one panel's width. */
+static void scalar_columns(const rt_qgemm *p, int64_t begin, int64_t end)
+{
+    uint32_t piece[RT_QGEMM_PANEL];
     for (int64_t i = 0; i < p->m; i++) {
-        uint32_t *crow = (uint32_t *)p->c + i * n;
-        memset(crow + begin, 0, (size_t)(end - begin) * sizeof *crow);
-        for (int64_t q = 0; q < k; q++) {
-            uint32_t x = (uint32_t)p->a[i * k + q] - (uint32_t)p->a_zero;
-            const int8_t *brow = p->b + q * n;
-            for (int64_t j = begin; j < end; j++)
-                crow[j] += x * (uint32_t)brow[j];
+        if (!p->epilogue) {
+            scalar_row(p, i, begin, end, (uint32_t *)p->c + i * p->n + begin);
+            continue;
+        }
+        for (int64_t j0 = begin; j0 < end; j0 += RT_QGEMM_PANEL) {
+            int64_t cols = end - j0 < RT_QGEMM_PANEL ? end - j0 : RT_QGEMM_PANEL;
+            scalar_row(p, i, j0, j0 + cols, piece);
+            p->epilogue(p, (const int32_t *)piece, RT_QGEMM_PANEL, i, 1, j0, cols);
         }
     }
 }
@@ -147,18 +162,25 @@ static void columns_body(void *ctx, int64_t begin, int64_t end)
     rt_qgemm_columns(ctx, begin, end);
 }
 
+
 void rt_qgemm_s8_on(rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k, const int8_t *a,
                     int32_t a_zero, const int8_t *b, int32_t *c)
 {
     rt_qgemm p;
     if (!rt_qgemm_begin(&p, kind, m, n, k, a, a_zero, b, c))
         rt_qgemm_begin(&p, RT_QGEMM_SCALAR, m, n, k, a, a_zero, b, c);
+    rt_qgemm_run(&p);
+    rt_qgemm_end(&p);
+}
+
+void rt_qgemm_run(const rt_qgemm *p)
+{
+    int64_t m = p->m, n = p->n, k = p->k;
     rt_qgemm_parallel_fn parallel = rt_qgemm_parallel_hook;
     if (parallel && n > RT_QGEMM_PANEL && (double)m * (double)n * (double)k >= RT_QGEMM_PARALLEL_MACS)
-        parallel(columns_body, &p, n, RT_QGEMM_PANEL);
+        parallel(columns_body, (void *)p, n, RT_QGEMM_PANEL);
     else
-        rt_qgemm_columns(&p, 0, n);
-    rt_qgemm_end(&p);
+        rt_qgemm_columns(p, 0, n);
 }
 
 /* The oracle stays on the calling thread, whatever the hook. */

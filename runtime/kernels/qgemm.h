@@ -73,15 +73,28 @@ void rt_qgemm_s8_on(rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k, const i
  * results cannot depend on how the columns are split), rt_qgemm_end. */
 enum { RT_QGEMM_PANEL = 64 };
 
-typedef struct rt_qgemm {
+typedef struct rt_qgemm rt_qgemm;
+
+/* A fused epilogue: instead of storing the sums in c, the product hands
+ * them over block by block as it computes them, while they are in the
+ * first-level cache: block[r * ldb + j] is c[i0 + r, j0 + j] for r <
+ * rows (at most 6) and j < cols (at most RT_QGEMM_PANEL). Every element
+ * of c is handed over exactly once; blocks of different column ranges may
+ * come from different threads at once. */
+typedef void (*rt_qgemm_epilogue)(const rt_qgemm *p, const int32_t *block, int64_t ldb,
+                                  int64_t i0, int64_t rows, int64_t j0, int64_t cols);
+
+struct rt_qgemm {
     rt_qgemm_kind kind;
     int64_t m, n, k;
     const int8_t *a, *b;
     int32_t a_zero;
-    int32_t *c;
+    int32_t *c;       /* unused when epilogue is set */
+    rt_qgemm_epilogue epilogue; /* NULL (rt_qgemm_begin's): sums into c */
+    void *epilogue_ctx;
     void *a_packed; /* a as the path's kernel reads it; NULL on the scalar path */
     int64_t a_stride; /* bytes between rows of a_packed */
-} rt_qgemm;
+};
 
 /* How rt_qgemm_s8 runs a large product's column chunks on threads:
  * body(ctx, begin, end) over [0, n), each chunk starting on a multiple of
@@ -101,6 +114,9 @@ extern rt_qgemm_parallel_fn _Atomic rt_qgemm_parallel_hook;
 bool rt_qgemm_begin(rt_qgemm *p, rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k,
                     const int8_t *a, int32_t a_zero, const int8_t *b, int32_t *c);
 void rt_qgemm_columns(const rt_qgemm *p, int64_t begin, int64_t end);
+/* Every column of a begun product: on the hook's threads when the
+ * product is large enough, else on the calling thread. */
+void rt_qgemm_run(const rt_qgemm *p);
 void rt_qgemm_end(rt_qgemm *p);
 
 #endif

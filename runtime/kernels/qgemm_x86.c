@@ -194,7 +194,7 @@ __attribute__((target("avx2"))) static void pack_a_pairs(const int8_t *a, int64_
 
 #define QG_FN(name) name##_avx2
 #define QG_TARGET "avx2"
-#define QG_MR 4
+#define QG_MR 6
 #define QG_MAC(acc, x, b) _mm256_add_epi32(acc, _mm256_madd_epi16(x, b))
 #define QG_ONES 0x00010001
 #define QG_PACK_B pack_b_pairs

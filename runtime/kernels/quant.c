@@ -14,6 +14,7 @@
 #include "../core/op_decls.h"
 #include "kernels.h"
 #include "qgemm.h"
+#include "quant_rows.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -180,49 +181,47 @@ static int32_t zero_at(const param *p, int64_t i)
 
 /* ============================================================ elements */
 
-static int8_t clamp_i8(int64_t v, int64_t lo, int64_t hi)
+
+/* ================================================================ rows */
+
+void rt_quantize_row(rt_qgemm_kind path, const float *x, int64_t n, const float *scale,
+                     int64_t s_step, const int32_t *zero, int64_t z_step, int8_t *q)
 {
-    return (int8_t)(v < lo ? lo : v > hi ? hi : v);
+    for (int64_t j = rt_quantize_row_vec(path, x, n, scale, s_step, zero, z_step, q); j < n; j++)
+        q[j] = rt_quantize_one(x[j], scale[j * s_step], zero[j * z_step]);
 }
 
-/*
- * q = clamp(round(x / scale) + zero, -128, 127): the division in f32 (not
- * a multiplication by the reciprocal, whose rounding differs), roundf
- * (halves away from zero), then the add and the clamp on integers. The
- * rounded quotient is first clamped to +-1000 (beyond any int8 once the
- * zero point is added), so infinities convert defined. NaN gives the zero
- * point.
- */
-static int8_t quantize_one(float x, float scale, int32_t zero)
+bool rt_dequant_vector_ok(const rt_dequant *d, int64_t n_zero)
 {
-    float r = roundf(x / scale);
-    if (isnan(r))
-        return clamp_i8(zero, -128, 127);
-    r = r < -1000.0f ? -1000.0f : r > 1000.0f ? 1000.0f : r;
-    return clamp_i8((int64_t)r + zero, -128, 127);
+    for (int64_t i = 0; i < n_zero; i++)
+        if (d->q32 ? d->zero[i] != 0 : d->zero[i] < -(1 << 30) || d->zero[i] > (1 << 30))
+            return false;
+    return true;
 }
 
-/* y = (q - zero) * scale: the difference is exact in int64 and converts
- * to f32 once (exact for i8 values; i32 sums round to nearest). */
-static float dequantize_one(int64_t q, float scale, int32_t zero)
+void rt_dequantize_row(rt_qgemm_kind path, const rt_dequant *d, int64_t n, float *y)
 {
-    return (float)(q - zero) * scale;
+    for (int64_t j = rt_dequantize_row_vec(path, d, n, y); j < n; j++)
+        y[j] = rt_dequantize_one(d->q8 ? d->q8[j] : d->q32[j], d->scale[j * d->s_step],
+                                 d->zero[j * d->z_step]);
 }
 
-/*
- * q = clamp(zero + round(acc * multiplier), lo, hi) in double: the product
- * of a 31-bit integer and a 24-bit significand is exact there, so one
- * rounding (halves away from zero) makes the result. NaN gives the zero
- * point, clamped.
- */
-static int8_t requantize_one(int32_t acc, float multiplier, int32_t zero, int64_t lo,
-                             int64_t hi)
+void rt_requant_check(rt_requant *r, int64_t n_mult)
 {
-    double r = round((double)acc * (double)multiplier);
-    if (isnan(r))
-        return clamp_i8(zero, lo, hi);
-    r = r < -1e4 ? -1e4 : r > 1e4 ? 1e4 : r;
-    return clamp_i8((int64_t)r + zero, lo, hi);
+    r->vector_ok = true;
+    for (int64_t i = 0; i < n_mult; i++)
+        r->vector_ok &= isfinite(r->mult[i]) != 0;
+}
+
+void rt_requantize_row(rt_qgemm_kind path, const rt_requant *r, const int32_t *acc, int64_t n,
+                       int8_t *q)
+{
+    for (int64_t j = rt_requantize_row_vec(path, r, acc, n, q); j < n; j++) {
+        int32_t a = acc[j];
+        if (r->bias)
+            a = (int32_t)((uint32_t)a + (uint32_t)r->bias[j * r->b_step]);
+        q[j] = rt_requantize_one(a, r->mult[j * r->m_step], r->zero[j * r->z_step], r->lo, r->hi);
+    }
 }
 
 /* ============================================================= kernels */
@@ -261,12 +260,13 @@ RT_KERNEL(rt_k_quantize)
     walk w = walk_of(in[0], &s, &z);
     if (!w.rowwise) {
         for (int64_t i = 0; i < out->numel; i++)
-            q[i] = quantize_one(x[i], scale_at(&s, i), zero_at(&z, i));
+            q[i] = rt_quantize_one(x[i], scale_at(&s, i), zero_at(&z, i));
         return true;
     }
-    for (int64_t r = 0, i = 0; r < w.rows; r++)
-        for (int64_t j = 0; j < w.cols; j++, i++)
-            q[i] = quantize_one(x[i], sv[j * w.step[0]], zv[j * w.step[1]]);
+    rt_qgemm_kind path = rt_qgemm_chosen();
+    for (int64_t r = 0; r < w.rows; r++)
+        rt_quantize_row(path, x + r * w.cols, w.cols, sv, w.step[0], zv, w.step[1],
+                        q + r * w.cols);
     return true;
 }
 
@@ -285,12 +285,19 @@ RT_KERNEL(rt_k_dequantize)
     walk w = walk_of(in[0], &s, &z);
     if (!w.rowwise) {
         for (int64_t i = 0; i < out->numel; i++)
-            y[i] = dequantize_one(narrow ? q8[i] : q32[i], scale_at(&s, i), zero_at(&z, i));
+            y[i] = rt_dequantize_one(narrow ? q8[i] : q32[i], scale_at(&s, i), zero_at(&z, i));
         return true;
     }
-    for (int64_t r = 0, i = 0; r < w.rows; r++)
-        for (int64_t j = 0; j < w.cols; j++, i++)
-            y[i] = dequantize_one(narrow ? q8[i] : q32[i], sv[j * w.step[0]], zv[j * w.step[1]]);
+    rt_dequant d = {.q8 = narrow ? q8 : NULL, .q32 = narrow ? NULL : q32, .scale = sv,
+                    .s_step = w.step[0], .zero = zv, .z_step = w.step[1]};
+    d.vector_ok = rt_dequant_vector_ok(&d, in[2]->numel);
+    rt_qgemm_kind path = rt_qgemm_chosen();
+    for (int64_t r = 0; r < w.rows; r++) {
+        rt_dequant row = d;
+        row.q8 = narrow ? q8 + r * w.cols : NULL;
+        row.q32 = narrow ? NULL : q32 + r * w.cols;
+        rt_dequantize_row(path, &row, w.cols, y + r * w.cols);
+    }
     return true;
 }
 
@@ -307,12 +314,15 @@ RT_KERNEL(rt_k_requantize)
     walk w = walk_of(in[0], &m, &z);
     if (!w.rowwise) {
         for (int64_t i = 0; i < out->numel; i++)
-            q[i] = requantize_one(acc[i], scale_at(&m, i), zero_at(&z, i), lo, hi);
+            q[i] = rt_requantize_one(acc[i], scale_at(&m, i), zero_at(&z, i), lo, hi);
         return true;
     }
-    for (int64_t r = 0, i = 0; r < w.rows; r++)
-        for (int64_t j = 0; j < w.cols; j++, i++)
-            q[i] = requantize_one(acc[i], mv[j * w.step[0]], zv[j * w.step[1]], lo, hi);
+    rt_requant rq = {.mult = mv, .m_step = w.step[0], .zero = zv, .z_step = w.step[1],
+                     .lo = (int32_t)lo, .hi = (int32_t)hi};
+    rt_requant_check(&rq, in[1]->numel);
+    rt_qgemm_kind path = rt_qgemm_chosen();
+    for (int64_t r = 0; r < w.rows; r++)
+        rt_requantize_row(path, &rq, acc + r * w.cols, w.cols, q + r * w.cols);
     return true;
 }
 
@@ -337,6 +347,38 @@ RT_KERNEL(rt_k_qmatmul)
         return false;
     rt_qgemm_s8(m, nn, k, in[0]->data, zero, in[1]->data, out->data);
     return true;
+}
+
+/* ----------------------------------------------- the fused layer */
+
+typedef struct qlayer {
+    const rt_requant *r;
+    int8_t *q;
+} qlayer;
+
+static void requantize_block(const rt_qgemm *p, const int32_t *block, int64_t ldb, int64_t i0,
+                             int64_t rows, int64_t j0, int64_t cols)
+{
+    const qlayer *l = p->epilogue_ctx;
+    rt_requant r = *l->r; /* the parameters from column j0 on */
+    r.bias = r.bias ? r.bias + j0 * r.b_step : NULL;
+    r.mult += j0 * r.m_step;
+    r.zero += j0 * r.z_step;
+    for (int64_t i = 0; i < rows; i++)
+        rt_requantize_row(p->kind, &r, block + i * ldb, cols, l->q + (i0 + i) * p->n + j0);
+}
+
+void rt_qlayer_requantize(rt_qgemm_kind path, int64_t m, int64_t n, int64_t k, const int8_t *a,
+                          int32_t a_zero, const int8_t *b, const rt_requant *r, int8_t *q)
+{
+    qlayer l = {.r = r, .q = q};
+    rt_qgemm p;
+    if (!rt_qgemm_begin(&p, path, m, n, k, a, a_zero, b, NULL))
+        rt_qgemm_begin(&p, RT_QGEMM_SCALAR, m, n, k, a, a_zero, b, NULL);
+    p.epilogue = requantize_block;
+    p.epilogue_ctx = &l;
+    rt_qgemm_run(&p);
+    rt_qgemm_end(&p);
 }
 
 /* ------------------------------------------------------------- qconv2d */

@@ -3,9 +3,15 @@
  * each op's arithmetic on hand-computed cases (rounding ties, clamps, NaN,
  * per-channel scales, relu folded into requantize's range), their errors,
  * and one static-range layer that gives the same bits eagerly, compiled
- * for the cpu, interpreted (reference) and on the TPU-model.
+ * for the cpu, interpreted (reference) and on the TPU-model; the vector
+ * loops of quantize, dequantize and requantize and the fused layer (qmatmul + bias +
+ * requantize in one pass, as the cpu target compiles it) on every path,
+ * bit for bit the rules.
  */
 #include "staged_util.h"
+
+#include "cg_runtime.h"
+#include "quant_rows.h"
 
 #include <math.h>
 #include <string.h>
@@ -258,6 +264,318 @@ static void test_same_bits_on_every_target(void **state)
     assert_int_equal((int)ag_get_f64(eager[1], 0), (int)yq0);
 }
 
+/* ---------------------------------------------- the vector loops, exact */
+
+/* The rows of quantize and requantize (kernels/quant_rows.h) on every
+ * path this CPU runs, element for element the scalar rules: ties of the
+ * division and of the product, the clamps, NaN and infinities, NaN and
+ * infinite multipliers, a bias whose int32 add wraps, and zero points far
+ * outside int8 (the vector loops clamp them before their int32 add). */
+static uint32_t seed = 2654435761u;
+
+static uint32_t next_u32(void)
+{
+    seed = seed * 1664525u + 1013904223u;
+    return seed ^ seed >> 16;
+}
+
+static const int32_t ZEROS[] = {0, -128, 127, 3, -7, 128, -129, 99999, -100001, 100000,
+                                INT32_MAX, INT32_MIN, 1000, -1130};
+
+static float tricky_x(int64_t i, float scale)
+{
+    int32_t k = (int32_t)(next_u32() % 601) - 300;
+    switch (i % 9) {
+    case 0: return ((float)k + 0.5f) * scale; /* a tie when the division is exact */
+    case 1: return (i & 16) ? NAN : -NAN;
+    case 2: return (i & 16) ? INFINITY : -INFINITY;
+    case 3: return (float)k * 1e4f;           /* past the clamp of +-1000 */
+    case 4: return nextafterf(((float)k + 0.5f) * scale, 0); /* just short of a tie */
+    case 5: return (float)k * 0.001f;
+    default: return (float)k * scale * 0.37f;
+    }
+}
+
+static void for_each_path(void (*check)(rt_qgemm_kind))
+{
+    for (int kind = RT_QGEMM_SCALAR; kind < RT_QGEMM_NUM_KINDS; kind++) {
+        if (rt_qgemm_why_not((rt_qgemm_kind)kind)) {
+            printf("[  SKIPPED ] path %s: %s\n", rt_qgemm_kind_name((rt_qgemm_kind)kind),
+                   rt_qgemm_why_not((rt_qgemm_kind)kind));
+            continue;
+        }
+        check((rt_qgemm_kind)kind);
+    }
+}
+
+enum { ROW = 83 }; /* whole vectors of 16 and of 8, and a tail */
+
+static void check_quantize_rows(rt_qgemm_kind path)
+{
+    float x[ROW], scale[ROW];
+    int32_t zero[ROW];
+    int8_t got[ROW];
+    for (int round = 0; round < 64; round++) {
+        int64_t s_step = round & 1, z_step = round >> 1 & 1;
+        for (int64_t j = 0; j < ROW; j++) {
+            scale[j] = (round & 4) ? 0.1f : (float)(next_u32() % 1000 + 1) * 0.0037f;
+            scale[j] = (round % 23 == 5 && j == 0) ? 0.0f : scale[j]; /* x / 0: inf or NaN */
+            zero[j] = ZEROS[(uint32_t)(j + round) % (sizeof ZEROS / sizeof *ZEROS)];
+        }
+        for (int64_t j = 0; j < ROW; j++)
+            x[j] = tricky_x(j + round, scale[j * s_step]);
+        rt_quantize_row(path, x, ROW, scale, s_step, zero, z_step, got);
+        for (int64_t j = 0; j < ROW; j++) {
+            int8_t want = rt_quantize_one(x[j], scale[j * s_step], zero[j * z_step]);
+            if (got[j] != want)
+                fail_msg("%s quantize(%.9g, %.9g, %d) = %d, the rule gives %d",
+                         rt_qgemm_kind_name(path), (double)x[j], (double)scale[j * s_step],
+                         zero[j * z_step], got[j], want);
+        }
+    }
+}
+
+static void test_quantize_rows_exact_on_every_path(void **state)
+{
+    (void)state;
+    for_each_path(check_quantize_rows);
+}
+
+static int32_t tricky_acc(int64_t i)
+{
+    switch (i % 6) {
+    case 0: return (int32_t)(next_u32() % 2001) - 1000; /* ties with multiplier 0.5 */
+    case 1: return (int32_t)next_u32();                 /* all of int32 */
+    case 2: return (i & 8) ? INT32_MAX : INT32_MIN;
+    default: return (int32_t)(next_u32() % 200001) - 100000;
+    }
+}
+
+static float tricky_mult(int round, int64_t j)
+{
+    static const float m[] = {0.5f, 0.25f, 1.0f, 0.0013f, 3e-7f, -0.5f, 1e5f, 0.3333333f};
+    if (round == 7 && j == 3)
+        return NAN;
+    if (round == 9 && j == 5)
+        return INFINITY; /* 0 * inf is NaN */
+    return m[(uint32_t)(j + round) % (sizeof m / sizeof *m)];
+}
+
+static void check_requantize_rows(rt_qgemm_kind path)
+{
+    int32_t acc[ROW], bias[ROW], zero[ROW];
+    float mult[ROW];
+    int8_t got[ROW];
+    static const int32_t ranges[][2] = {{-128, 127}, {-3, 127}, {-128, -128}, {-5, 3}};
+    for (int round = 0; round < 64; round++) {
+        rt_requant r = {.bias = (round & 8) ? NULL : bias, .b_step = round & 1, .mult = mult,
+                        .m_step = round >> 1 & 1, .zero = zero, .z_step = round >> 2 & 1,
+                        .lo = ranges[round % 4][0], .hi = ranges[round % 4][1]};
+        for (int64_t j = 0; j < ROW; j++) {
+            acc[j] = tricky_acc(j + round);
+            bias[j] = j % 7 == 0 ? INT32_MAX : (int32_t)(next_u32() % 2001) - 1000;
+            mult[j] = tricky_mult(round, j);
+            zero[j] = ZEROS[(uint32_t)(j * 3 + round) % (sizeof ZEROS / sizeof *ZEROS)];
+        }
+        rt_requant_check(&r, r.m_step ? ROW : 1);
+        rt_requantize_row(path, &r, acc, ROW, got);
+        for (int64_t j = 0; j < ROW; j++) {
+            int32_t a = acc[j];
+            if (r.bias)
+                a = (int32_t)((uint32_t)a + (uint32_t)bias[j * r.b_step]);
+            int8_t want = rt_requantize_one(a, mult[j * r.m_step], zero[j * r.z_step], r.lo, r.hi);
+            if (got[j] != want)
+                fail_msg("%s requantize(%d, %.9g, %d, [%d, %d]) = %d, the rule gives %d",
+                         rt_qgemm_kind_name(path), a, (double)mult[j * r.m_step],
+                         zero[j * r.z_step], r.lo, r.hi, got[j], want);
+        }
+    }
+}
+
+static void test_requantize_rows_exact_on_every_path(void **state)
+{
+    (void)state;
+    for_each_path(check_requantize_rows);
+}
+
+/* dequantize's rows, of int8 values and of int32 sums (above 2^24 too,
+ * where the conversion rounds): the vector loops run where q - zero
+ * cannot leave int32, the scalar rule elsewhere, with the same bits. */
+static void check_dequantize_rows(rt_qgemm_kind path)
+{
+    int8_t q8[ROW];
+    int32_t q32[ROW], zero[ROW];
+    float scale[ROW], got[ROW];
+    static const int32_t zeros[] = {0, 0, 5, -128, 1 << 30, -(1 << 30), (1 << 30) + 1, INT32_MIN};
+    for (int round = 0; round < 64; round++) {
+        bool narrow = round & 1;
+        rt_dequant d = {.q8 = narrow ? q8 : NULL, .q32 = narrow ? NULL : q32, .scale = scale,
+                        .s_step = round >> 1 & 1, .zero = zero, .z_step = round >> 2 & 1};
+        for (int64_t j = 0; j < ROW; j++) {
+            q8[j] = (int8_t)next_u32();
+            q32[j] = j % 5 == 0 ? (j & 1 ? INT32_MAX : INT32_MIN) : (int32_t)next_u32();
+            scale[j] = round == 9 && j == 2 ? NAN : round == 11 && j == 0 ? INFINITY
+                                                                           : tricky_mult(round, j);
+            zero[j] = zeros[(uint32_t)(round >> 3) % 8];
+        }
+        d.vector_ok = rt_dequant_vector_ok(&d, d.z_step ? ROW : 1);
+        rt_dequantize_row(path, &d, ROW, got);
+        for (int64_t j = 0; j < ROW; j++) {
+            float want = rt_dequantize_one(narrow ? q8[j] : q32[j], scale[j * d.s_step],
+                                           zero[j * d.z_step]);
+            if (memcmp(&got[j], &want, sizeof want) != 0)
+                fail_msg("%s dequantize(%lld, %.9g, %d) = %.9g, the rule gives %.9g",
+                         rt_qgemm_kind_name(path), (long long)(narrow ? q8[j] : q32[j]),
+                         (double)scale[j * d.s_step], zero[j * d.z_step], (double)got[j],
+                         (double)want);
+        }
+    }
+}
+
+static void test_dequantize_rows_exact_on_every_path(void **state)
+{
+    (void)state;
+    for_each_path(check_dequantize_rows);
+}
+
+/* ------------------------------------ the fused layer, kernel and code */
+
+/* rt_qlayer_requantize on `path` gives the three ops' bits: the scalar
+ * product, the add (wrapping), the scalar rule. */
+static void check_qlayer_shape(rt_qgemm_kind path, int64_t m, int64_t n, int64_t k, int32_t z)
+{
+    int8_t *a = malloc((size_t)(m * k)), *b = malloc((size_t)(k * n));
+    int8_t *got = malloc((size_t)(m * n));
+    int32_t *acc = malloc((size_t)(m * n) * 4), *bias = malloc((size_t)n * 4);
+    int32_t zq = -9;
+    float *mult = malloc((size_t)n * 4);
+    for (int64_t e = 0; e < m * k; e++)
+        a[e] = (int8_t)next_u32();
+    for (int64_t e = 0; e < k * n; e++)
+        b[e] = (int8_t)next_u32();
+    for (int64_t j = 0; j < n; j++) {
+        bias[j] = (int32_t)(next_u32() % 20001) - 10000;
+        mult[j] = (float)(next_u32() % 1000 + 1) * 1e-5f;
+    }
+    rt_requant r = {.bias = bias, .b_step = 1, .mult = mult, .m_step = n % 2, .zero = &zq,
+                    .lo = zq, .hi = 127};
+    rt_requant_check(&r, n);
+    rt_qlayer_requantize(path, m, n, k, a, z, b, &r, got);
+    rt_qgemm_s8_scalar(m, n, k, a, z, b, acc);
+    for (int64_t e = 0; e < m * n; e++) {
+        int64_t j = e % n;
+        int8_t want = rt_requantize_one((int32_t)((uint32_t)acc[e] + (uint32_t)bias[j]),
+                                        mult[j * r.m_step], zq, r.lo, r.hi);
+        if (got[e] != want)
+            fail_msg("%s layer %lldx%lldx%lld: q[%lld, %lld] = %d, the three ops give %d",
+                     rt_qgemm_kind_name(path), (long long)m, (long long)n, (long long)k,
+                     (long long)(e / n), (long long)j, got[e], want);
+    }
+    free(a), free(b), free(got), free(acc), free(bias), free(mult);
+}
+
+static int parallel_calls;
+static void counting_parallel_for(rt_qgemm_body body, void *ctx, int64_t n, int64_t grain)
+{
+    parallel_calls++;
+    cg_rt_parallel_for(body, ctx, n, grain);
+}
+
+static void check_qlayer(rt_qgemm_kind path)
+{
+    static const int64_t shapes[][3] = {{1, 1, 1},  {6, 64, 4},   {7, 13, 5},   {13, 67, 33},
+                                        {5, 130, 9}, {64, 10, 512}, {64, 200, 300}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        check_qlayer_shape(path, shapes[s][0], shapes[s][1], shapes[s][2],
+                           ZEROS[s % 5]); /* 0, -128, 127, 3, -7 */
+    /* large enough for the threads: blocks come from two columns ranges */
+    rt_qgemm_parallel_fn saved = rt_qgemm_parallel_hook;
+    rt_qgemm_parallel_hook = counting_parallel_for;
+    parallel_calls = 0;
+    check_qlayer_shape(path, 64, 330, 784, 5);
+    assert_int_equal(parallel_calls, 1);
+    rt_qgemm_parallel_hook = saved;
+}
+
+static void test_fused_layer_exact_on_every_path(void **state)
+{
+    (void)state;
+    for_each_path(check_qlayer);
+}
+
+/*
+ * Compiled for the cpu, requantize(add(qmatmul, bias)) is one call
+ * (backend/cpu/lower_qlayer.c): the same bits as the reference
+ * interpreter's three ops, with the bias on either side of the add, per
+ * channel or scalar parameters, and a relu folded in; and the three ops
+ * one by one when the bias covers the whole result, or when a zero point
+ * is out of range (the qmatmul's error).
+ */
+static void qfused__trace(const ag_arg *a, ag_tensor *o)
+{
+    static int8_t w1[24 * 40], w2[40 * 9];
+    static int32_t b1[40];
+    for (int i = 0; i < 24 * 40; i++)
+        w1[i] = (int8_t)(i * 37 % 255 - 127);
+    for (int i = 0; i < 40 * 9; i++)
+        w2[i] = (int8_t)(i * 91 % 251 - 125);
+    for (int i = 0; i < 40; i++)
+        b1[i] = i * 523 % 4001 - 2000;
+    float m1[40];
+    for (int i = 0; i < 40; i++)
+        m1[i] = 0.0004f + (float)i * 0.00011f;
+    ag_tensor xq = ag_quantize(a[0].tensor, ag_scalar_f32(0.05f), ag_scalar_i32(3));
+    ag_tensor acc1 = ag_add(ag_from_data(AG_I32, AG_SHAPE(40), b1),
+                            ag_qmatmul(xq, ag_from_data(AG_I8, AG_SHAPE(24, 40), w1),
+                                       a[1].tensor));
+    ag_tensor h = ag_requantize(acc1, ag_from_data(AG_F32, AG_SHAPE(40), m1), ag_scalar_i32(-4),
+                                -4, 127);
+    ag_tensor acc2 = ag_add(ag_qmatmul(h, ag_from_data(AG_I8, AG_SHAPE(40, 9), w2),
+                                       ag_scalar_i32(-4)),
+                            ag_scalar_i32(77));
+    o[0] = h;
+    o[1] = ag_requantize(acc2, ag_scalar_f32(0.0021f), ag_scalar_i32(1), -128, 127);
+    /* a bias of the whole result: not per channel, the ops one by one */
+    ag_tensor acc3 = ag_add(ag_qmatmul(h, ag_from_data(AG_I8, AG_SHAPE(40, 9), w2),
+                                       ag_scalar_i32(-4)),
+                            ag_cast(ag_reshape(ag_range(0, 45, 1), AG_SHAPE(5, 9)), AG_I32));
+    o[2] = ag_requantize(acc3, ag_scalar_f32(0.003f), ag_scalar_i32(0), -128, 127);
+}
+static const char *const N_XZ[] = {"x", "z"};
+AG_TEST_DESC(qfused_cpu, 2, N_XZ, K_TT, NULL, 3, qfused__trace);
+AG_TEST_DESC(qfused_reference, 2, N_XZ, K_TT, NULL, 3, qfused__trace);
+
+static bool run_qfused(const ag_function_desc *d, const char *target, ag_tensor x, int32_t z,
+                       ag_tensor *o)
+{
+    assert_true(ag_set_target(target));
+    ag_arg a[2] = {targ(x), targ(ag_scalar_i32(z))};
+    bool ok = ag_function_call_at(AG_HERE, d, a, o);
+    ag_set_target(NULL);
+    return ok;
+}
+
+static void test_fused_layer_compiled(void **state)
+{
+    (void)state;
+    float xs[5 * 24];
+    for (int i = 0; i < 5 * 24; i++)
+        xs[i] = tricky_x(i, 0.05f);
+    ag_tensor x = ag_from_data(AG_F32, AG_SHAPE(5, 24), xs);
+    ag_tensor cpu[3], ref[3];
+    for (int z = -128; z <= 127; z += 85) {
+        if (!run_qfused(&qfused_cpu__desc, "cpu", x, z, cpu) ||
+            !run_qfused(&qfused_reference__desc, "reference", x, z, ref))
+            fail_msg("z = %d: %s", z, ag_last_error());
+        static const char *const what[3] = {"the first layer", "the second layer",
+                                            "the unfused layer"};
+        for (int i = 0; i < 3; i++)
+            expect_same_bits(ref[i], cpu[i], what[i]);
+    }
+    assert_false(run_qfused(&qfused_cpu__desc, "cpu", x, 200, cpu));
+    assert_non_null(strstr(ag_last_error(), "the zero point 200 is outside int8's range"));
+}
+
 /* ------------------------------------------------------ saved models */
 
 /* A layer whose int8 weights are a variable, and whose int8 table of 64
@@ -318,6 +636,11 @@ int main(void)
         TU_TEST(test_errors),
         TU_TEST(test_same_bits_on_every_target),
         TU_TEST(test_saved_model_keeps_i8),
+        TU_TEST(test_quantize_rows_exact_on_every_path),
+        TU_TEST(test_requantize_rows_exact_on_every_path),
+        TU_TEST(test_dequantize_rows_exact_on_every_path),
+        TU_TEST(test_fused_layer_exact_on_every_path),
+        TU_TEST(test_fused_layer_compiled),
     };
     TU_RUN(tests);
 }
