@@ -49,16 +49,6 @@ static const double HOST_OP_SECONDS = 1e-6, HOST_BYTES_PER_SECOND = 10e9;
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 static int64_t div_up(int64_t x, int64_t m) { return (x + m - 1) / m; }
 
-static bool shape_static(const ir_type *t)
-{
-    if (t->dtype == RT_LIST || t->shape.rank < 0)
-        return false;
-    for (int i = 0; i < t->shape.rank; i++)
-        if (t->shape.dims[i] < 0)
-            return false;
-    return true;
-}
-
 static int64_t elements(const ir_type *t)
 {
     int64_t n = 1;
@@ -344,7 +334,7 @@ static void compile_graph(compiler *C, const ir_graph *g);
 /* Bytes of a value as stored (no tiles), 0 when not static. */
 static int64_t raw_bytes(const ir_type *t)
 {
-    return shape_static(t) ? elements(t) * (int64_t)rt_dtype_size(t->dtype) : 0;
+    return tpu_shape_static(t) ? elements(t) * (int64_t)rt_dtype_size(t->dtype) : 0;
 }
 
 /* to_device / to_host: the value over the host link, padding included. */
@@ -401,10 +391,10 @@ static void compile_node(compiler *C, const ir_node *n)
         return;
     }
     if (n->opcode == IR_GET) { /* a region's value, which the regions store into its buffer */
-        x->padded_bytes = shape_static(&n->type) ? tpu_padded_bytes(&n->type) : 0;
+        x->padded_bytes = tpu_shape_static(&n->type) ? tpu_padded_bytes(&n->type) : 0;
         return;
     }
-    if (!shape_static(&n->type)) {
+    if (!tpu_shape_static(&n->type)) {
         char t[160];
         ir_type_str(&n->type, t, sizeof t);
         fail(C, n, "'%s' has shape %s here: the TPU-model compiles for static shapes, and this "
@@ -439,7 +429,7 @@ static void compile_graph(compiler *C, const ir_graph *g)
         x->loop = -1;
         if (par->type.dtype == RT_LIST)
             continue; /* a tensor array: the host's (soft placement) */
-        if (!shape_static(&par->type)) {
+        if (!tpu_shape_static(&par->type)) {
             char t[160];
             ir_type_str(&par->type, t, sizeof t);
             fail(C, g->parent ? g->parent : g->first,

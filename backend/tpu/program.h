@@ -146,6 +146,8 @@ typedef struct tpu_program {
 
 /* Padded bytes of a tensor type in HBM; -1 when a dim is unknown. */
 int64_t tpu_padded_bytes(const ir_type *t);
+/* Whether t is a tensor whose every dimension is known (tiles.c). */
+bool tpu_shape_static(const ir_type *t);
 
 /* Gives every value that needs one an HBM buffer, reusing the buffers of
  * values no longer live (hbm.c), and sets p->hbm_bytes to the peak.

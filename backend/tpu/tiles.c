@@ -11,7 +11,7 @@ enum { LANES_TILE = 128 };
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-static bool shape_static(const ir_type *t)
+bool tpu_shape_static(const ir_type *t)
 {
     if (t->dtype == RT_LIST || t->shape.rank < 0)
         return false;
@@ -32,7 +32,7 @@ static int64_t tile_rows(ag_dtype dt) { return dt == AG_I8 ? 32 : dt == AG_BF16 
 
 int64_t tpu_padded_bytes(const ir_type *t)
 {
-    if (!shape_static(t))
+    if (!tpu_shape_static(t))
         return -1;
     const ag_shape *s = &t->shape;
     int64_t rows = s->rank >= 2 ? s->dims[s->rank - 2] : 1;
