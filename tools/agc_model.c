@@ -112,6 +112,8 @@ static void show_function(const sm_manifest *man, const sm_function *f)
         printf("    jit_compile: true\n");
     if (f->io_shape_optimization)
         printf("    I/O shape optimization\n");
+    if (f->device_spec[0])
+        printf("    on a slice: %s (over the device spec in force)\n", f->device_spec);
     if (f->has_batch)
         show_batch(&f->batch);
     if (f->has_batch && f->batch.in_graph && f->batch.scope[0])

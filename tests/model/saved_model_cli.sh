@@ -99,7 +99,14 @@ expect_in show2.out "batched in the graph: the device scopes' nodes run on batch
     --converter_options_string='tpu_functions { signature_name: "serving_default" } tpu_functions { function_alias: "tpu_func_1" }' \
     >direct.out || fail "agc-convert (serve and the hidden layers it calls) failed"
 expect_in direct.out "-------- Conversion Report --------"
-for m in one two direct; do
+# sharded over a 2x2 slice (xla_sharding_options): the record, the report
+"$convert" --input_model_dir=mlp --output_model_dir=sharded \
+    --converter_options_string='tpu_functions { signature_name: "serving_default" } xla_sharding_options { num_cores_per_replica: 4 topology: "2x2" }' \
+    >sharded.out || fail "agc-convert (sharded over 2x2) failed"
+expect_in sharded.out "run on a slice (xla_sharding_options): chips: 4 mesh { x: 2 y: 2 }"
+"$model" show sharded >show_sharded.out || fail "agc-model show (sharded) failed"
+expect_in show_sharded.out "on a slice: chips: 4 mesh { x: 2 y: 2 }"
+for m in one two direct sharded; do
     "$model" run $m --signature serving_default --input pixels=batch.txt >run_$m.out ||
         fail "the converted model '$m' does not run"
     # bf16 operands through three layers and a softmax: a few percent
