@@ -61,6 +61,12 @@ typedef void (*tgt_node_cost_fn)(void *ctx, const ir_node *n, double seconds);
 typedef struct tgt_call_estimate {
     double seconds;     /* the modelled time (units overlap: not the nodes' sum) */
     int64_t host_bytes; /* over the host link, padding included */
+    /* Work split over several chips: the chips, the time the call waits
+     * on the links between them (of seconds), and how each product was
+     * split ("matmul at mlp.c:12 split N (columns); ..."), for reports. */
+    int chips;
+    double link_seconds;
+    char splits[1024];
 } tgt_call_estimate;
 
 /* A target's compiled form of one graph; only its target looks inside. */

@@ -27,6 +27,17 @@ typedef struct cv_tpu_cost {
     double seconds;     /* per call, its nodes' costs */
 } cv_tpu_cost;
 
+/* A TPU function run on several chips (xla_sharding_options): its call's
+ * time, of it the time waiting on the links between chips, and how each
+ * product was split. */
+enum { CV_MAX_SHARDED = 16 };
+typedef struct cv_sharded {
+    char name[SM_NAME];
+    int chips;
+    double seconds, link_seconds;
+    char splits[1024];
+} cv_sharded;
+
 enum { CV_MAX_BATCH_NOTES = 8 };
 
 /* How close a converted function's results are to the original's on a
@@ -82,6 +93,8 @@ typedef struct cv_report {
     char device[64];            /* the device spec's name */
     cv_qreport quant;           /* quantization_options (quant.on) */
     char slice[SM_NAME];        /* the TPU functions' chips and mesh ("": one chip) */
+    int n_sharded;
+    cv_sharded sharded[CV_MAX_SHARDED];
 } cv_report;
 
 /* A selection: function fn of the model, whole (scope NULL) or only the

@@ -134,6 +134,14 @@ static bool cost_function(ag_saved_model *m, int i, cv_report *r, tgt_call_estim
         rt_report((ag_loc){0}, "'%s' has no static shapes to cost at batch %d", f->name,
                   r->batch);
     r->bf16_ops += count_bf16(res.graph->body, r->bf16_by_op);
+    if (ok && whole->chips > 1 && r->n_sharded < CV_MAX_SHARDED) {
+        cv_sharded *s = &r->sharded[r->n_sharded++];
+        snprintf(s->name, sizeof s->name, "%s", display_name(m->man, f->function));
+        s->chips = whole->chips;
+        s->seconds = whole->seconds;
+        s->link_seconds = whole->link_seconds;
+        snprintf(s->splits, sizeof s->splits, "%s", whole->splits);
+    }
     pl_result_free(&res);
     return ok;
 }
@@ -143,6 +151,7 @@ static bool cost_all(ag_saved_model *m, cv_report *r, double *seconds, int64_t *
     *seconds = 0;
     *link = 0;
     r->bf16_ops = 0;
+    r->n_sharded = 0;
     memset(r->bf16_by_op, 0, sizeof r->bf16_by_op);
     for (int i = 0; i < m->man->n_functions; i++) {
         tgt_call_estimate whole = {0};
@@ -318,6 +327,28 @@ static void print_quantization(const cv_qreport *q, FILE *out)
     fputc('\n', out);
 }
 
+/* The slice's part: each sharded function's compute and communication,
+ * and its products' splits. */
+static void print_sharding(const cv_report *r, FILE *out)
+{
+    if (!r->slice[0])
+        return;
+    fprintf(out, "Sharding (xla_sharding_options)\n================================\n"
+                 "slice:      %s\n", r->slice);
+    for (int i = 0; i < r->n_sharded; i++) {
+        const cv_sharded *s = &r->sharded[i];
+        double link = s->link_seconds, compute = s->seconds - link;
+        fprintf(out, "%s on %d chips: %.2f us per call: compute and host transfers %.2f us "
+                     "(%.1f%%), communication between chips %.2f us (%.1f%%)\n", s->name, s->chips, s->seconds * 1e6,
+                compute * 1e6, s->seconds > 0 ? 100 * compute / s->seconds : 0, link * 1e6,
+                s->seconds > 0 ? 100 * link / s->seconds : 0);
+        if (s->splits[0])
+            fprintf(out, "  %s\n", s->splits);
+    }
+    fputs("(the listing, agc --emit=tpu, and the profile, AG_PROFILE, show the collectives)\n\n",
+          out);
+}
+
 void cv_report_print(const cv_report *r, FILE *out)
 {
     int64_t cpu = ns(r->cpu_seconds), tpu = 0;
@@ -341,11 +372,8 @@ void cv_report_print(const cv_report *r, FILE *out)
                      "function_alias: \"NAME\" } to the options.\n\n");
     fprintf(out, "Costs are simulated nanoseconds per call on the TPU-model (host work on its "
                  "host model),\nwith unknown dimensions at %d.\n", r->batch);
-    if (r->slice[0])
-        fprintf(out, "The TPU functions run on a slice (xla_sharding_options): %s; each "
-                     "product's split\nand the collectives are in the listing "
-                     "(agc --emit=tpu) and the profile (AG_PROFILE).\n", r->slice);
     fputc('\n', out);
+    print_sharding(r, out);
     fprintf(out, "Optimizations\n================================\n");
     print_bf16(r, out);
     print_io_shapes(r, out);

@@ -10,6 +10,8 @@
  */
 #include "partition.h"
 
+#include <string.h>
+
 static const char *layout_name(tpu_layout l)
 {
     static const char *const names[] = {"whole", "rows", "columns", "images"};
@@ -55,4 +57,20 @@ void tpu_slice_print_node(const tpu_program *p, const ir_node *n, int depth, FIL
         fprintf(out, " %s%s %lld", i ? "+ " : "", x->queue[i] == TPU_UNIT_ICI_X ? "x" : "y",
                 (long long)x->cycles[i]);
     fputs(" cycles\n", out);
+}
+
+void tpu_slice_splits(const tpu_program *p, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (const ir_node *x = p->fn->body->first; x && used < n; x = x->next) {
+        if (x->opcode != RT_OP_MATMUL && x->opcode != RT_OP_CONV2D)
+            continue;
+        const char *file = x->loc.file ? strrchr(x->loc.file, '/') : NULL;
+        file = file ? file + 1 : x->loc.file ? x->loc.file : "?";
+        int k = snprintf(buf + used, n - used, "%s%s at %s:%d split %s", used ? "; " : "",
+                         rt_op_listed_name(x->opcode), file, x->loc.line,
+                         tpu_split_name(p->slice->node[x->id].split));
+        used += k > 0 ? (size_t)k : 0;
+    }
 }

@@ -90,6 +90,10 @@ void tpu_slice_count(tpu_program *p);
 void tpu_slice_print_header(const tpu_program *p, FILE *out);
 void tpu_slice_print_node(const tpu_program *p, const ir_node *n, int depth, FILE *out);
 
+/* "matmul at mlp.c:12 split N (columns); ..." for each product of p's
+ * top level, into buf (listing_slice.c; the converter's report). */
+void tpu_slice_splits(const tpu_program *p, char *buf, size_t n);
+
 /* "M (rows)", ...: how the listing and the report name a split. */
 const char *tpu_split_name(tpu_split s);
 

@@ -9,6 +9,7 @@
  * numbers, tensor arrays. Those are errors at the user's line, unless
  * soft device placement runs them on the host (passes/place.c).
  */
+#include "partition.h"
 #include "program.h"
 
 #include <pthread.h>
@@ -304,6 +305,11 @@ static bool tpu_target_node_costs(const tgt_exe *x, tgt_node_cost_fn visit, void
     tpu_time(p, &prof);
     whole->seconds = prof.seconds;
     whole->host_bytes = prof.host_bytes;
+    whole->chips = p->slice ? p->slice->chips : 1;
+    whole->link_seconds = (double)(prof.share[TPU_UNIT_ICI_X] + prof.share[TPU_UNIT_ICI_Y]) /
+                          p->spec.clock_hz;
+    if (p->slice)
+        tpu_slice_splits(p, whole->splits, sizeof whole->splits);
     return true;
 }
 

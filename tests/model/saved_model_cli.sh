@@ -103,7 +103,9 @@ expect_in direct.out "-------- Conversion Report --------"
 "$convert" --input_model_dir=mlp --output_model_dir=sharded \
     --converter_options_string='tpu_functions { signature_name: "serving_default" } xla_sharding_options { num_cores_per_replica: 4 topology: "2x2" }' \
     >sharded.out || fail "agc-convert (sharded over 2x2) failed"
-expect_in sharded.out "run on a slice (xla_sharding_options): chips: 4 mesh { x: 2 y: 2 }"
+expect_in sharded.out "slice:      chips: 4 mesh { x: 2 y: 2 }"
+expect_in sharded.out "on 4 chips: "
+expect_in sharded.out "matmul at export_mlp.c:"
 "$model" show sharded >show_sharded.out || fail "agc-model show (sharded) failed"
 expect_in show_sharded.out "on a slice: chips: 4 mesh { x: 2 y: 2 }"
 for m in one two direct sharded; do

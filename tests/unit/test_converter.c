@@ -825,6 +825,12 @@ static void test_sharded_over_a_slice(void **state)
                  r, &e))
         fail_msg("%s", e);
     assert_string_equal(r->slice, "chips: 4 mesh { x: 2 y: 2 }");
+    /* the report's part: the layer's function on 4 chips, its product named */
+    assert_true(r->n_sharded >= 1);
+    assert_int_equal(r->sharded[0].chips, 4);
+    assert_true(r->sharded[0].link_seconds >= 0 &&
+                r->sharded[0].link_seconds <= r->sharded[0].seconds);
+    assert_non_null(strstr(r->sharded[0].splits, "matmul at test_converter.c:"));
     ag_saved_model *conv = ag_saved_model_load(out_dir);
     assert_non_null(conv);
     int sharded = 0;
