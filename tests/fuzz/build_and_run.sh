@@ -184,6 +184,7 @@ for src in "$root"/ir/trace.c "$root"/ir/staged.c "$root"/ir/staged_grad.c "$roo
     "$root"/backend/cpu/*.c "$root"/backend/tpu/*.c "$root"/pipeline/*.c "$root"/model/*.c \
     "$root"/converter/empty.c "$root"/converter/select.c "$root"/converter/report.c "$root"/converter/convert.c \
     "$root"/converter/error.c "$root"/converter/calibrate.c "$root"/converter/quantize.c \
+    "$root"/converter/quantize_apply.c "$root"/converter/agreement.c "$root"/converter/shard.c \
     "$root"/support/crc32c.c "$root"/support/tfrecord.c; do
     name=$(basename "$src" .c)
     case $name in manifest) continue ;; esac
