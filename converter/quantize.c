@@ -182,6 +182,15 @@ void cv_qplan_free(cv_qplan *p)
     memset(p, 0, sizeof *p);
 }
 
+pass_qproduct cv_qop_product(const cv_qop *q)
+{
+    return (pass_qproduct){.product = (ir_node *)q->product, .bias = (ir_node *)q->bias,
+                           .end = (ir_node *)q->end, .relu = q->relu, .n_scales = q->n_scales,
+                           .w_scales = q->w_scales, .wq = q->wq, .in_scale = q->in_scale,
+                           .out_scale = q->out_scale, .in_zero = q->in_zero,
+                           .out_zero = q->out_zero};
+}
+
 /* ----------------------------------------------------------- the model */
 
 /* Signature sig_index's function calibrated (static range) and planned

@@ -26,6 +26,7 @@
 #include "convert.h"
 #include "model.h"
 #include "options.h"
+#include "pass.h"
 
 /* The fixed histogram of HISTOGRAM_PERCENTILE: this many bins of equal
  * width over [-bound, bound), bound a power of two that doubles (two
@@ -159,6 +160,8 @@ typedef struct cv_qplan {
 bool cv_quant_plan(const ir_function *fn, const cv_options *o, const cv_calibration *c,
                    cv_qplan *p, char *err, size_t errlen);
 void cv_qplan_free(cv_qplan *p);
+/* A quantized product of a plan as the rewrite takes it (passes/pass.h). */
+pass_qproduct cv_qop_product(const cv_qop *q);
 /* Why a product stays float, for the report and `agc-model show`. */
 const char *cv_keep_reason(cv_keep k);
 

@@ -133,11 +133,7 @@ static void collect(const cv_qfunction *f, applied *A)
         const cv_qop *q = &f->plan.ops[i];
         if (q->keep != CV_KEEP_QUANTIZED)
             continue;
-        A->p[A->n] = (pass_qproduct){
-            .product = (ir_node *)q->product, .bias = (ir_node *)q->bias,
-            .end = (ir_node *)q->end, .relu = q->relu, .n_scales = q->n_scales,
-            .w_scales = q->w_scales, .wq = q->wq, .in_scale = q->in_scale,
-            .out_scale = q->out_scale, .in_zero = q->in_zero, .out_zero = q->out_zero};
+        A->p[A->n] = cv_qop_product(q);
         bool srq = f->plan.method == CV_QUANT_STATIC_RANGE;
         A->probes[A->n] = (cv_probe){.want_id = srq ? q->end->id : q->product->id,
                                      .scale = srq ? q->out_scale : 0, .zero = q->out_zero};

@@ -95,9 +95,7 @@ static void quantize(ir_function *fn, const char *options, pass_qproduct p[2])
     for (int i = 0; i < 2; i++) {
         const cv_qop *q = &plan.ops[i];
         assert_int_equal(q->keep, CV_KEEP_QUANTIZED);
-        p[i] = (pass_qproduct){(ir_node *)q->product, (ir_node *)q->bias, (ir_node *)q->end,
-                               q->relu, q->n_scales, q->w_scales, q->wq, q->in_scale,
-                               q->out_scale, q->in_zero, q->out_zero, 0};
+        p[i] = cv_qop_product(q);
     }
     pass_qmethod m = srq ? PASS_Q_STATIC_RANGE
                    : cv_quantization_method(o) == CV_QUANT_DYNAMIC_RANGE ? PASS_Q_DYNAMIC_RANGE
