@@ -38,6 +38,8 @@ enum part { PART_PRE, PART_MIDDLE, PART_POST, PART_CONST };
  * which parts read each value (bit 1 << part). */
 typedef struct cut {
     const ir_function *fn;
+    const char *const *scopes;
+    int n_scopes;
     int n;
     const ir_node **nodes;
     enum part *part;
@@ -170,10 +172,31 @@ static ir_node *twin(const cut *c, ir_function *copy, ir_node *const *mine, cons
     return mine[c->pos[v->id] - 1];
 }
 
+/* The user's names for part p, as listings, profiles and errors show
+ * it: the middle is the functions the scopes name ("layer", "layer,
+ * head"), the others the function around them ("serve before layer",
+ * "serve after layer"). A scope is a call path ("outer/layer"): its last
+ * call is the function the user named. */
+static void part_name(const cut *c, enum part p, char *name, size_t len)
+{
+    char called[200] = "";
+    size_t used = 0;
+    for (int k = 0; k < c->n_scopes && used < sizeof called; k++) {
+        const char *last = strrchr(c->scopes[k], '/');
+        used += (size_t)snprintf(called + used, sizeof called - used, "%s%s", k ? ", " : "",
+                                 last ? last + 1 : c->scopes[k]);
+    }
+    const char *fn = c->fn->name ? c->fn->name : "the function";
+    if (p == PART_MIDDLE)
+        snprintf(name, len, "%s", called);
+    else
+        snprintf(name, len, "%s %s %s", fn, p == PART_PRE ? "before" : "after", called);
+}
+
 /* Part p as a function: a copy of c's function whose parameters are ins
  * (NULL: keep the function's own), whose results are outs, without the
  * other parts' nodes. */
-static ir_function *make_part(const cut *c, enum part p, const char *suffix,
+static ir_function *make_part(const cut *c, enum part p,
                               const ir_node **ins, int n_ins, const ir_node **outs, int n_outs,
                               char *err, size_t errlen)
 {
@@ -210,7 +233,7 @@ static ir_function *make_part(const cut *c, enum part p, const char *suffix,
             ir_remove(mine[i]);
     pass_fix_effects(f);
     char name[256];
-    snprintf(name, sizeof name, "%s_%s", c->fn->name ? c->fn->name : "f", suffix);
+    part_name(c, p, name, sizeof name);
     f->name = ir_strdup(f->arena, name);
     free(mine);
     free(results);
@@ -256,10 +279,10 @@ static bool build(cut *c, pass_split *out, char *err, size_t errlen)
     const ir_graph *g = c->fn->body;
     bool ok = true;
     if (c->count[PART_PRE])
-        ok = (out->pre = make_part(c, PART_PRE, "pre", NULL, 0, pre_outs, n_pre, err, errlen));
-    ok = ok && (out->middle = make_part(c, PART_MIDDLE, "middle", mid_ins, n_mid_in, mid_outs,
+        ok = (out->pre = make_part(c, PART_PRE, NULL, 0, pre_outs, n_pre, err, errlen));
+    ok = ok && (out->middle = make_part(c, PART_MIDDLE, mid_ins, n_mid_in, mid_outs,
                                         n_mid, err, errlen));
-    ok = ok && (out->post = make_part(c, PART_POST, "post", post_ins, n_post_in,
+    ok = ok && (out->post = make_part(c, PART_POST, post_ins, n_post_in,
                                       (const ir_node **)g->results, g->n_results, err, errlen));
     if (ok) {
         out->middle_in = sources(mid_ins, n_mid_in, pre_outs, n_pre, NULL, 0);
@@ -276,7 +299,7 @@ bool pass_split_scopes(const ir_function *fn, const char *const *scopes, int n_s
                        const char *what, pass_split *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    cut c = {.fn = fn};
+    cut c = {.fn = fn, .scopes = scopes, .n_scopes = n_scopes};
     for (const ir_node *n = fn->body->first; n; n = n->next)
         c.n++;
     c.nodes = rt_xcalloc((size_t)c.n + 1, sizeof *c.nodes);
