@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,10 +134,15 @@ static rt_config *merge(void)
     return c;
 }
 
+/* Bumped at every change of current (under lock), so that a thread's
+ * cached snapshot (rt_config_get) knows when it is stale. */
+static atomic_uint_fast64_t generation = 1;
+
 static void remake(void)
 {
     rt_config_release(current);
     current = merge();
+    atomic_fetch_add_explicit(&generation, 1, memory_order_release);
 }
 
 /* The environment's layer: an empty variable counts as set (AG_CACHE_DIR=
@@ -159,13 +165,41 @@ static void ensure_current(void)
     }
 }
 
-const rt_config *rt_config_get(void)
+/*
+ * Every AG_FUNCTION call asks for the settings, from as many threads as
+ * serve: each thread keeps the snapshot it last got, with a reference of
+ * its own, and takes the lock only when the layers changed since (the
+ * generation moved). A thread that exits gives its reference back
+ * (cache_key's destructor).
+ */
+static _Thread_local const rt_config *thread_snapshot;
+static _Thread_local uint_fast64_t thread_generation;
+static pthread_key_t cache_key;
+static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
+
+static void release_thread_snapshot(void *c) { rt_config_release(c); }
+static void make_cache_key(void) { pthread_key_create(&cache_key, release_thread_snapshot); }
+
+static void refresh_thread_snapshot(void)
 {
+    pthread_once(&cache_key_once, make_cache_key);
     pthread_mutex_lock(&lock);
     ensure_current();
-    const rt_config *c = rt_config_ref(current);
+    const rt_config *fresh = rt_config_ref(current);
+    uint_fast64_t g = atomic_load_explicit(&generation, memory_order_relaxed);
     pthread_mutex_unlock(&lock);
-    return c;
+    rt_config_release(thread_snapshot);
+    thread_snapshot = fresh;
+    thread_generation = g;
+    pthread_setspecific(cache_key, (void *)fresh);
+}
+
+const rt_config *rt_config_get(void)
+{
+    if (!thread_snapshot ||
+        thread_generation != atomic_load_explicit(&generation, memory_order_acquire))
+        refresh_thread_snapshot();
+    return rt_config_ref(thread_snapshot);
 }
 
 static void set_layer(rt_config_source l, rt_config_id id, const char *value)

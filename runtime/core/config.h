@@ -45,7 +45,9 @@ typedef enum rt_config_source {
 typedef struct rt_config rt_config;
 
 /* The settings in force now: a new reference (rt_config_release). Cheap:
- * the snapshot is made when a layer changes, and shared until then. */
+ * the snapshot is made when a layer changes, and shared until then; each
+ * thread keeps the one it last got and takes no lock until a layer
+ * changes. */
 const rt_config *rt_config_get(void);
 const rt_config *rt_config_ref(const rt_config *c);
 void rt_config_release(const rt_config *c); /* NULL: nothing */
