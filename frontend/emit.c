@@ -12,11 +12,16 @@
  *   static T f__at(ag_loc, params)            the same, at the location given
  *   #define f(...) f__at(AG_HERE, ...)        the caller's line for later calls
  *
+ * and, after f's prototype when one comes before the definition (as C
+ * needs for a call written there), f__at declared and the same macro, so
+ * that those calls pass their lines too.
+ *
  * Calls between AG_FUNCTIONs call the wrappers; the runtime inlines them
  * while tracing.
  */
 #include "fe.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char *arg_kind(const fe_var *v)
@@ -270,13 +275,14 @@ static bool ends_non_call(const fe_source *src, unsigned last)
     return true;
 }
 
-/* Whether every `name(` in src from `from` on (what a function-like
- * macro would expand) is a call. */
-static bool only_calls_after(const fe_source *src, const char *name, unsigned from)
+/* Whether every `name(` in src in [from, to) (what a function-like macro
+ * would expand) is a call. */
+static bool only_calls_between(const fe_source *src, const char *name, unsigned from,
+                               unsigned to)
 {
     size_t n = strlen(name);
     unsigned last = from > 0 ? from - 1 : 0; /* the last character of the last token */
-    for (unsigned off = from; off < src->len;) {
+    for (unsigned off = from; off < to;) {
         unsigned next = fe_skip_literal(src, off);
         char c = src->text[off];
         if (next != off || !fe_is_ident_char(c)) {
@@ -298,6 +304,45 @@ static bool only_calls_after(const fe_source *src, const char *name, unsigned fr
     return true;
 }
 
+static bool only_calls_after(const fe_source *src, const char *name, unsigned from)
+{
+    return only_calls_between(src, name, from, src->len);
+}
+
+/* Just past the `;` of the first prototype of `name` at file scope before
+ * `to` (`T name(...);`, a type's identifier before the name), or 0. */
+static unsigned prototype_end(const fe_source *src, const char *name, unsigned to)
+{
+    size_t n = strlen(name);
+    int depth = 0;
+    unsigned last = 0;
+    for (unsigned off = 0; off < to;) {
+        unsigned next = fe_skip_literal(src, off);
+        char c = src->text[off];
+        if (next != off || !fe_is_ident_char(c)) {
+            depth += next == off ? (c == '{') - (c == '}') : 0;
+            if (next != off || !strchr(" \t\r\n\f\v", c))
+                last = next != off ? next - 1 : off;
+            off = next != off ? next : off + 1;
+            continue;
+        }
+        unsigned end = off;
+        while (end < src->len && fe_is_ident_char(src->text[end]))
+            end++;
+        unsigned open = fe_skip_space(src, end);
+        if (depth == 0 && end - off == n && memcmp(src->text + off, name, n) == 0 &&
+            open < to && src->text[open] == '(' && fe_is_ident_char(src->text[last]) &&
+            ends_non_call(src, last)) {
+            unsigned semi = fe_skip_space(src, fe_match_paren(src, open));
+            if (semi < to && src->text[semi] == ';')
+                return semi + 1;
+        }
+        last = end - 1;
+        off = end;
+    }
+    return 0;
+}
+
 /* The wrapper, with the user's prototype, calls at the definition's
  * location; f__at at the location it is given, and the macro after it
  * makes a call `f(x)` written later in the file pass its own line
@@ -306,18 +351,8 @@ static bool only_calls_after(const fe_source *src, const char *name, unsigned fr
  * reported where the call is. The macro is left out when a later use of
  * the name is not a call (a redeclaration, a struct member), and under
  * AGC_NO_CALLER_LINES. */
-static void emit_wrapper(const fe_unit *u, const fe_func *fn, fe_out *o)
+static void emit_caller_macro(const fe_func *fn, fe_out *o)
 {
-    const char *proto = fe_prototype(u, fn);
-    fe_out_at(o, fn->line, "%s", proto);
-    emit_call_body(fn, o, fe_format("(ag_loc){%s, %d}", fe_c_string(u->src->path), fn->line));
-    bool none = false;
-    const char *params = params_of(proto, fn, &none);
-    if (!params || !only_calls_after(u->src, fn->name, fn->range.end))
-        return;
-    fe_out_gen(o, "__attribute__((unused)) static %s %s__at(ag_loc ag__loc%s%s\n",
-               fn->ret_type, fn->name, none ? ")" : ", ", none ? "" : params);
-    emit_call_body(fn, o, "ag__loc");
     fe_out_gen(o, "#ifndef AGC_NO_CALLER_LINES\n");
     if (fn->n_params)
         fe_out_gen(o, "#define %s(...) %s__at(AG_HERE, __VA_ARGS__)\n", fn->name, fn->name);
@@ -326,10 +361,74 @@ static void emit_wrapper(const fe_unit *u, const fe_func *fn, fe_out *o)
     fe_out_gen(o, "#endif\n");
 }
 
-static void emit_function(const fe_unit *u, fe_func *fn, fe_out *o)
+/* The declaration of f__at: its return type and name, then `open` and
+ * the parameters (after the location). */
+static void emit_at_head(const fe_unit *u, const fe_func *fn, fe_out *o, const char *end)
+{
+    bool none = false;
+    const char *params = params_of(fe_prototype(u, fn), fn, &none);
+    fe_out_gen(o, "__attribute__((unused)) static %s %s__at(ag_loc ag__loc%s%s%s\n",
+               fn->ret_type, fn->name, none ? ")" : ", ", none ? "" : params, end);
+}
+
+static bool has_caller_macro(const fe_unit *u, const fe_func *fn)
+{
+    bool none;
+    return params_of(fe_prototype(u, fn), fn, &none) &&
+           only_calls_after(u->src, fn->name, fn->range.end);
+}
+
+/* Where calls written before fn's definition start passing their own
+ * lines: just after fn's prototype (C needs one before such a call),
+ * when every `name(` from there to the definition is a call; 0: nowhere
+ * (the prototype is in a header, or none comes first). */
+static unsigned early_callers_from(const fe_unit *u, const fe_func *fn)
+{
+    if (!fn->body || !has_caller_macro(u, fn))
+        return 0;
+    unsigned at = prototype_end(u->src, fn->name, fn->range.begin);
+    if (!at || !only_calls_between(u->src, fn->name, at, fn->range.begin))
+        return 0;
+    for (int i = 0; i < u->funcs.n; i++) {
+        const fe_func *other = u->funcs.items[i];
+        if (other->range.begin < at && at <= other->range.end)
+            return 0;
+    }
+    return at;
+}
+
+/* After fn's prototype: f__at declared, and the macro (emit_function
+ * takes it back before the definition, whose wrapper defines it again). */
+static void emit_early_callers(const fe_unit *u, const fe_func *fn, fe_out *o)
+{
+    fe_out_gen(o, "\n");
+    emit_at_head(u, fn, o, ";");
+    emit_caller_macro(fn, o);
+}
+
+static void emit_wrapper(const fe_unit *u, const fe_func *fn, fe_out *o)
+{
+    const char *proto = fe_prototype(u, fn);
+    fe_out_at(o, fn->line, "%s", proto);
+    emit_call_body(fn, o, fe_format("(ag_loc){%s, %d}", fe_c_string(u->src->path), fn->line));
+    if (!has_caller_macro(u, fn))
+        return;
+    /* every call may go through f__at: a static f is then never called */
+    if (strncmp(proto, "static ", 7) == 0 || strstr(proto, " static "))
+        fe_out_gen(o, "__attribute__((unused)) %s;\n", proto);
+    emit_at_head(u, fn, o, "");
+    emit_call_body(fn, o, "ag__loc");
+    emit_caller_macro(fn, o);
+}
+
+/* early_callers: a macro for calls before the definition is defined
+ * (emit_early_callers); the definition's prototype must not expand it. */
+static void emit_function(const fe_unit *u, fe_func *fn, bool early_callers, fe_out *o)
 {
     if (!fn->body)
         return; /* parse.c reported why it has none: there is no output */
+    if (early_callers)
+        fe_out_gen(o, "#undef %s\n", fn->name);
     fe_out_at(o, fn->line, "%s;", fe_prototype(u, fn));
     fe_out_gen(o, "\n");
     fe_out lifted, body;
@@ -345,16 +444,40 @@ static void emit_function(const fe_unit *u, fe_func *fn, fe_out *o)
     emit_wrapper(u, fn, o);
 }
 
+/* The user's text in [from, to), with the early callers' declarations of
+ * function i after its prototype, at early[i] (0: none), in the text's
+ * order. */
+static void emit_gap_with_early_callers(const fe_unit *u, const unsigned *early, unsigned from,
+                                        unsigned to, fe_out *o)
+{
+    for (;;) {
+        int next = -1;
+        for (int i = 0; i < u->funcs.n; i++)
+            if (early[i] > from && early[i] <= to && (next < 0 || early[i] < early[next]))
+                next = i;
+        if (next < 0)
+            break;
+        fe_out_gap(o, (fe_range){from, early[next]});
+        emit_early_callers(u, u->funcs.items[next], o);
+        from = early[next];
+    }
+    fe_out_gap(o, (fe_range){from, to});
+}
+
 void fe_emit_unit(const fe_unit *u, fe_out *o)
 {
     fe_out_gen(o, "/* Generated by agc %s from %s; edit %s, not this file. */\n",
                AGC_VERSION_STRING, u->src->path, u->src->path);
+    unsigned *early = calloc((size_t)u->funcs.n + 1, sizeof *early);
+    for (int i = 0; i < u->funcs.n; i++)
+        early[i] = early_callers_from(u, u->funcs.items[i]);
     unsigned pos = 0;
     for (int i = 0; i < u->funcs.n; i++) {
         fe_func *fn = u->funcs.items[i];
-        fe_out_gap(o, (fe_range){pos, fn->range.begin});
-        emit_function(u, fn, o);
+        emit_gap_with_early_callers(u, early, pos, fn->range.begin, o);
+        emit_function(u, fn, early[i] != 0, o);
         pos = fn->range.end;
     }
     fe_out_gap(o, (fe_range){pos, u->src->len});
+    free(early);
 }
