@@ -33,23 +33,24 @@
 
 #include "pass.h"
 
-/* How to compile: NULL or empty fields mean the defaults. `config` is
- * the compile's settings (runtime/core/config.h), which the pipeline
- * hands down; a target reads its own there (the cpu its cache directory,
- * the tpu-model its device spec and profiling). NULL: the settings in
- * force when the target's entry is called directly (tests, tools). */
+/* How to compile. Both parts are the target's to read; the layers above
+ * hand them down without looking inside (as ggml's backends take their
+ * own params):
+ *   config  the compile's settings (runtime/core/config.h), which the
+ *           pipeline hands down; a target reads its own rows there (the
+ *           cpu its CPU, triple, features and cache directory, the
+ *           tpu-model its device spec and profiling). NULL: the settings
+ *           in force when the target's entry is called directly (tests,
+ *           tools).
+ *   params  options of this one compile in the target's own text form,
+ *           over what the settings give; NULL or "": none. A saved
+ *           model's function carries them (sm_function.device_spec): for
+ *           the tpu-model, fields of its device spec ("chips: 4 mesh { x:
+ *           2 y: 2 } io_shapes: true", the converter's sharding and
+ *           io_shape_optimization). */
 typedef struct tgt_options {
     const rt_config *config;
-    const char *triple;      /* an LLVM target triple (cpu; default: the host's) */
-    const char *cpu;         /* a CPU name, as --cpu takes it (cpu) */
-    const char *features;    /* "+avx2,-avx512f" (cpu) */
-    /* tpu-model: tensors cross the host link in tile-friendly shapes when
-     * that pads less (the converter's io_shape_optimization) */
-    bool io_shapes;
-    /* device targets: fields of the device spec, in its text form, that
-     * override the configured spec's (the converter's sharding: "chips: 4
-     * mesh { x: 2 y: 2 }"); NULL or "": none */
-    const char *device_spec;
+    const char *params;
 } tgt_options;
 
 /* tgt_target.node_costs calls this for each node with what one call of

@@ -315,13 +315,6 @@ static const tgt_target *build_target(const build *B)
     return tgt_find(B->b->target ? B->b->target : dflt);
 }
 
-/* The cpu's --target-triple and --cpu; the rest of agc's flags reach the
- * targets through the settings (fe_build_apply_flags). */
-static tgt_options build_options(const build *B)
-{
-    return (tgt_options){.triple = B->b->triple, .cpu = B->b->cpu};
-}
-
 /* agc -v: a stage of the pipeline of one function. */
 static void pipeline_step(void *ctx, const char *stage)
 {
@@ -335,7 +328,7 @@ static bool run_pipeline(build *B, int i, pl_stage stop, pl_result *out)
 {
     const fe_func_info *f = B->fns[i];
     ag_loc loc = {B->opt->input, f->line};
-    tgt_options o = build_options(B);
+    tgt_options o = {0}; /* agc's flags reach the target through the settings */
     const char *what[2] = {f->name, B->specs[i]};
     pl_request flags = {.progress = pipeline_step, .progress_ctx = (void *)what};
     bool ok = fn_compile_spec(loc, f->name, B->specs[i], stop, build_target(B), &o, &flags, out);
@@ -438,7 +431,7 @@ static bool emit_code(build *B, tgt_emit_kind kind, char **data, size_t *len)
                                     .returns_struct = f->returns_struct};
     }
     char err[768];
-    tgt_options o = build_options(B);
+    tgt_options o = {0}; /* agc's flags reach the target through the settings */
     static const char *const kinds[] = {"an object file", "assembly", "LLVM IR"};
     if (ok)
         fe_step("the target '%s': %s of %d function%s", build_target(B)->name,
@@ -512,6 +505,8 @@ void fe_build_apply_flags(const fe_build_options *b)
         rt_config_set_flag(RT_CFG_TARGET, b->target);
     if (b->cpu)
         rt_config_set_flag(RT_CFG_CPU, b->cpu);
+    if (b->triple)
+        rt_config_set_flag(RT_CFG_TRIPLE, b->triple);
     if (b->device_spec)
         rt_config_set_flag(RT_CFG_DEVICE_SPEC, b->device_spec);
     if (b->bf16)

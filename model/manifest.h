@@ -109,7 +109,9 @@ typedef struct sm_function {
     bool jit_compile;          /* AG_JIT_COMPILE */
     char target[SM_NAME];      /* where it runs: "cpu", "tpu-model", ... */
     bool soft_device_placement;
-    bool io_shape_optimization; /* tpu-model: tile-friendly host transfers */
+    /* tpu-model: tile-friendly host transfers (its device spec's
+     * io_shapes, which requests add to device_spec) */
+    bool io_shape_optimization;
     /* device spec fields over the configured spec's (the converter's
      * sharding: "chips: 4 mesh { x: 2 y: 2 }"); "": none */
     char device_spec[SM_NAME];

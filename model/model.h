@@ -28,6 +28,7 @@ typedef struct sm_loaded_function {
     pthread_mutex_t lock;
     bool tried;           /* compiled (or failed to) already */
     const char *scope_names[SM_MAX_SCOPES]; /* rec's device scopes, for requests */
+    char target_params[SM_NAME + 32];       /* rec's options for its target, for requests */
     ag_batcher *batcher; /* rec->has_batch: what calls go through */
     pl_result compiled;   /* its graph, analyses and executable (in the
                              graph: the batched middle's) */

@@ -20,6 +20,17 @@ static bool is_constant(const rt_variable *v, void *ctx)
     return false;
 }
 
+/* The options the function's target takes for it (tgt_options.params):
+ * the device spec fields the converter recorded, io_shape_optimization
+ * among them, in the device spec's text form. */
+static const char *target_params(const sm_function *f, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s%s", f->device_spec,
+             f->device_spec[0] && f->io_shape_optimization ? " " : "",
+             f->io_shape_optimization ? "io_shapes: true" : "");
+    return buf;
+}
+
 bool sm_request(ag_saved_model *m, int i, pl_stage stop, pl_request *r,
                 pass_bf16_options *bf16, char *err, size_t errlen)
 {
@@ -39,8 +50,7 @@ bool sm_request(ag_saved_model *m, int i, pl_stage stop, pl_request *r,
         m->fns[i].scope_names[k] = f->device_scopes[k].name;
     r->device_scopes = m->fns[i].scope_names;
     r->n_device_scopes = f->n_device_scopes;
-    r->options.io_shapes = f->io_shape_optimization;
-    r->options.device_spec = f->device_spec;
+    r->options.params = target_params(f, m->fns[i].target_params, sizeof m->fns[i].target_params);
     if (f->has_bf16) {
         memset(bf16, 0, sizeof *bf16);
         bf16->enabled = f->bf16.enabled;

@@ -119,45 +119,23 @@ static const char *request_name(const pl_request *r)
     return r->desc ? r->desc->name : r->graph ? r->graph->name : "?";
 }
 
-/* AG_CPU's values, kept for good: compiled code keeps the options it was
- * compiled with (to lower again, for its module text), and the
- * environment may change meanwhile. */
-static const char *intern_cpu(const char *name)
-{
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    static struct interned {
-        struct interned *next;
-        char name[];
-    } *names;
-    pthread_mutex_lock(&lock);
-    struct interned *n = names;
-    while (n && strcmp(n->name, name) != 0)
-        n = n->next;
-    if (!n) {
-        n = rt_xmalloc(sizeof *n + strlen(name) + 1);
-        strcpy(n->name, name);
-        n->next = names;
-        names = n;
-    }
-    pthread_mutex_unlock(&lock);
-    return n->name;
-}
-
-/* The CPU the setting cpu names, for a request that names none
- * (AG_CPU=znver3 runs code compiled for an AVX2 CPU on a newer host).
- * False after reporting a name the target cannot compile for: asked now,
+/* Whether the target can compile for the CPU the settings name (AG_CPU,
+ * --cpu: AG_CPU=znver3 runs code compiled for an AVX2 CPU on a newer
+ * host). False after reporting a name it cannot compile for: asked now,
  * before tracing, because a failed compile would quietly fall back to the
  * reference target. */
-static bool take_env_cpu(pl_request *r, const tgt_target *t)
+static bool check_named_cpu(const pl_request *r, const tgt_target *t)
 {
-    const char *env = rt_config_str(r->config, RT_CFG_CPU);
-    if (r->options.cpu || !env || !*env || r->stop < PL_COMPILED)
+    const char *cpu = rt_config_str(r->config, RT_CFG_CPU);
+    if (!cpu || !*cpu || r->stop < PL_COMPILED || !t->check_options)
         return true;
-    r->options.cpu = intern_cpu(env);
     char err[512];
-    if (!t->check_options || t->check_options(&r->options, err, sizeof err))
+    if (t->check_options(&r->options, err, sizeof err))
         return true;
-    rt_report(request_loc(r), "AG_CPU=%s: %s", env, err);
+    if (rt_config_source_of(r->config, RT_CFG_CPU) == RT_SRC_ENV)
+        rt_report(request_loc(r), "AG_CPU=%s: %s", cpu, err);
+    else
+        rt_report(request_loc(r), "cpu '%s': %s", cpu, err);
     return false;
 }
 
@@ -473,7 +451,7 @@ static bool run(pl_request *rq, pl_result *out)
     /* read once: the trace (bf16_io) and the passes must agree */
     pass_bf16_options bf16 = bf16_options_for(r);
     req.bf16_options = &bf16;
-    bool ok = take_env_cpu(&req, out->target);
+    bool ok = check_named_cpu(&req, out->target);
     int64_t t0 = now_ns();
     if (r->graph) {
         out->graph = r->graph; /* ours now, freed with the result */

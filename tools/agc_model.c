@@ -420,32 +420,12 @@ static bool optimized(ag_saved_model *m, int fi, const aot_args *a, pl_result *r
     }
     r.target = tgt_find("cpu");
     r.strict = true;
-    r.options.cpu = a->cpu;
-    r.options.triple = a->triple;
     return pl_run(&r, res);
 }
 
-/* The CPU and triple the object is for: the settings (--cpu and
- * --target-triple are flags of them). */
-static void aot_target(aot_args *a, const rt_config *c)
-{
-    a->cpu = rt_config_str(c, RT_CFG_CPU);
-    a->triple = rt_config_str(c, RT_CFG_TRIPLE);
-}
-
-static int aot_with(ag_saved_model *m, const aot_args *a);
-
-static int aot(ag_saved_model *m, const aot_args *given)
-{
-    const rt_config *c = rt_config_get();
-    aot_args a = *given;
-    aot_target(&a, c);
-    int status = aot_with(m, &a);
-    rt_config_release(c);
-    return status;
-}
-
-static int aot_with(ag_saved_model *m, const aot_args *a)
+/* The object for the CPU and triple the settings name (--cpu and
+ * --target-triple are flags of them), which the cpu target reads. */
+static int aot(ag_saved_model *m, const aot_args *a)
 {
     const ag_signature_def *s = ag_model_signature_at((ag_loc){0}, m, a->sig);
     const char *name = a->name ? a->name : a->sig;
@@ -462,7 +442,7 @@ static int aot_with(ag_saved_model *m, const aot_args *a)
                            .signature = m->man->functions[fi].signature, .graph = res.graph,
                            .n_params = s->n_inputs, .params = ps, .n_outputs = s->n_outputs,
                            .returns_struct = s->n_outputs > 1};
-    tgt_options o = {.cpu = a->cpu, .triple = a->triple};
+    tgt_options o = {0};
     char *obj = NULL, err[1024];
     size_t len = 0;
     bool ok = pl_emit(tgt_find("cpu"), &fn, 1, &o, TGT_EMIT_OBJECT, &obj, &len, err, sizeof err);

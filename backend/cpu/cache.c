@@ -187,8 +187,8 @@ static void free_key(cache_key *k)
 
 static LLVMTargetMachineRef machine_for(const tgt_options *o, char *err, size_t errlen)
 {
-    /* as the JIT: the host triple, the options' CPU and features */
-    tgt_options host = {.cpu = o ? o->cpu : NULL, .features = o ? o->features : NULL};
+    /* as the JIT: the host triple, the settings' CPU and features */
+    cg_machine host = cg_machine_jit(o);
     return cg_target_machine(&host, true, err, errlen);
 }
 
@@ -271,7 +271,7 @@ static bool compile_object(const ir_function *fn, pass_analyses *am, const tgt_o
                            char *err, size_t errlen)
 {
     LLVMContextRef ctx = LLVMContextCreate();
-    tgt_options host = {.cpu = o ? o->cpu : NULL, .features = o ? o->features : NULL};
+    cg_machine host = cg_machine_jit(o);
     LLVMModuleRef mod =
         cg_lower_function_aot(fn, am, ctx, k->sym, k->table, NULL, &host, err, errlen);
     bool ok = mod != NULL;

@@ -68,15 +68,30 @@ int cg_live_codes(void);
  * when the JIT is made, and an LLVM built with perf support). */
 bool cg_perf_enabled(void);
 
+/* The machine code is compiled for, as this target's settings name it
+ * (rows triple, cpu and cpu_features of runtime/core/config.def; empty:
+ * the host's). Copies, so compiled code keeps its machine after the
+ * compile's settings are gone. */
+typedef struct cg_machine {
+    char triple[128];   /* an LLVM target triple (ahead of time only: the JIT is the host's) */
+    char cpu[64];       /* a CPU name, as --cpu takes it */
+    char features[512]; /* "+avx2,-avx512f" */
+} cg_machine;
+
+/* The machine o's settings name (o or o->config NULL: the settings in
+ * force); the JIT's drops the triple. */
+cg_machine cg_machine_of(const tgt_options *o);
+cg_machine cg_machine_jit(const tgt_options *o);
+
 /* Whether code can be compiled for o (JIT or ahead of time): LLVM knows
  * its triple and CPU. False with the reason in err (cg_target.c). */
 bool cg_check_options(const tgt_options *o, char *err, size_t errlen);
 
-/* Whether code for the CPU of t (as cg_target_machine picks it: NULL or
- * no CPU named, the host's) may use AVX512_BF16's dot products
- * (vdpbf16ps): the host's features, or a named CPU that has them, unless
- * t's features add or remove +avx512bf16 (cg_target.c). */
-bool cg_has_bf16_dot(const tgt_options *t);
+/* Whether code for machine m (as cg_target_machine picks it: nothing
+ * named, the host's) may use AVX512_BF16's dot products (vdpbf16ps): the
+ * host's features, or a named CPU that has them, unless m's features add
+ * or remove +avx512bf16 (cg_target.c). */
+bool cg_has_bf16_dot(const cg_machine *m);
 
 /* The optimized LLVM IR of the code, as text (malloc'ed; free it). */
 char *cg_module_text(const cg_code *c);

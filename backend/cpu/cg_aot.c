@@ -41,7 +41,7 @@ typedef struct aot {
     LLVMBuilderRef b;
     abi abi;
     char *triple; /* the target machine's */
-    const tgt_options *target;
+    cg_machine machine;
     const pass_caps *caps; /* what each graph is planned for */
     LLVMTypeRef t_i1, t_i32, t_i64, t_f64, t_ptr, t_void;
     char *err;
@@ -340,7 +340,7 @@ static LLVMModuleRef function_module(aot *A, const tgt_aot_function *f)
     ir_function *g = graph_as_loaded(A, f, &text);
     pass_analyses *am = g ? pass_analyses_new(g, A->caps) : NULL;
     LLVMModuleRef mod =
-        g ? cg_lower_function_aot(g, am, A->ctx, entry, table, A->triple, A->target, err,
+        g ? cg_lower_function_aot(g, am, A->ctx, entry, table, A->triple, &A->machine, err,
                                    sizeof err)
           : NULL;
     if (g && !mod)
@@ -433,13 +433,14 @@ bool cg_aot_compile(const tgt_aot_function *fns, int n, const tgt_options *targe
                     const pass_caps *caps, tgt_emit_kind kind, char **out, size_t *len,
                     char *err, size_t errlen)
 {
-    aot A = {.ctx = LLVMContextCreate(), .err = err, .errlen = errlen, .target = target,
+    aot A = {.ctx = LLVMContextCreate(), .err = err, .errlen = errlen,
+             .machine = cg_machine_of(target),
              .caps = caps};
     init_types(&A);
     A.b = LLVMCreateBuilderInContext(A.ctx);
     *out = NULL;
     *len = 0;
-    LLVMTargetMachineRef tm = cg_target_machine(target, true, err, errlen);
+    LLVMTargetMachineRef tm = cg_target_machine(&A.machine, true, err, errlen);
     LLVMModuleRef mod = NULL;
     bool ok = tm && pick_abi(&A, tm) && (mod = build(&A, fns, n, fns[0].file)) &&
               cg_optimize(mod, tm, err, errlen) && emit(&A, mod, tm, kind, out, len);

@@ -59,7 +59,7 @@ typedef int32_t (*cg_entry)(rt_value *const *args, rt_value **results);
 struct cg_code {
     const ir_function *fn;
     pass_analyses *am;  /* fn's, for cg_module_text */
-    tgt_options opt;    /* the CPU it was compiled for (the triple is the host's) */
+    cg_machine machine; /* the CPU it was compiled for (the triple is the host's) */
     char name[96];
     int number; /* in name; back to free_numbers when the code is removed */
     cg_entry entry;
@@ -244,10 +244,9 @@ static bool jit_ready(char *err, size_t errlen)
 /* LLVM's O2 pipeline with a target machine for the host (or the CPU the
  * options name: code for an older CPU of the host's family runs here
  * too), so that loops vectorize with its vector width (cg_target.c). */
-static bool optimize(LLVMModuleRef mod, const tgt_options *o, char *err, size_t errlen)
+static bool optimize(LLVMModuleRef mod, const cg_machine *m, char *err, size_t errlen)
 {
-    tgt_options host = {.cpu = o->cpu, .features = o->features};
-    LLVMTargetMachineRef tm = cg_target_machine(&host, false, err, errlen);
+    LLVMTargetMachineRef tm = cg_target_machine(m, false, err, errlen);
     if (!tm)
         return false;
     cg_mark_functions(mod, tm);
@@ -299,12 +298,12 @@ static void name_after_entry(LLVMModuleRef mod, const char *entry)
 
 static LLVMModuleRef build_module(const cg_code *c, LLVMContextRef ctx, char *err, size_t errlen)
 {
-    LLVMModuleRef mod = cg_lower_function(c->fn, c->am, ctx, c->name, &c->opt, err, errlen);
+    LLVMModuleRef mod = cg_lower_function(c->fn, c->am, ctx, c->name, &c->machine, err, errlen);
     if (mod) {
         cg_count_llvm();
         name_after_entry(mod, c->name);
     }
-    if (mod && !optimize(mod, &c->opt, err, errlen)) {
+    if (mod && !optimize(mod, &c->machine, err, errlen)) {
         LLVMDisposeModule(mod);
         return NULL;
     }
@@ -321,8 +320,7 @@ cg_code *cg_jit_compile(const ir_function *fn, pass_analyses *am, const tgt_opti
     cg_code *c = rt_xcalloc(1, sizeof *c);
     c->fn = fn;
     c->am = am;
-    c->opt = *o;
-    c->opt.config = NULL; /* the compile's only: the code outlives it */
+    c->machine = cg_machine_jit(o);
     c->number = take_number();
     symbol_name(fn, c->number, c->name, sizeof c->name);
     atomic_fetch_add(&live_codes, 1);
@@ -362,9 +360,7 @@ cg_code *cg_jit_add_object(const ir_function *fn, pass_analyses *am, const tgt_o
     cg_code *c = rt_xcalloc(1, sizeof *c);
     c->fn = fn;
     c->am = am;
-    if (o)
-        c->opt = *o;
-    c->opt.config = NULL; /* the compile's only: the code outlives it */
+    c->machine = cg_machine_jit(o);
     c->number = -1; /* the name is the cache key's, not a recycled number */
     snprintf(c->name, sizeof c->name, "%s", sym);
     atomic_fetch_add(&live_codes, 1);

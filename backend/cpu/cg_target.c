@@ -4,6 +4,8 @@
  */
 #include "cg_target.h"
 
+#include "config.h"
+
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
@@ -206,14 +208,40 @@ static char *cpu_features(const char *triple, const char *cpu, bool host_cpu)
     return features;
 }
 
-LLVMTargetMachineRef cg_target_machine(const tgt_options *t, bool pic, char *err, size_t errlen)
+/* ------------------------------------------------------------ machines */
+
+static void copy_setting(char *dst, size_t n, const rt_config *c, rt_config_id id)
+{
+    const char *v = rt_config_str(c, id);
+    snprintf(dst, n, "%s", v ? v : "");
+}
+
+cg_machine cg_machine_of(const tgt_options *o)
+{
+    const rt_config *c = o && o->config ? rt_config_ref(o->config) : rt_config_get();
+    cg_machine m;
+    copy_setting(m.triple, sizeof m.triple, c, RT_CFG_TRIPLE);
+    copy_setting(m.cpu, sizeof m.cpu, c, RT_CFG_CPU);
+    copy_setting(m.features, sizeof m.features, c, RT_CFG_CPU_FEATURES);
+    rt_config_release(c);
+    return m;
+}
+
+cg_machine cg_machine_jit(const tgt_options *o)
+{
+    cg_machine m = cg_machine_of(o);
+    m.triple[0] = '\0';
+    return m;
+}
+
+LLVMTargetMachineRef cg_target_machine(const cg_machine *t, bool pic, char *err, size_t errlen)
 {
     cg_target_init();
-    bool host = !t || !t->triple || !*t->triple;
+    bool host = !t || !t->triple[0];
     char *triple = host ? LLVMGetDefaultTargetTriple() : LLVMNormalizeTargetTriple(t->triple);
     /* The host's CPU and features by default; "generic" for another
      * target unless --cpu names one. */
-    bool named = t && t->cpu && *t->cpu;
+    bool named = t && t->cpu[0];
     char *cpu = named ? LLVMCreateMessage(t->cpu)
                 : host ? LLVMGetHostCPUName()
                        : LLVMCreateMessage("generic");
@@ -240,7 +268,8 @@ LLVMTargetMachineRef cg_target_machine(const tgt_options *t, bool pic, char *err
 
 bool cg_check_options(const tgt_options *o, char *err, size_t errlen)
 {
-    LLVMTargetMachineRef tm = cg_target_machine(o, false, err, errlen);
+    cg_machine m = cg_machine_of(o);
+    LLVMTargetMachineRef tm = cg_target_machine(&m, false, err, errlen);
     if (tm)
         LLVMDisposeTargetMachine(tm);
     return tm != NULL;
@@ -280,16 +309,16 @@ static bool cpu_has_bf16(const char *cpu)
     return false;
 }
 
-bool cg_has_bf16_dot(const tgt_options *t)
+bool cg_has_bf16_dot(const cg_machine *t)
 {
-    bool host = !t || !t->triple || !*t->triple;
+    bool host = !t || !t->triple[0];
     cg_arch arch = cg_arch_of(host ? NULL : t->triple);
     if (arch != CG_ARCH_X86_64)
         return false;
     int said = t ? feature_says(t->features, "avx512bf16") : 0;
     if (said)
         return said > 0;
-    if (t && t->cpu && *t->cpu)
+    if (t && t->cpu[0])
         return cpu_has_bf16(t->cpu);
     if (!host)
         return false; /* "generic" */

@@ -18,10 +18,10 @@ cg_arch cg_arch_of(const char *triple);
 /* Registers every target LLVM was built with (once per process). */
 void cg_target_init(void);
 
-/* A target machine for t (NULL or empty fields: the host triple, CPU and
+/* A target machine for m (empty fields: the host triple, CPU and
  * features). pic: position-independent code for object files; otherwise
  * the JIT's code model. NULL with a message in err. */
-LLVMTargetMachineRef cg_target_machine(const tgt_options *t, bool pic, char *err, size_t errlen);
+LLVMTargetMachineRef cg_target_machine(const cg_machine *m, bool pic, char *err, size_t errlen);
 
 /* Marks every function defined in mod with tm's CPU and features
  * ("target-cpu", "target-features"), as clang does. The JIT needs it: its

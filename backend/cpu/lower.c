@@ -843,14 +843,14 @@ static void make_node_table(cg_lower *L, const char *name)
 
 /* Code for the machine it is compiled on: no triple, and no CPU or
  * features named (AG_CPU, agc --cpu). */
-static bool for_this_host(const char *triple, const tgt_options *o)
+static bool for_this_host(const char *triple, const cg_machine *m)
 {
-    return !triple && (!o || ((!o->cpu || !*o->cpu) && (!o->features || !*o->features)));
+    return !triple && !m->cpu[0] && !m->features[0];
 }
 
 static LLVMModuleRef lower(const ir_function *fn, pass_analyses *am, LLVMContextRef ctx,
                            const char *sym, const char *node_table, const char *triple,
-                           const tgt_options *o, char *err, size_t errlen)
+                           const cg_machine *o, char *err, size_t errlen)
 {
     bool bf16_dot = cg_has_bf16_dot(o);
     cg_lower L = {.fn = fn, .am = am, .err = err, .errlen = errlen, .ctx = ctx,
@@ -876,17 +876,18 @@ static LLVMModuleRef lower(const ir_function *fn, pass_analyses *am, LLVMContext
 }
 
 LLVMModuleRef cg_lower_function(const ir_function *fn, pass_analyses *am, LLVMContextRef ctx,
-                                const char *sym, const tgt_options *o, char *err,
+                                const char *sym, const cg_machine *m, char *err,
                                 size_t errlen)
 {
-    tgt_options host = {.cpu = o ? o->cpu : NULL, .features = o ? o->features : NULL};
+    cg_machine host = *m;
+    host.triple[0] = '\0';
     return lower(fn, am, ctx, sym, NULL, NULL, &host, err, errlen);
 }
 
 LLVMModuleRef cg_lower_function_aot(const ir_function *fn, pass_analyses *am,
                                     LLVMContextRef ctx, const char *sym,
                                     const char *node_table, const char *triple,
-                                    const tgt_options *o, char *err, size_t errlen)
+                                    const cg_machine *m, char *err, size_t errlen)
 {
-    return lower(fn, am, ctx, sym, node_table, triple, o, err, errlen);
+    return lower(fn, am, ctx, sym, node_table, triple, m, err, errlen);
 }

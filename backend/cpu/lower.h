@@ -165,13 +165,13 @@ typedef struct cg_lower {
 /* Lowers fn to a module holding one function, `sym`:
  *   i32 sym(ptr args, ptr results)    (1 on success, 0 after an error)
  * following the plans of am (fn's analyses, for the cpu target's caps),
- * for the host or the CPU o names (o's triple is ignored: the JIT runs
+ * for the host or the CPU m names (m's triple is ignored: the JIT runs
  * here). NULL with a message in err when fn uses something not supported. */
 LLVMModuleRef cg_lower_function(const ir_function *fn, pass_analyses *am, LLVMContextRef ctx,
-                                const char *sym, const tgt_options *o, char *err,
+                                const char *sym, const cg_machine *m, char *err,
                                 size_t errlen);
 
-/* The same for code compiled ahead of time for target o, whose triple
+/* The same for code compiled ahead of time for machine m, whose triple
  * is `triple`: node references go through `node_table`, a global
  * [ir_function_num_ids(fn) x ptr] this defines (internal, zeroed), which
  * the runtime fills from the graph it parses before the first call
@@ -179,7 +179,7 @@ LLVMModuleRef cg_lower_function(const ir_function *fn, pass_analyses *am, LLVMCo
 LLVMModuleRef cg_lower_function_aot(const ir_function *fn, pass_analyses *am,
                                     LLVMContextRef ctx, const char *sym,
                                     const char *node_table, const char *triple,
-                                    const tgt_options *o, char *err, size_t errlen);
+                                    const cg_machine *m, char *err, size_t errlen);
 
 bool cg_fail(cg_lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static inline cg_info *cg_info_of(cg_lower *L, const ir_node *n) { return &L->info[n->id]; }

@@ -113,6 +113,8 @@ static const tp_field spec_fields[] = {
     {.name = "partition", .type = TP_ENUM, .offset = offsetof(tpu_spec, partition),
      .enums = partitions, .def = TPU_PARTITION_AUTO,
      .doc = "how products split over the chips: the cost model's choice, or one forced"},
+    FIELD(tpu_spec, io_shapes, TP_BOOL, 0, 0, 0,
+          "tensors cross the host link as rows of 128 lanes when that pads less"),
 };
 static const tp_message spec_message = {"DeviceSpec", spec_fields, COUNT(spec_fields)};
 

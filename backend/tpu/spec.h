@@ -66,8 +66,8 @@ typedef struct tpu_spec {
     tpu_ici_spec ici;          /* chip <-> chip */
     int precision;             /* tpu_precision: DEFAULT, HIGH, HIGHEST */
     int partition;             /* tpu_partition: how products split over the chips */
-    /* A compile option, not a spec file's field: tensors cross the host
-     * link as rows of 128 lanes when that pads less (tgt_options.io_shapes) */
+    /* tensors cross the host link as rows of 128 lanes when that pads
+     * less (the converter's io_shape_optimization sets it per function) */
     bool io_shapes;
 } tpu_spec;
 

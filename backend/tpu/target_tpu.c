@@ -71,12 +71,11 @@ static tgt_exe *tpu_target_compile(const ir_function *fn, pass_analyses *am,
     bool resolved = tpu_spec_resolve(rt_config_str(c, RT_CFG_DEVICE_SPEC), &spec, d->msg,
                                      sizeof d->msg);
     rt_config_release(c);
-    if (resolved && o && o->device_spec && *o->device_spec)
-        resolved = tpu_spec_overlay(o->device_spec, "the function's device spec", &spec, d->msg,
+    if (resolved && o && o->params && *o->params)
+        resolved = tpu_spec_overlay(o->params, "the function's device spec", &spec, d->msg,
                                     sizeof d->msg);
     if (!resolved)
         return NULL;
-    spec.io_shapes = o && o->io_shapes;
     tpu_program *p = NULL;
     if (params_static(fn) && !(p = tpu_compile(fn, am, &spec, d)))
         return NULL;

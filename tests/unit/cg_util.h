@@ -20,13 +20,24 @@ typedef struct tu_compiled {
 static pthread_mutex_t tu_compiled_lock = PTHREAD_MUTEX_INITIALIZER;
 static tu_compiled *tu_compiled_list;
 
-/* cg_compile with analyses planned for the cpu target, for the CPU o
+/* Options naming the CPU cpu (NULL: none, the settings' or the host's)
+ * over the settings in force; tu_options_free releases them. */
+static inline tgt_options tu_cpu_options(const char *cpu)
+{
+    return (tgt_options){.config = cpu ? rt_config_with(NULL, RT_CFG_CPU, cpu) : NULL};
+}
+
+static inline void tu_options_free(tgt_options *o) { rt_config_release(o->config); }
+
+/* cg_compile with analyses planned for the cpu target, for the CPU cpu
  * names (NULL: the host's). */
-static inline cg_code *tu_compile_for(const ir_function *fn, const tgt_options *o, char *err,
+static inline cg_code *tu_compile_for(const ir_function *fn, const char *cpu, char *err,
                                       size_t errlen)
 {
     pass_analyses *am = pass_analyses_new(fn, &tgt_cpu.caps);
-    cg_code *code = cg_compile(fn, am, o, err, errlen);
+    tgt_options o = tu_cpu_options(cpu);
+    cg_code *code = cg_compile(fn, am, &o, err, errlen);
+    tu_options_free(&o);
     if (!code) {
         pass_analyses_free(am);
         return NULL;

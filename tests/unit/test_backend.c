@@ -1731,9 +1731,8 @@ static bool check_bf16_matmul(const char *cpu, int m, int k, int n, bool exact)
     rt_value *args[2] = {bf16_tensor(AG_SHAPE(m, k), a, m * k), bf16_tensor(AG_SHAPE(k, n), b, k * n)};
     free(a);
     free(b);
-    tgt_options o = {.cpu = cpu};
     char err[512];
-    cg_code *code = tu_compile_for(fn, &o, err, sizeof err);
+    cg_code *code = tu_compile_for(fn, cpu, err, sizeof err);
     if (!code)
         fail_msg("bf16 matmul %dx%dx%d for %s: %s", m, k, n, cpu ? cpu : "the host", err);
     char *ir = cg_module_text(code);
@@ -1755,7 +1754,7 @@ static void test_bf16_matmul_both_paths(void **state)
 {
     (void)state;
     static const int shapes[][3] = {{1, 1, 1}, {5, 7, 19}, {4, 2, 64}, {9, 33, 130}, {16, 64, 16}};
-    tgt_options host = {0};
+    cg_machine host = {0};
     bool host_dot = cg_has_bf16_dot(&host);
     for (int e = 0; e < 2; e++) {
         for (int i = 0; i < COUNT(shapes); i++) {
@@ -1773,10 +1772,10 @@ static void test_bf16_matmul_both_paths(void **state)
 static void test_bf16_dot_cpus(void **state)
 {
     (void)state;
-    tgt_options spr = {.cpu = "sapphirerapids"}, zen4 = {.cpu = "znver4"}, zen3 = {.cpu = "znver3"};
-    tgt_options off = {.cpu = "sapphirerapids", .features = "+avx2,-avx512bf16"};
-    tgt_options on = {.cpu = "x86-64-v3", .features = "+avx512bf16"};
-    tgt_options arm = {.triple = "aarch64-linux-gnu", .cpu = "sapphirerapids"};
+    cg_machine spr = {.cpu = "sapphirerapids"}, zen4 = {.cpu = "znver4"}, zen3 = {.cpu = "znver3"};
+    cg_machine off = {.cpu = "sapphirerapids", .features = "+avx2,-avx512bf16"};
+    cg_machine on = {.cpu = "x86-64-v3", .features = "+avx512bf16"};
+    cg_machine arm = {.triple = "aarch64-linux-gnu", .cpu = "sapphirerapids"};
     assert_true(cg_has_bf16_dot(&spr));
     assert_true(cg_has_bf16_dot(&zen4));
     assert_false(cg_has_bf16_dot(&zen3));
@@ -2412,7 +2411,8 @@ static void test_compiled_for_the_named_cpu(void **state)
                          val(ag_from_data(AG_F32, AG_SHAPE(64), y))};
     pass_analyses *am = pass_analyses_new(fn, &tgt_cpu.caps);
     char err[512];
-    cg_code *code = cg_compile(fn, am, &(tgt_options){.cpu = older}, err, sizeof err);
+    tgt_options for_older = tu_cpu_options(older), unknown = tu_cpu_options("no-such-cpu");
+    cg_code *code = cg_compile(fn, am, &for_older, err, sizeof err);
     assert_non_null(code);
     char *text = cg_module_text(code);
     assert_non_null(strstr(text, attr));
@@ -2421,7 +2421,9 @@ static void test_compiled_for_the_named_cpu(void **state)
     assert_true(o.ok);
     outcome_free(&o);
     cg_free(code);
-    assert_null(cg_compile(fn, am, &(tgt_options){.cpu = "no-such-cpu"}, err, sizeof err));
+    assert_null(cg_compile(fn, am, &unknown, err, sizeof err));
+    tu_options_free(&for_older);
+    tu_options_free(&unknown);
     assert_non_null(strstr(err, "LLVM knows no CPU named 'no-such-cpu'"));
     pass_analyses_free(am);
     ir_function_free(fn);

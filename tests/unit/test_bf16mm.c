@@ -105,7 +105,7 @@ static void restore_no_amx(void)
 }
 
 /* c = a x b for the CPU o names (NULL: the host), parsed and compiled. */
-static cg_code *compile_product(int m, int k, int n, const tgt_options *o, ir_function **fn)
+static cg_code *compile_product(int m, int k, int n, const char *cpu, ir_function **fn)
 {
     char text[512];
     snprintf(text, sizeof text,
@@ -116,7 +116,7 @@ static cg_code *compile_product(int m, int k, int n, const tgt_options *o, ir_fu
     *fn = ir_parse(text, "test.ir", err, sizeof err);
     if (!*fn)
         fail_msg("parse: %s", err);
-    cg_code *code = tu_compile_for(*fn, o, err, sizeof err);
+    cg_code *code = tu_compile_for(*fn, cpu, err, sizeof err);
     if (!code)
         fail_msg("bf16 matmul %dx%dx%d: %s", m, k, n, err);
     return code;
@@ -195,7 +195,7 @@ static int check_shape(int m, int k, int n)
 
 static void skip_without_bf16_dot(void)
 {
-    tgt_options host = {0};
+    cg_machine host = {0};
     if (!cg_has_bf16_dot(&host))
         skip();
 }
@@ -363,8 +363,8 @@ static void test_compiled_products_use_amx(void **state)
 }
 
 /* c = a x b with b a constant of the graph (a weight it captured),
- * compiled for the CPU o names (NULL: the host); *b its bits. */
-static cg_code *compile_constant_product(int m, int k, int n, const tgt_options *o,
+ * compiled for the CPU cpu names (NULL: the host); *b its bits. */
+static cg_code *compile_constant_product(int m, int k, int n, const char *cpu,
                                          ir_function **fn, const uint16_t **b)
 {
     size_t len = 256 + (size_t)k * (size_t)n * 8;
@@ -383,7 +383,7 @@ static cg_code *compile_constant_product(int m, int k, int n, const tgt_options 
     free(text);
     if (!*fn)
         fail_msg("parse: %s", err);
-    cg_code *code = tu_compile_for(*fn, o, err, sizeof err);
+    cg_code *code = tu_compile_for(*fn, cpu, err, sizeof err);
     if (!code)
         fail_msg("%s", err);
     *b = NULL;
@@ -429,14 +429,14 @@ static void test_constant_weights_are_packed_once(void **state)
  * named CPU, or fewer rows than a tile), a constant b is packed when
  * compiling too (dot_packed), and gives the bits of the same product with
  * b passed in, which packs b per call. */
-static void check_constant_weight_dot(int m, int k, int n, const tgt_options *o)
+static void check_constant_weight_dot(int m, int k, int n, const char *cpu)
 {
     ir_function *fn, *fn_arg;
     const uint16_t *b;
-    cg_code *code = compile_constant_product(m, k, n, o, &fn, &b);
+    cg_code *code = compile_constant_product(m, k, n, cpu, &fn, &b);
     assert_true(module_has(code, "dot_packed"));
     assert_false(module_has(code, "cg_rt_matmul_bf16_amx"));
-    cg_code *with_arg = compile_product(m, k, n, o, &fn_arg);
+    cg_code *with_arg = compile_product(m, k, n, cpu, &fn_arg);
     uint16_t *a;
     rt_value *av = bf16_value(m, k, 83u + (uint32_t)k, &a);
     ag_shape bs = AG_SHAPE(k, n);
@@ -460,10 +460,10 @@ static void test_constant_weights_packed_for_the_dot_path(void **state)
 {
     (void)state;
     skip_without_bf16_dot();
-    tgt_options spr = {.cpu = "sapphirerapids"};
+    const char *spr = "sapphirerapids";
     check_constant_weight_dot(10, 45, 70, NULL); /* this host, too few rows for AMX */
-    check_constant_weight_dot(64, 257, 130, &spr);
-    check_constant_weight_dot(7, 64, 64, &spr);
+    check_constant_weight_dot(64, 257, 130, spr);
+    check_constant_weight_dot(7, 64, 64, spr);
 }
 
 /* AG_NO_AMX turns the kernel off (read at each product), "0" does not. */
@@ -494,9 +494,9 @@ static void test_amx_only_in_code_for_this_host(void **state)
 {
     (void)state;
     skip_without_bf16_dot();
-    tgt_options spr = {.cpu = "sapphirerapids"};
+    const char *spr = "sapphirerapids";
     ir_function *fn;
-    cg_code *code = compile_product(64, 64, 64, &spr, &fn);
+    cg_code *code = compile_product(64, 64, 64, spr, &fn);
     assert_true(module_has(code, "dpbf16ps"));
     assert_false(module_has(code, "cg_rt_matmul_bf16_amx"));
     tu_code_free(code);

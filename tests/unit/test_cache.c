@@ -434,7 +434,9 @@ static void test_key_names_cpu_and_graph(void **state)
     fresh_cache_dir();
     ir_function *f = parse_ir(FLOAT_GRAPH), *g = parse_ir(DIV_GRAPH);
     char *kf, *kg, *kz, *pf = entry_path(f, &kf), *pg = entry_path(g, &kg), *pz;
-    assert_true(cg_cache_describe(f, &(tgt_options){.cpu = "x86-64-v2"}, dir, &kz, &pz));
+    tgt_options v2 = tu_cpu_options("x86-64-v2");
+    assert_true(cg_cache_describe(f, &v2, dir, &kz, &pz));
+    tu_options_free(&v2);
     assert_string_not_equal(pf, pg);
     assert_string_not_equal(pf, pz);
     assert_non_null(strstr(kz, "\ncpu x86-64-v2\n"));
