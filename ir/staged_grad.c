@@ -14,7 +14,10 @@
  * computed again inside the backward branch rather than carried out of
  * the forward cond: nothing is added to the forward, and the passes see
  * both as ordinary graphs. The new cond is recorded on the other tapes in
- * turn, so gradients of gradients go through it too.
+ * turn, so gradients of gradients go through it too. A tensor array the
+ * if captures and returns has its dense gradient (grad_rules_list.c) in
+ * both directions: a dy parameter of that type, and a result of it, the
+ * branches replaying the array's writes and reads on the tape.
  */
 #include "trace_internal.h"
 
@@ -103,7 +106,10 @@ static bool grad_branch(const grad_cond *c, int b, ir_frame *f)
         map[fwd->params[i]->id] = ir_symbolic_value(ir_add_param(f->g, &cond->in[i + 1]->type));
         if (c->want[i + 1]) {
             src[k] = rt_handle_new(rt_value_alias(map[fwd->params[i]->id], &cond->in[i + 1]->type.shape));
-            ag_tape_watch_at(c->loc, tape, src[k++]);
+            if (cond->in[i + 1]->type.dtype == RT_LIST)
+                rt_tape_watch_array(c->loc, tape, src[k++]);
+            else
+                ag_tape_watch_at(c->loc, tape, src[k++]);
         }
     }
     for (int j = 0; j < c->n_out; j++) {
@@ -139,6 +145,21 @@ static bool grad_branch(const grad_cond *c, int b, ir_frame *f)
     return ok;
 }
 
+/* The type of the backward cond's result k when it is a captured array's
+ * gradient, a dense tensor: its branches', a dim unknown where they
+ * differ (the array's size is known only when the graph runs). */
+static ir_type result_type(ir_frame *fr, int k)
+{
+    ir_type a = fr[0].g->results[k]->type;
+    const ir_type *b = &fr[1].g->results[k]->type;
+    if (a.shape.rank != b->shape.rank)
+        a.shape.rank = -1;
+    for (int d = 0; d < a.shape.rank; d++)
+        if (a.shape.dims[d] != b->shape.dims[d])
+            a.shape.dims[d] = -1;
+    return a;
+}
+
 /* Appends the backward cond to the current graph; dx get its results. */
 static void build_grad_cond(grad_cond *c, ir_frame *fr, rt_value **dx)
 {
@@ -162,8 +183,11 @@ static void build_grad_cond(grad_cond *c, ir_frame *fr, rt_value **dx)
         ir_align_params(frames[b], cond->n_in - 1 + n_dy, u, nu);
     ir_type *types = rt_xcalloc((size_t)c->n_want + 1, sizeof *types);
     for (int i = 1, k = 0; i < cond->n_in; i++)
-        if (c->want[i])
-            types[k++] = cond->in[i]->type;
+        if (c->want[i]) {
+            types[k] = cond->in[i]->type.dtype == RT_LIST ? result_type(fr, k)
+                                                          : cond->in[i]->type;
+            k++;
+        }
     ir_node *node = ir_append_region_op(t->cur->g, IR_COND, n, ins, fr[0].g, fr[1].g,
                                         c->n_want, types, c->loc);
     rt_value **outs = rt_xcalloc((size_t)c->n_want + 1, sizeof *outs);
