@@ -115,7 +115,7 @@ static void record_loop(ir_trace *t, acc_loop *s, ag_loc loc)
         ok &= position_of(*s->vars[i]) == i; /* the user's come first */
     }
     for (int p = 0; p < w->n_in; p++)
-        in[p] = ir_symbolic_value(w->in[p]);
+        in[p] = ir_tape_input_value(w->in[p]);
     if (ok)
         rt_tape_record_custom(loc, "a staged loop (its condition is a tensor)", in, w->n_in,
                               outs, s->n, loop_backward, g);

@@ -27,13 +27,23 @@ static bool cond_backward(void *ctx, ag_loc loc, rt_value *const *in, int n_in,
                           rt_value *const *out, rt_value *const *dy, int n_out,
                           const bool *want, rt_value **dx);
 
+rt_value *ir_tape_input_value(ir_node *n)
+{
+    ir_trace *t = ir_trace_current();
+    const ir_frame *f = t ? t->cur : NULL;
+    for (int i = 0; f && i < f->n_caps; i++)
+        if (f->caps[i].param == n)
+            return ir_symbolic_value(f->caps[i].key);
+    return ir_symbolic_value(n);
+}
+
 void ir_tape_record_cond(ir_node *cond, rt_value *const *outs, int n_outs, ag_loc loc)
 {
     if (!rt_tapes_recording)
         return;
     rt_value **in = rt_xcalloc((size_t)cond->n_in, sizeof *in);
     for (int i = 0; i < cond->n_in; i++)
-        in[i] = ir_symbolic_value(cond->in[i]);
+        in[i] = ir_tape_input_value(cond->in[i]);
     rt_tape_record_custom(loc, "a staged if (its condition is a tensor)", in, cond->n_in,
                           outs, n_outs, cond_backward, cond);
     for (int i = 0; i < cond->n_in; i++)
