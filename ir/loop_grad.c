@@ -23,8 +23,9 @@
  * of the loop. A carried array's gradient is its dense tensor [size at
  * the exit, element...] (runtime/autodiff/grad_rules_list.c), one more
  * variable of the backward loop: iteration k's replayed writes give their
- * rows to the values written and clear them, its reads add to theirs. Built with ag_while_at, the backward loop is itself staged
- * code: a tape recording it gives gradients of gradients.
+ * rows to the values written and clear them, its reads add to theirs.
+ * Built with ag_while_at, the backward loop is itself staged code: a tape
+ * recording it gives gradients of gradients.
  */
 #include "trace_internal.h"
 
