@@ -4,9 +4,13 @@
  *
  * Forward: when a gradient tape records the graph region a staged loop is
  * traced into, the loop carries two more kinds of variable: a trip count,
- * and for each of the user's variables a tensor array to which every
+ * and for each of the user's tensor variables a tensor array to which every
  * iteration writes the value it starts from. Memory grows with the trip
- * count by one copy of the variables an iteration.
+ * count by one copy of the variables an iteration. A tensor array the
+ * loop carries needs no accumulator: all values of one array share its
+ * list, which only grows, so the array at the loop's exit holds every
+ * element any iteration wrote or read (arrays are written once, as
+ * TensorFlow's).
  *
  * Backward: the loop is one op on the tape (all its inputs: the user's
  * variables' initial values and the values its body captures), whose
@@ -16,8 +20,12 @@
  * of the iteration's results into the gradient of its starting values;
  * the gradients of captured values (a weight the body reads) are summed
  * over the iterations by the same mechanism, as loop-invariant positions
- * of the loop. Built with ag_while_at, the backward loop is itself staged
- * code: a tape recording it gives gradients of gradients.
+ * of the loop. A carried array's gradient is its dense tensor [size at
+ * the exit, element...] (runtime/autodiff/grad_rules_list.c), one more
+ * variable of the backward loop: iteration k's replayed writes give their
+ * rows to the values written and clear them, its reads add to theirs.
+ * Built with ag_while_at, the backward loop is itself staged code: a tape
+ * recording it gives gradients of gradients.
  */
 #include "trace_internal.h"
 
@@ -25,6 +33,12 @@
 #include <string.h>
 
 /* ------------------------------------------------- the forward's accumulators */
+
+static bool is_array(ag_tensor h)
+{
+    const rt_value *v = rt_handle_peek(h);
+    return v && v->dtype == RT_LIST;
+}
 
 typedef struct acc_loop {
     void *user;
@@ -34,7 +48,7 @@ typedef struct acc_loop {
     ag_tensor *const *vars; /* theirs */
     ag_loc loc;
     ag_tensor count;
-    ag_tensor *tas; /* .list of each accumulator */
+    ag_tensor *tas; /* .list of each accumulator (none for an array) */
 } acc_loop;
 
 static ag_tensor acc_cond(void *s_)
@@ -47,6 +61,8 @@ static void acc_body(void *s_)
 {
     acc_loop *s = s_;
     for (int i = 0; i < s->n; i++) {
+        if (is_array(*s->vars[i]))
+            continue;
         ag_tensor_array ta = {s->tas[i]};
         s->tas[i] = ag_tensor_array_write_at(s->loc, ta, AG_OPERAND(s->count), *s->vars[i]).list;
     }
@@ -59,7 +75,7 @@ typedef struct loop_grad {
     const ir_node *loop;
     int n;           /* the user's variables: positions 0..n-1 */
     int count_pos;   /* the trip count's position */
-    int *ta_pos;     /* each variable's accumulator's position */
+    int *ta_pos;     /* each variable's accumulator's position; -1: an array */
 } loop_grad;
 
 static bool loop_backward(void *ctx, ag_loc loc, rt_value *const *in, int n_in,
@@ -95,12 +111,12 @@ static void record_loop(ir_trace *t, acc_loop *s, ag_loc loc)
     rt_value **outs = rt_xcalloc((size_t)s->n, sizeof *outs);
     bool ok = true;
     for (int i = 0; i < s->n; i++) {
-        g->ta_pos[i] = position_of(s->tas[i]);
+        g->ta_pos[i] = is_array(*s->vars[i]) ? -1 : position_of(s->tas[i]);
         outs[i] = rt_handle_peek(*s->vars[i]);
         ok &= position_of(*s->vars[i]) == i; /* the user's come first */
     }
     for (int p = 0; p < w->n_in; p++)
-        in[p] = ir_symbolic_value(w->in[p]);
+        in[p] = ir_tape_input_value(w->in[p]);
     if (ok)
         rt_tape_record_custom(loc, "a staged loop (its condition is a tensor)", in, w->n_in,
                               outs, s->n, loop_backward, g);
@@ -113,12 +129,13 @@ static void record_loop(ir_trace *t, acc_loop *s, ag_loc loc)
     free(outs);
 }
 
-/* Whether every variable has a tensor value the accumulators can hold. */
+/* Whether every variable is a tensor array or has a tensor value the
+ * accumulators can hold. */
 static bool accumulable(int n_vars, ag_tensor *const *vars)
 {
     for (int i = 0; i < n_vars; i++) {
         const rt_value *v = rt_handle_peek(*vars[i]);
-        if (!v || v->dtype == RT_LIST || v->shape.rank < 0)
+        if (!v || (v->dtype != RT_LIST && v->shape.rank < 0))
             return false;
     }
     return n_vars > 0;
@@ -136,16 +153,18 @@ void ir_while_on_tape(ir_trace *t, ag_loc loc, int n_vars, ag_tensor *const *var
                   .loc = loc};
     s.count = ag_scalar_at(loc, AG_I32, 0);
     s.tas = rt_xcalloc((size_t)n_vars, sizeof *s.tas);
-    int total = 2 * n_vars + 1;
-    ag_tensor **all = rt_xcalloc((size_t)total, sizeof *all);
-    const char **all_names = rt_xcalloc((size_t)total, sizeof *all_names);
+    int total = n_vars + 1;
+    ag_tensor **all = rt_xcalloc((size_t)(2 * n_vars + 1), sizeof *all);
+    const char **all_names = rt_xcalloc((size_t)(2 * n_vars + 1), sizeof *all_names);
     for (int i = 0; i < n_vars; i++) {
-        const rt_value *v = rt_handle_peek(*vars[i]);
-        s.tas[i] = ag_tensor_array_new_at(loc, v->dtype, 0, true).list;
         all[i] = vars[i];
         all_names[i] = names[i];
-        all[n_vars + 1 + i] = &s.tas[i];
-        all_names[n_vars + 1 + i] = "<gradient accumulator>";
+        if (is_array(*vars[i]))
+            continue;
+        const rt_value *v = rt_handle_peek(*vars[i]);
+        s.tas[i] = ag_tensor_array_new_at(loc, v->dtype, 0, true).list;
+        all[total] = &s.tas[i];
+        all_names[total++] = "<gradient accumulator>";
     }
     all[n_vars] = &s.count;
     all_names[n_vars] = "<gradient trip count>";
@@ -165,7 +184,7 @@ typedef struct back_loop {
     const loop_grad *g;
     ag_loc loc;
     int n_pos;         /* the forward loop's positions */
-    bool *is_float;    /* which carry a gradient */
+    bool *is_float;    /* which carry a gradient (an array's: its dense tensor) */
     bool *is_acc;      /* the accumulators' positions (not the body's) */
     ag_tensor step;    /* counts down from the trip count */
     ag_tensor *dys;    /* the gradient of each float position */
@@ -180,11 +199,12 @@ static ag_tensor back_cond(void *s_)
 }
 
 /* The value position p started iteration `step` from: a variable's from
- * its accumulator, anything else (a captured value) from outside. */
+ * its accumulator, anything else (a captured value, an array, which is
+ * one list throughout) from outside. */
 static rt_value *start_value(back_loop *s, int p)
 {
     ag_tensor v = s->outer[p];
-    if (p < s->g->n) {
+    if (p < s->g->n && s->g->ta_pos[p] >= 0) {
         ag_tensor_array ta = {s->tas[p]};
         v = ag_tensor_array_read_at(s->loc, ta, AG_OPERAND(s->step));
     }
@@ -215,7 +235,10 @@ static void back_body(void *s_)
         if (ok && s->is_float[p]) {
             rt_value *x = map[body->params[p]->id];
             src[n_src] = rt_handle_new(rt_value_alias(x, &x->shape));
-            ag_tape_watch_at(s->loc, tape, src[n_src]);
+            if (x->dtype == RT_LIST)
+                rt_tape_watch_array(s->loc, tape, src[n_src]);
+            else
+                ag_tape_watch_at(s->loc, tape, src[n_src]);
             which[n_src++] = p;
         }
     }
@@ -253,6 +276,17 @@ static void back_body(void *s_)
         ir_trace_fail();
 }
 
+/* Whether position p (value v, the gradient d of its result) carries a
+ * gradient backward: a float tensor does, zeros when none reached it; an
+ * array of floats does when one reached it (else its writes and reads
+ * contribute nothing, and its dense zeros would cost a stack). */
+static bool carries_gradient(const rt_value *v, const rt_value *d)
+{
+    if (v->dtype == RT_LIST)
+        return d && rt_is_float(v->elem_dtype);
+    return rt_is_float(v->dtype);
+}
+
 static bool loop_backward(void *ctx, ag_loc loc, rt_value *const *in, int n_in,
                           rt_value *const *out, rt_value *const *dy, int n_out,
                           const bool *want, rt_value **dx)
@@ -277,13 +311,14 @@ static bool loop_backward(void *ctx, ag_loc loc, rt_value *const *in, int n_in,
     s.is_acc = rt_xcalloc((size_t)n_in, sizeof *s.is_acc);
     s.is_acc[g->count_pos] = true;
     for (int i = 0; i < g->n; i++)
-        s.is_acc[g->ta_pos[i]] = true;
+        if (g->ta_pos[i] >= 0)
+            s.is_acc[g->ta_pos[i]] = true;
     for (int p = 0; p < n_in; p++) {
         s.outer[p] = rt_handle_new(rt_value_alias(in[p], &in[p]->shape));
-        s.is_float[p] = rt_is_float(in[p]->dtype) && !s.is_acc[p];
+        rt_value *d = p < n_out && dy[p] ? dy[p] : NULL;
+        s.is_float[p] = carries_gradient(in[p], d) && !s.is_acc[p];
         if (!s.is_float[p])
             continue;
-        rt_value *d = p < n_out && dy[p] ? dy[p] : NULL;
         s.dys[p] = d ? rt_handle_new(rt_value_alias(d, &d->shape))
                      : ag_fill_like_at(loc, s.outer[p], 0.0);
         vars[nv] = &s.dys[p];
@@ -292,7 +327,9 @@ static bool loop_backward(void *ctx, ag_loc loc, rt_value *const *in, int n_in,
     const ir_node *w = g->loop;
     s.step = ir_symbolic_handle(ir_append_get(t->cur->g, (ir_node *)w, g->count_pos, loc));
     for (int i = 0; i < g->n; i++)
-        s.tas[i] = ir_symbolic_handle(ir_append_get(t->cur->g, (ir_node *)w, g->ta_pos[i], loc));
+        if (g->ta_pos[i] >= 0)
+            s.tas[i] = ir_symbolic_handle(ir_append_get(t->cur->g, (ir_node *)w, g->ta_pos[i],
+                                                        loc));
     vars[nv] = &s.step;
     names[nv++] = "<gradient step>";
     bool failed_before = t->failed;

@@ -14,7 +14,10 @@
  * computed again inside the backward branch rather than carried out of
  * the forward cond: nothing is added to the forward, and the passes see
  * both as ordinary graphs. The new cond is recorded on the other tapes in
- * turn, so gradients of gradients go through it too.
+ * turn, so gradients of gradients go through it too. A tensor array the
+ * if captures and returns has its dense gradient (grad_rules_list.c) in
+ * both directions: a dy parameter of that type, and a result of it, the
+ * branches replaying the array's writes and reads on the tape.
  */
 #include "trace_internal.h"
 
@@ -24,13 +27,23 @@ static bool cond_backward(void *ctx, ag_loc loc, rt_value *const *in, int n_in,
                           rt_value *const *out, rt_value *const *dy, int n_out,
                           const bool *want, rt_value **dx);
 
+rt_value *ir_tape_input_value(ir_node *n)
+{
+    ir_trace *t = ir_trace_current();
+    const ir_frame *f = t ? t->cur : NULL;
+    for (int i = 0; f && i < f->n_caps; i++)
+        if (f->caps[i].param == n)
+            return ir_symbolic_value(f->caps[i].key);
+    return ir_symbolic_value(n);
+}
+
 void ir_tape_record_cond(ir_node *cond, rt_value *const *outs, int n_outs, ag_loc loc)
 {
     if (!rt_tapes_recording)
         return;
     rt_value **in = rt_xcalloc((size_t)cond->n_in, sizeof *in);
     for (int i = 0; i < cond->n_in; i++)
-        in[i] = ir_symbolic_value(cond->in[i]);
+        in[i] = ir_tape_input_value(cond->in[i]);
     rt_tape_record_custom(loc, "a staged if (its condition is a tensor)", in, cond->n_in,
                           outs, n_outs, cond_backward, cond);
     for (int i = 0; i < cond->n_in; i++)
@@ -103,7 +116,10 @@ static bool grad_branch(const grad_cond *c, int b, ir_frame *f)
         map[fwd->params[i]->id] = ir_symbolic_value(ir_add_param(f->g, &cond->in[i + 1]->type));
         if (c->want[i + 1]) {
             src[k] = rt_handle_new(rt_value_alias(map[fwd->params[i]->id], &cond->in[i + 1]->type.shape));
-            ag_tape_watch_at(c->loc, tape, src[k++]);
+            if (cond->in[i + 1]->type.dtype == RT_LIST)
+                rt_tape_watch_array(c->loc, tape, src[k++]);
+            else
+                ag_tape_watch_at(c->loc, tape, src[k++]);
         }
     }
     for (int j = 0; j < c->n_out; j++) {
@@ -139,6 +155,21 @@ static bool grad_branch(const grad_cond *c, int b, ir_frame *f)
     return ok;
 }
 
+/* The type of the backward cond's result k when it is a captured array's
+ * gradient, a dense tensor: its branches', a dim unknown where they
+ * differ (the array's size is known only when the graph runs). */
+static ir_type result_type(ir_frame *fr, int k)
+{
+    ir_type a = fr[0].g->results[k]->type;
+    const ir_type *b = &fr[1].g->results[k]->type;
+    if (a.shape.rank != b->shape.rank)
+        a.shape.rank = -1;
+    for (int d = 0; d < a.shape.rank; d++)
+        if (a.shape.dims[d] != b->shape.dims[d])
+            a.shape.dims[d] = -1;
+    return a;
+}
+
 /* Appends the backward cond to the current graph; dx get its results. */
 static void build_grad_cond(grad_cond *c, ir_frame *fr, rt_value **dx)
 {
@@ -162,8 +193,11 @@ static void build_grad_cond(grad_cond *c, ir_frame *fr, rt_value **dx)
         ir_align_params(frames[b], cond->n_in - 1 + n_dy, u, nu);
     ir_type *types = rt_xcalloc((size_t)c->n_want + 1, sizeof *types);
     for (int i = 1, k = 0; i < cond->n_in; i++)
-        if (c->want[i])
-            types[k++] = cond->in[i]->type;
+        if (c->want[i]) {
+            types[k] = cond->in[i]->type.dtype == RT_LIST ? result_type(fr, k)
+                                                          : cond->in[i]->type;
+            k++;
+        }
     ir_node *node = ir_append_region_op(t->cur->g, IR_COND, n, ins, fr[0].g, fr[1].g,
                                         c->n_want, types, c->loc);
     rt_value **outs = rt_xcalloc((size_t)c->n_want + 1, sizeof *outs);

@@ -70,6 +70,10 @@ void ir_align_params(ir_frame *f, int n_fixed, const ir_capture *u, int nu);
  * cond on the same predicate whose branches are the gradients of the
  * branches. */
 void ir_tape_record_cond(ir_node *cond, rt_value *const *outs, int n_outs, ag_loc loc);
+/* The value the tapes know for input n of a staged if or loop appended to
+ * the current frame: a capture's outer value (what the ops recorded
+ * before were given), else n's. */
+rt_value *ir_tape_input_value(ir_node *n);
 /* Applies region g's nodes again, in order, through rt_apply (so into the
  * graph being traced, and onto the tapes), to the values in map (indexed
  * by node id; g's parameters set): map gets each node's new value. Effects

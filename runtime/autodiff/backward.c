@@ -117,12 +117,14 @@ static bool *wanted(const backward *b, const tape_entry *e)
     return want;
 }
 
-/* A staged loop, condition or call whose result j is a tensor array that
- * a gradient reached: its backward carries no gradient for arrays yet, so
- * the gradient would be lost. */
+/* A call of an AG_FUNCTION (an entry that owns its context,
+ * pipeline/function_grad.c) whose result j is a tensor array that a
+ * gradient reached: its backward carries no gradient for arrays yet, so
+ * the gradient would be lost. A staged loop's or if's backward carries
+ * an array's dense gradient (ir/loop_grad.c, ir/staged_grad.c). */
 static bool array_result_reached(backward *b, const tape_entry *e)
 {
-    for (int j = 0; j < e->n_out; j++) {
+    for (int j = 0; e->owned && j < e->n_out; j++) {
         if (e->out[j]->dtype != RT_LIST || !id_map_get(&b->grads, e->out_id[j]))
             continue;
         rt_report(e->loc, "ag_tape_gradient: the gradient reaches a tensor array that %s "
@@ -224,6 +226,29 @@ static bool check_float(ag_loc loc, const char *what, const rt_value *v)
     return false;
 }
 
+/* A tensor array of floats the tape was told to follow as a source
+ * (rt_tape_watch_array: the staged loop's and if's backward): its
+ * gradient is its dense tensor [size, element...]. */
+static bool array_source(const rt_tape *t, const rt_value *v)
+{
+    return t->array_sources && v->dtype == RT_LIST && rt_is_float(v->elem_dtype);
+}
+
+/* Zeros like src: for an array, like its dense gradient. */
+static rt_value *zeros_like(backward *b, rt_value *like)
+{
+    rt_attrs a = {.value = 0.0};
+    rt_value *stacked = NULL;
+    if (like->dtype == RT_LIST) {
+        like = stacked = rt_apply(b->loc, RT_OP_TA_STACK, NULL, &like, 1);
+        if (!like)
+            return NULL;
+    }
+    rt_value *z = rt_apply(b->loc, RT_OP_FILL_LIKE, &a, &like, 1);
+    rt_value_free(stacked);
+    return z;
+}
+
 /* The gradient of a source: the sum of its ids' (a variable read several
  * times has one id a read), or the unconnected result. */
 static ag_tensor result_for(backward *b, const rt_grad_source *src)
@@ -246,9 +271,7 @@ static ag_tensor result_for(backward *b, const rt_grad_source *src)
         return sum ? rt_handle_new(sum) : rt_error_tensor();
     if (!b->tape->zero_unconnected)
         return (ag_tensor){0, 0};
-    rt_attrs a = {.value = 0.0};
-    rt_value *in = src->like;
-    rt_value *z = rt_apply(b->loc, RT_OP_FILL_LIKE, &a, &in, 1);
+    rt_value *z = zeros_like(b, src->like);
     return z ? rt_handle_new(z) : rt_error_tensor();
 }
 
@@ -287,7 +310,7 @@ bool rt_tape_gradients(ag_loc loc, ag_tape tape, ag_tensor target, int n,
     if (!check_float(loc, "target", y))
         return false;
     for (int i = 0; i < n; i++)
-        if (!check_float(loc, "source", src[i].like))
+        if (!array_source(t, src[i].like) && !check_float(loc, "source", src[i].like))
             return false;
     backward b = {.tape = t, .loc = loc};
     rt_tape_pause(t, true);

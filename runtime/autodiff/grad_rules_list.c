@@ -14,9 +14,12 @@
  *                             (the element written over had no effect on ta')
  *
  * The one-hot rows are computed with ops from the list's size (ta_size),
- * so the rules work eagerly and in a traced graph alike. A staged loop or
- * condition that carries an array is refused by the backward
- * (backward.c), since its own gradient does not carry these tensors yet.
+ * so the rules work eagerly and in a traced graph alike, and a staged
+ * loop or condition that carries an array carries this tensor in its
+ * backward (ir/loop_grad.c, ir/staged_grad.c), where these rules run on
+ * the replayed body. A call of an AG_FUNCTION that returns an array is
+ * refused by the backward (backward.c): its gradient graph does not
+ * carry these tensors yet.
  */
 #include "grad.h"
 #include "../core/op_decls.h"

@@ -42,7 +42,11 @@ ag_tensor rt_weighted_sum(ag_loc at, int n, const ag_tensor *ys, const ag_tensor
     for (int j = 0; j < n; j++) {
         if (ag_is_null(dys[j]))
             continue;
-        ag_tensor s = ag_reduce_sum_at(at, ag_mul_at(at, AG_OPERAND(ys[j]), AG_OPERAND(dys[j])),
+        ag_tensor y = ys[j];
+        const rt_value *v = rt_handle_peek(y);
+        if (v && v->dtype == RT_LIST) /* an array: its dense gradient's shape */
+            y = ag_tensor_array_stack_at(at, (ag_tensor_array){y});
+        ag_tensor s = ag_reduce_sum_at(at, ag_mul_at(at, AG_OPERAND(y), AG_OPERAND(dys[j])),
                                        AG_ALL_AXES, false);
         total = ag_is_null(total) ? s : ag_add_at(at, AG_OPERAND(total), AG_OPERAND(s));
     }

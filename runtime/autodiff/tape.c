@@ -184,6 +184,16 @@ void ag_tape_watch_at(ag_loc loc, ag_tape t, ag_tensor x)
     id_map_put(&tape->tracked, rt_tape_id_of(v), NULL);
 }
 
+void rt_tape_watch_array(ag_loc loc, ag_tape t, ag_tensor x)
+{
+    rt_tape *tape = rt_tape_live(loc, "ag_tape_watch", t);
+    rt_value *v = tape ? rt_handle_get(loc, x) : NULL;
+    if (!v)
+        return;
+    tape->array_sources = true;
+    id_map_put(&tape->tracked, rt_tape_id_of(v), NULL);
+}
+
 /* ------------------------------------------------------------- recording */
 
 /* Whether t records an op on these operands now. */

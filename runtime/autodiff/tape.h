@@ -57,6 +57,7 @@ typedef struct ag_tape_s {
     bool used;            /* a non-persistent tape has given its gradients */
     bool paused;          /* computing its own gradients: not recording */
     bool zero_unconnected;
+    bool array_sources;   /* tensor arrays may be sources (rt_tape_watch_array) */
     const void *frame;    /* rt_trace_frame when made */
     id_map tracked;       /* ids this tape follows */
     tape_entry *entries;

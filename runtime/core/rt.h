@@ -445,7 +445,8 @@ bool rt_tape_recording_here(void);
  * tracer's staged cond): backward gets the entry's operands and results,
  * the gradient of each result (dy[j], NULL: none reached it) and which
  * operands' gradients are wanted, and stores new values in dx[i] (NULL:
- * none). It runs where the tape answers, so its ops may be recorded by
+ * none); a tensor array's gradient, in dy and dx, is its dense tensor
+ * [size, element...] (runtime/autodiff/grad_rules_list.c). It runs where the tape answers, so its ops may be recorded by
  * other tapes. NULL backward: a construct the tapes cannot see inside (a
  * staged loop): a gradient reaching its results is an error naming
  * `what` at loc, never a silent zero. Every tape recording this graph
@@ -473,6 +474,10 @@ void rt_tape_record_owned(ag_loc loc, const char *what, rt_value *const *in, int
 void rt_tape_ctx_unref(rt_tape_ctx *ctx);
 /* A value the tapes take for v (the same data, the same tape id). */
 rt_value *rt_tape_alias(const rt_value *v);
+/* ag_tape_watch for a tensor array, which users cannot watch: tape t then
+ * gives the array's dense gradient as a source's (the staged loop's and
+ * if's backward, ir/loop_grad.c and ir/staged_grad.c). */
+void rt_tape_watch_array(ag_loc loc, ag_tape t, ag_tensor x);
 /* sum_j <ys_j, dys_j>, each product summed over its elements, over the j
  * whose dys_j is not null (a null handle); null when none is. Its
  * gradient is sum_j J_j^T dys_j: how the staged gradients (cond, while,

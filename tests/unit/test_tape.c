@@ -3,7 +3,8 @@
  * watching, variables, persistence, the unconnected rule, integer sources,
  * non-scalar targets, broadcasting, products, gradients of gradients,
  * tensor arrays, and a tape inside an AG_FUNCTION (eager and staged give
- * the same gradient, which becomes nodes of the traced graph).
+ * the same gradient, which becomes nodes of the traced graph), through
+ * staged ifs and loops, also when they carry tensor arrays.
  */
 #include "staged_util.h"
 
@@ -500,6 +501,229 @@ static void test_staged_loop_with_a_captured_weight(void **state)
     assert_int_equal(ag_function_trace_count("rnn_grad"), 1); /* n is data */
 }
 
+/* AG_FUNCTION rnn_outputs_grad(x, w, n): an RNN writing each step's
+ * output to an array after the initial state, the loss over the stacked
+ * array (and the last state):
+ *     tape; watch x, w; h = x; ta = write(ag_tensor_array_new(AG_F64, 0, true), 0, x);
+ *     i = 0;
+ *     while (ag_bool(ag_less(i, n))) { h = tanh(h @ w); ta = write(ta, i + 1, h); i = i + 1; }
+ *     loss = sum(stack(ta)^2) + sum(h);
+ *     return gradients(loss, {w, x}); }
+ * The array is a variable of the staged loop: its dense gradient is one
+ * of the backward loop's; row 0, which no iteration writes, passes through
+ * it to x. (Row 0 also keeps the array non-empty when n is 0: a staged
+ * stack of an array no element was ever written to does not know its
+ * element shape when it runs.) */
+struct rnn_outputs__while_1 {
+    ag_tensor h, i, ta, w, n;
+};
+static ag_tensor rnn_outputs__cond(void *s_)
+{
+    struct rnn_outputs__while_1 *s = s_;
+    return ag_less(s->i, s->n);
+}
+static void rnn_outputs__body(void *s_)
+{
+    struct rnn_outputs__while_1 *s = s_;
+    s->h = ag_tanh(ag_matmul(s->h, s->w));
+    s->ta = ag_tensor_array_write((ag_tensor_array){s->ta}, ag_add(s->i, 1), s->h).list;
+    s->i = ag_add(s->i, 1);
+}
+static void rnn_outputs__staged(ag_tensor x, ag_tensor w, ag_tensor n, ag_tensor *g)
+{
+    ag_tape t = ag_tape_new();
+    ag_tape_watch(t, x);
+    ag_tape_watch(t, w);
+    ag_tensor_array ta = ag_tensor_array_write(ag_tensor_array_new(AG_F64, 0, true), 0, x);
+    struct rnn_outputs__while_1 s = {x, ag_scalar_i32(0), ta.list, w, n};
+    ag_tensor *vars[] = {&s.h, &s.i, &s.ta};
+    static const char *const names[] = {"h", "i", "ta"};
+    ag_while_at(AG_HERE, 3, vars, names, rnn_outputs__cond, rnn_outputs__body, &s);
+    ag_tensor stacked = ag_tensor_array_stack((ag_tensor_array){s.ta});
+    ag_tensor loss = ag_add(ag_reduce_sum(ag_square(stacked), AG_ALL_AXES, false),
+                            ag_reduce_sum(s.h, AG_ALL_AXES, false));
+    ag_tensor src[2] = {w, x};
+    ag_tape_gradients(t, loss, 2, src, g);
+    ag_tape_free(t);
+}
+static void rnn_outputs__trace(const ag_arg *a, ag_tensor *o)
+{
+    rnn_outputs__staged(a[0].tensor, a[1].tensor, a[2].tensor, o);
+}
+AG_TEST_DESC(rnn_outputs, 3, N_XWN, K_TTT, NULL, 2, rnn_outputs__trace);
+static void rnn_outputs(ag_tensor x, ag_tensor w, ag_tensor n, ag_tensor *o)
+{
+    ag_arg a[3] = {targ(x), targ(w), targ(n)};
+    ag_function_call_at(AG_HERE, &rnn_outputs__desc, a, o);
+}
+
+/* Staged and eager gradients agree to 1e-12 (null eagerly: unconnected). */
+static void expect_same(const char *what, int n, ag_tensor eager, ag_tensor staged, int numel)
+{
+    NO_ERROR();
+    for (int i = 0; i < numel; i++) {
+        double e = ag_is_null(eager) ? 0.0 : ag_get_f64(eager, i);
+        double st = ag_get_f64(staged, i);
+        if (!(fabs(e - st) < 1e-12))
+            fail_msg("%s, n=%d, element %d: eager %.17g, staged %.17g", what, n, i, e, st);
+    }
+}
+
+static void test_staged_loop_carrying_an_array(void **state)
+{
+    (void)state;
+    ag_tensor x = ag_random_uniform(AG_SHAPE(2, 3), -1, 1, AG_F64, 31);
+    ag_tensor w = ag_random_uniform(AG_SHAPE(3, 3), -1, 1, AG_F64, 32);
+    const int trips[] = {0, 1, 3};
+    for (int k = 0; k < 3; k++) {
+        ag_tensor eager[2], staged[2], steps = ag_scalar_i32(trips[k]);
+        ag_run_functions_eagerly(true);
+        rnn_outputs(x, w, steps, eager);
+        ag_run_functions_eagerly(false);
+        rnn_outputs(x, w, steps, staged);
+        expect_same("d/dw", trips[k], eager[0], staged[0], 9);
+        expect_same("d/dx", trips[k], eager[1], staged[1], 6);
+    }
+    assert_int_equal(ag_function_trace_count("rnn_outputs"), 1); /* n is data */
+}
+
+/* AG_FUNCTION powers_by_reads(x, n): the body reads what the iteration
+ * before wrote (ta[i] = ta[i-1] * x), so the array's rows receive gradient
+ * from the reads as well as give it to the writes:
+ *     ta = write(new(AG_F64, 0, true), 0, x); i = 1;
+ *     while (i < n) { ta = write(ta, i, read(ta, i - 1) * x); i = i + 1; }
+ *     return gradient(sum(stack(ta)), x); }   = sum_k k x^(k-1) */
+struct powers_by_reads__while_1 {
+    ag_tensor i, ta, x, n;
+};
+static ag_tensor powers_by_reads__cond(void *s_)
+{
+    struct powers_by_reads__while_1 *s = s_;
+    return ag_less(s->i, s->n);
+}
+static void powers_by_reads__body(void *s_)
+{
+    struct powers_by_reads__while_1 *s = s_;
+    ag_tensor_array ta = {s->ta};
+    ag_tensor prev = ag_tensor_array_read(ta, ag_sub(s->i, 1));
+    s->ta = ag_tensor_array_write(ta, s->i, ag_mul(prev, s->x)).list;
+    s->i = ag_add(s->i, 1);
+}
+static ag_tensor powers_by_reads__staged(ag_tensor x, ag_tensor n)
+{
+    ag_tape t = ag_tape_new();
+    ag_tape_watch(t, x);
+    ag_tensor_array ta0 = ag_tensor_array_write(ag_tensor_array_new(AG_F64, 0, true), 0, x);
+    struct powers_by_reads__while_1 s = {ag_scalar_i32(1), ta0.list, x, n};
+    ag_tensor *vars[] = {&s.i, &s.ta};
+    static const char *const names[] = {"i", "ta"};
+    ag_while_at(AG_HERE, 2, vars, names, powers_by_reads__cond, powers_by_reads__body, &s);
+    ag_tensor loss = ag_reduce_sum(ag_tensor_array_stack((ag_tensor_array){s.ta}), AG_ALL_AXES,
+                                   false);
+    ag_tensor g = ag_tape_gradient(t, loss, x);
+    ag_tape_free(t);
+    return g;
+}
+static void powers_by_reads__trace(const ag_arg *a, ag_tensor *o)
+{
+    o[0] = powers_by_reads__staged(a[0].tensor, a[1].tensor);
+}
+static const char *const N_XN[] = {"x", "n"};
+AG_TEST_DESC(powers_by_reads, 2, N_XN, K_TT, NULL, 1, powers_by_reads__trace);
+static ag_tensor powers_by_reads(ag_tensor x, ag_tensor n)
+{
+    ag_arg a[2] = {targ(x), targ(n)};
+    ag_tensor o[1];
+    ag_function_call_at(AG_HERE, &powers_by_reads__desc, a, o);
+    return o[0];
+}
+
+static void test_staged_loop_reading_its_array(void **state)
+{
+    (void)state;
+    ag_tensor x = F64(AG_SHAPE(2), 0.5, -1.5);
+    for (int n = 1; n <= 4; n += 3) { /* 1: no iteration; 4: three */
+        ag_run_functions_eagerly(true);
+        ag_tensor eager = powers_by_reads(x, ag_scalar_i32(n));
+        ag_run_functions_eagerly(false);
+        ag_tensor staged = powers_by_reads(x, ag_scalar_i32(n));
+        expect_same("powers_by_reads", n, eager, staged, 2);
+        for (int e = 0; e < 2; e++) {
+            double v = ag_get_f64(x, e), want = 0;
+            for (int k = 1; k <= n; k++)
+                want += k * pow(v, k - 1);
+            assert_true(fabs(ag_get_f64(staged, e) - want) < 1e-12);
+        }
+    }
+}
+
+/* AG_FUNCTION array_from_if(x, flag): a staged if writes the array's
+ * second row differently in each branch and returns the array:
+ *     ta = write(new(AG_F64, 2, false), 0, x * x);
+ *     if (ag_bool(flag > 0)) ta = write(ta, 1, 3 * x); else ta = write(ta, 1, exp(x));
+ *     return gradient(sum(stack(ta)), x); }   = 2x + (3 or e^x) */
+struct array_from_if__if_1 {
+    ag_tensor x, ta;
+};
+static void array_from_if__then(void *s_)
+{
+    struct array_from_if__if_1 *s = s_;
+    s->ta = ag_tensor_array_write((ag_tensor_array){s->ta}, 1, ag_mul(s->x, 3.0)).list;
+}
+static void array_from_if__else(void *s_)
+{
+    struct array_from_if__if_1 *s = s_;
+    s->ta = ag_tensor_array_write((ag_tensor_array){s->ta}, 1, ag_exp(s->x)).list;
+}
+static ag_tensor array_from_if__staged(ag_tensor x, ag_tensor flag)
+{
+    ag_tape t = ag_tape_new();
+    ag_tape_watch(t, x);
+    ag_tensor_array ta = ag_tensor_array_write(ag_tensor_array_new(AG_F64, 2, false), 0,
+                                               ag_mul(x, x));
+    struct array_from_if__if_1 s = {x, ta.list};
+    ag_tensor *vars[] = {&s.ta};
+    static const char *const names[] = {"ta"};
+    ag_if_at(AG_HERE, ag_greater(flag, 0), 1, vars, names, array_from_if__then,
+             array_from_if__else, &s);
+    ag_tensor loss = ag_reduce_sum(ag_tensor_array_stack((ag_tensor_array){s.ta}), AG_ALL_AXES,
+                                   false);
+    ag_tensor g = ag_tape_gradient(t, loss, x);
+    ag_tape_free(t);
+    return g;
+}
+static void array_from_if__trace(const ag_arg *a, ag_tensor *o)
+{
+    o[0] = array_from_if__staged(a[0].tensor, a[1].tensor);
+}
+static const char *const N_XF[] = {"x", "flag"};
+AG_TEST_DESC(array_from_if, 2, N_XF, K_TT, NULL, 1, array_from_if__trace);
+static ag_tensor array_from_if(ag_tensor x, ag_tensor flag)
+{
+    ag_arg a[2] = {targ(x), targ(flag)};
+    ag_tensor o[1];
+    ag_function_call_at(AG_HERE, &array_from_if__desc, a, o);
+    return o[0];
+}
+
+static void test_staged_if_returning_an_array(void **state)
+{
+    (void)state;
+    ag_tensor x = F64(AG_SHAPE(2), 0.25, -2);
+    for (int flag = -1; flag <= 1; flag += 2) {
+        ag_run_functions_eagerly(true);
+        ag_tensor eager = array_from_if(x, ag_scalar_i32(flag));
+        ag_run_functions_eagerly(false);
+        ag_tensor staged = array_from_if(x, ag_scalar_i32(flag));
+        expect_same("array_from_if", flag, eager, staged, 2);
+        for (int e = 0; e < 2; e++) {
+            double v = ag_get_f64(x, e), want = 2 * v + (flag > 0 ? 3 : exp(v));
+            assert_true(fabs(ag_get_f64(staged, e) - want) < 1e-12);
+        }
+    }
+    assert_int_equal(ag_function_trace_count("array_from_if"), 1);
+}
+
 /* AG_FUNCTION AG_SIGNATURE("f32[?,3]") ag_tensor grad_of_mean(ag_tensor x):
  * the gradient of a mean over a dim known only when the graph runs. */
 static ag_tensor grad_of_mean__staged(ag_tensor x)
@@ -555,6 +779,9 @@ int main(void)
         TU_TEST(test_staged_if_on_a_tape),
         TU_TEST(test_staged_while_on_a_tape),
         TU_TEST(test_staged_loop_with_a_captured_weight),
+        TU_TEST(test_staged_loop_carrying_an_array),
+        TU_TEST(test_staged_loop_reading_its_array),
+        TU_TEST(test_staged_if_returning_an_array),
         TU_TEST(test_unknown_dims),
         TU_TEST(test_gradient_graph_on_every_target),
     };
