@@ -1,6 +1,6 @@
 /*
  * partition.h - SPMD partitioning of a TPU function over a slice's chips
- * (prefix tpu_slice / tpu_split): every chip runs the same program on its
+ * (prefix tpu_slice / tpu_split): every chip runs the program on its
  * shard of the data (docs/tpu-model.md, "Several chips").
  *
  * A product (a rank-2 float matmul, a float conv2d) splits its work over
