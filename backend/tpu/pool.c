@@ -56,9 +56,11 @@ static void drain(tpu_pool *pool)
 {
     while (pool->next < pool->n) {
         int i = pool->next++;
+        tpu_pool_task task = pool->task;
+        void *ctx = pool->ctx;
         pool->running++;
         pthread_mutex_unlock(&pool->lock);
-        pool->task(pool->ctx, i);
+        task(ctx, i);
         pthread_mutex_lock(&pool->lock);
         if (--pool->running == 0 && pool->next == pool->n)
             pthread_cond_broadcast(&pool->done);
