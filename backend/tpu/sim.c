@@ -20,6 +20,14 @@
  * inside a cond or while region waits for everything before the region
  * (control flow is a barrier on the scalar unit). Parameters come over
  * the host link first; results go back last.
+ *
+ * On a slice (partition.h) each chip program is timed on its own state
+ * (a `chip`; chips running the same program time alike, so once). The
+ * programs time the nodes run since the last collective as tasks on the
+ * call's pool (pool.h), then the collective joins them: it starts when
+ * the slowest chip has its value. Split products compute their chips'
+ * shares on the same pool (sharded.c). Nothing a task computes depends
+ * on another's, so the thread count changes no figure.
  */
 #include "program.h"
 
