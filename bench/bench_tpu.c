@@ -22,9 +22,10 @@
  *       slice's roofline, collectives included;
  *   (g) the simulator's own speed on 8 chips: wall time of a functional
  *       run of an f32 512^3 product on a 2x4 slice against one chip's
- *       (goal: at most 3x). Every chip runs the same program, so the
- *       simulator times one chip and its links, and computes the split
- *       product share by share: the same arithmetic as one chip's.
+ *       (goal: at most 3x). Every chip runs the same program (the
+ *       split is even), so the simulator times it once with its links,
+ *       and computes the split product's shares on a pool of threads
+ *       (pool.c): the same arithmetic as one chip's, over the CPUs.
  *   (h) the MLP of (b) at batch 64 on one chip with and without VMEM
  *       residency (vmem.c; `vmem { residency: false }`): HBM bytes and
  *       device time before and after (goal: both lower with it).

@@ -154,7 +154,8 @@ run_tsan_tests() { # dir
   say "building the threading tests with ThreadSanitizer in $dir"
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAG_TSAN=ON -DAG_BUILD_BENCH=OFF \
     -DAG_BUILD_EXAMPLES=OFF >/dev/null
-  cmake --build "$dir" -j "$jobs" --target test_batch test_tiered test_converter test_backend
+  cmake --build "$dir" -j "$jobs" --target test_batch test_tiered test_converter test_backend \
+    test_tpu_chips
   # OpenBLAS is not instrumented either: how its own threads hand a
   # product's blocks to each other is invisible to TSan, which then reports
   # their writes into our buffers as races (an 80x80 sgemm on a 2-CPU AMD
@@ -172,6 +173,8 @@ run_tsan_tests() { # dir
   TSAN_OPTIONS=halt_on_error=1 "$dir/tests/test_converter"
   say "testing compiled code (parallel loops, lookup tables built by racing first calls, concurrent compiles) under ThreadSanitizer"
   TSAN_OPTIONS=halt_on_error=1 "$dir/tests/test_backend"
+  say "testing a TPU slice's chips simulated on threads under ThreadSanitizer"
+  TSAN_OPTIONS=halt_on_error=1 "$dir/tests/test_tpu_chips"
 }
 
 cmd=${1:-demo}

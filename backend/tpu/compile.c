@@ -519,61 +519,106 @@ static void recost(compiler *C)
     compile_graph(C, p->fn->body);
 }
 
-tpu_program *tpu_compile(const ir_function *fn, pass_analyses *am, const tpu_spec *spec,
-                         tgt_diag *diag)
+/* A program for fn_chip (fn, or on a slice one chip's copy of it) until
+ * its HBM is placed; NULL with the reason in *diag. */
+static tpu_program *compile_costs(const ir_function *fn_chip, pass_analyses *am,
+                                  const tpu_spec *spec, tpu_slice *slice, tgt_diag *diag)
 {
     tpu_program *p = rt_xcalloc(1, sizeof *p);
-    p->fn = fn;
+    p->fn = fn_chip;
     p->spec = *spec;
+    p->slice = slice;
     p->fusion = pass_analyses_fusion(am);
-    p->n_ids = fn->next_id > 0 ? fn->next_id : 1;
+    p->n_ids = fn_chip->next_id > 0 ? fn_chip->next_id : 1;
     p->inst = rt_xcalloc((size_t)p->n_ids, sizeof *p->inst);
     compiler C = {.p = p, .spec = &p->spec, .live = pass_analyses_liveness(am), .diag = diag,
                   .device = ir_device_named(TPU_TARGET)};
-    /* several chips: the program one chip runs, on its share */
-    if (spec->chips > 1 && !(p->slice = tpu_slice_new(fn, am, spec, diag))) {
-        tpu_program_free(p);
-        return NULL;
-    }
-    if (p->slice)
-        p->fn = p->slice->chip_fn;
     compile_graph(&C, p->fn->body);
     /* residency on one chip; a slice's values stay in HBM (its collectives
      * read and write them there) */
-    if (!C.failed && !p->slice && tpu_keep_in_vmem(p, C.live) > 0)
+    if (!C.failed && !slice && tpu_keep_in_vmem(p, C.live) > 0)
         recost(&C);
     if (C.failed) {
+        p->slice = NULL; /* the caller's */
         tpu_program_free(p);
         return NULL;
     }
-    if (p->slice)
-        tpu_slice_count(p);
+    return p;
+}
+
+/* p's transfers, its HBM and its counts, once its costs are final. */
+static bool place(tpu_program *p, pass_analyses *am, tgt_diag *diag)
+{
+    ir_device device = ir_device_named(TPU_TARGET);
     const ir_graph *body = p->fn->body;
     p->params = rt_xcalloc((size_t)body->n_params + 1, sizeof *p->params);
     p->results = rt_xcalloc((size_t)body->n_results + 1, sizeof *p->results);
     for (int i = 0; i < body->n_params; i++)
-        if (read_on_device(body, body->params[i], C.device))
-            p->params[i] = transfer(spec, &body->params[i]->type);
+        if (read_on_device(body, body->params[i], device))
+            p->params[i] = transfer(&p->spec, &body->params[i]->type);
     for (int i = 0; i < body->n_results; i++)
-        if (made_on_device(body->results[i], C.device))
-            p->results[i] = transfer(spec, &body->results[i]->type);
-    if (!tpu_allocate_hbm(p, C.live, diag)) {
-        tpu_program_free(p);
-        return NULL;
-    }
+        if (made_on_device(body->results[i], device))
+            p->results[i] = transfer(&p->spec, &body->results[i]->type);
+    if (!tpu_allocate_hbm(p, pass_analyses_liveness(am), diag))
+        return false;
     for (int i = 0; i < p->n_ids; i++) {
         p->n_mxu += p->inst[i].kind == TPU_MXU;
         p->n_xlu += p->inst[i].kind == TPU_XLU;
         p->n_loops += p->inst[i].kind == TPU_VPU_LOOP && p->inst[i].loop_head;
     }
+    return true;
+}
+
+/* A slice's programs, one per distinct set of shares (partition.h):
+ * p (chip 0's) and the others, which share p's slice. */
+static bool compile_programs(tpu_program *p, pass_analyses *am, tgt_diag *diag)
+{
+    tpu_slice *s = p->slice;
+    p->programs = rt_xcalloc((size_t)s->n_programs, sizeof *p->programs);
+    p->n_programs = s->n_programs;
+    p->programs[0] = p;
+    for (int k = 1; k < s->n_programs; k++)
+        if (!(p->programs[k] = compile_costs(s->chip_fn[k], am, &p->spec, s, diag)))
+            return false;
+    tpu_slice_count(p);
+    for (int k = 0; k < s->n_programs; k++)
+        if (!place(p->programs[k], am, diag))
+            return false;
+    return true;
+}
+
+tpu_program *tpu_compile(const ir_function *fn, pass_analyses *am, const tpu_spec *spec,
+                         tgt_diag *diag)
+{
+    /* several chips: the programs the chips run, each on its share */
+    tpu_slice *slice = NULL;
+    if (spec->chips > 1 && !(slice = tpu_slice_new(fn, am, spec, diag)))
+        return NULL;
+    tpu_program *p = compile_costs(slice ? slice->chip_fn[0] : fn, am, spec, slice, diag);
+    if (!p) {
+        tpu_slice_free(slice);
+        return NULL;
+    }
+    bool ok = slice ? compile_programs(p, am, diag) : place(p, am, diag);
+    if (!ok) {
+        tpu_program_free(p);
+        return NULL;
+    }
     p->plan = ir_plan_new(fn);
     return p;
 }
 
+/* p and, when it is a slice's first, the slice and its other programs. */
 void tpu_program_free(tpu_program *p)
 {
     if (!p)
         return;
+    for (int k = 1; k < p->n_programs; k++)
+        if (p->programs[k]) {
+            p->programs[k]->slice = NULL; /* p's */
+            tpu_program_free(p->programs[k]);
+        }
+    free(p->programs);
     ir_plan_free(p->plan);
     tpu_slice_free(p->slice);
     free(p->inst);

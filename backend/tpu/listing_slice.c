@@ -5,6 +5,9 @@
  * instruction on the ICI queues after the value it carries:
  *
  *   ; slice 2x2 (4 chips over ICI): every chip runs this program on its share ...
+ *
+ * (with uneven shares, partition.h, the chips run several programs: the
+ * listing is chip 0's, and its header says so)
  *   mxu.matmul  %4 = matmul(...) f32[64,128] ...  split N (columns)
  *   ici.all-gather %4 f32[64,512]: columns of 4 chips -> whole  131072 B  x 1460 + y 2193 cycles
  */
@@ -21,9 +24,15 @@ static const char *layout_name(tpu_layout l)
 void tpu_slice_print_header(const tpu_program *p, FILE *out)
 {
     const tpu_slice *s = p->slice;
-    fprintf(out, "; slice %dx%d (%d chips over ICI): every chip runs this program on its share; "
-                 "types, cycles and hbm are one chip's\n",
-            s->nx, s->ny, s->chips);
+    if (s->n_programs > 1)
+        fprintf(out, "; slice %dx%d (%d chips over ICI): shares differ by up to %d rows or "
+                     "columns, so the chips run %d programs; this is chip 0's, on its share: "
+                     "types, cycles and hbm are chip 0's\n",
+                s->nx, s->ny, s->chips, TPU_SHARE_UNIT, s->n_programs);
+    else
+        fprintf(out, "; slice %dx%d (%d chips over ICI): every chip runs this program on its "
+                     "share; types, cycles and hbm are one chip's\n",
+                s->nx, s->ny, s->chips);
     int count[4] = {0};
     for (int i = 0; i < s->n_ids; i++)
         if (p->inst[i].kind == TPU_MXU)

@@ -12,6 +12,10 @@
  * The function's parameters are free: the host sends each chip the share
  * its consumers want (or the whole when they disagree), so a parameter
  * never needs a collective.
+ *
+ * Then the chips' programs: the dimensions split anywhere, and for each
+ * chip its share of each (tpu_slice_share); chips with the same shares
+ * run the same program, a copy of the function typed with them.
  */
 #include "partition.h"
 
@@ -29,6 +33,7 @@ typedef struct partitioner {
     ir_device device;
     tpu_slice *s;
     int *param_layout; /* by id: FREE or the layout the host sends */
+    int chip;          /* the chip whose types chip_function gives */
 } partitioner;
 
 static int64_t div_up(int64_t x, int64_t m) { return (x + m - 1) / m; }
@@ -41,10 +46,34 @@ const char *tpu_split_name(tpu_split s)
     return names[s];
 }
 
-void tpu_slice_share(int64_t k, int chips, int c, int64_t *from, int64_t *to)
+void tpu_slice_share(int64_t d, int chips, int c, int64_t *from, int64_t *to)
 {
-    *from = k * c / chips;
-    *to = k * (c + 1) / chips;
+    if (d % chips == 0) {
+        *from = d * c / chips;
+        *to = d * (c + 1) / chips;
+        return;
+    }
+    int64_t units = div_up(d, TPU_SHARE_UNIT);
+    int64_t a = TPU_SHARE_UNIT * (units * c / chips), b = TPU_SHARE_UNIT * (units * (c + 1) / chips);
+    *from = a < d ? a : d;
+    *to = b < d ? b : d;
+}
+
+bool tpu_slice_can_split(int64_t d, int chips)
+{
+    return d > 0 && (d % chips == 0 || div_up(d, TPU_SHARE_UNIT) >= chips);
+}
+
+/* Chip c's share of d, or with c < 0 the largest share (the cost model's
+ * and the HBM fit's: the slowest chip's, the fullest). */
+static int64_t share_len(int64_t d, int chips, int c)
+{
+    int64_t from, to, most = 0;
+    for (int i = c < 0 ? 0 : c; i < (c < 0 ? chips : c + 1); i++) {
+        tpu_slice_share(d, chips, i, &from, &to);
+        most = to - from > most ? to - from : most;
+    }
+    return most;
 }
 
 /* ------------------------------------------------------------- layouts */
@@ -64,28 +93,34 @@ static int current(const partitioner *P, const ir_node *v)
     return x->collective ? TPU_WHOLE : (int)x->layout;
 }
 
-/* v's type with layout l on one chip. */
-static ir_type chip_type(const partitioner *P, const ir_type *t, tpu_layout l)
+/* The dimension of t that layout l splits, or -1. */
+static int split_axis(const ir_type *t, tpu_layout l)
+{
+    int r = t->shape.rank;
+    if (l == TPU_ROWS)
+        return r >= 2 ? r - 2 : -1;
+    if (l == TPU_COLS)
+        return r >= 1 ? r - 1 : -1;
+    return l == TPU_BATCH && r >= 1 ? 0 : -1;
+}
+
+/* v's type with layout l on chip `chip` (< 0: the largest share). */
+static ir_type chip_type(const partitioner *P, const ir_type *t, tpu_layout l, int chip)
 {
     ir_type c = *t;
-    int r = c.shape.rank;
-    if (l == TPU_ROWS && r >= 2)
-        c.shape.dims[r - 2] /= P->s->chips;
-    else if (l == TPU_COLS && r >= 1)
-        c.shape.dims[r - 1] /= P->s->chips;
-    else if (l == TPU_BATCH && r >= 1)
-        c.shape.dims[0] /= P->s->chips;
+    int d = split_axis(t, l);
+    if (d >= 0)
+        c.shape.dims[d] = share_len(c.shape.dims[d], P->s->chips, chip);
     return c;
 }
 
-/* Whether t splits evenly with layout l. */
+/* Whether t splits with layout l (a conv2d's images: rank 3 or more). */
 static bool divides(const partitioner *P, const ir_type *t, tpu_layout l)
 {
-    int r = t->shape.rank;
     if (l == TPU_WHOLE)
         return true;
-    int d = l == TPU_ROWS ? r - 2 : l == TPU_COLS ? r - 1 : r >= 3 ? 0 : -1;
-    return d >= 0 && t->shape.dims[d] > 0 && t->shape.dims[d] % P->s->chips == 0;
+    int d = l == TPU_BATCH && t->shape.rank < 3 ? -1 : split_axis(t, l);
+    return d >= 0 && tpu_slice_can_split(t->shape.dims[d], P->s->chips);
 }
 
 /* A consumer needs v with layout l (whole always does: a chip takes its
@@ -148,10 +183,10 @@ static bool split_valid(const partitioner *P, const ir_node *n, tpu_split s)
     if (s == TPU_SPLIT_NONE)
         return true;
     if (n->opcode == RT_OP_CONV2D)
-        return s == TPU_SPLIT_M && n->in[0]->type.shape.dims[0] % c == 0;
+        return s == TPU_SPLIT_M && tpu_slice_can_split(n->in[0]->type.shape.dims[0], c);
     const int64_t *a = n->in[0]->type.shape.dims, *b = n->in[1]->type.shape.dims;
     int64_t dim = s == TPU_SPLIT_M ? a[0] : s == TPU_SPLIT_N ? b[1] : a[1];
-    return dim > 0 && dim % c == 0;
+    return tpu_slice_can_split(dim, c);
 }
 
 static int64_t coll_cycles(const partitioner *P, tpu_collective kind, int64_t bytes)
@@ -194,8 +229,8 @@ static estimate estimate_split(const partitioner *P, const ir_node *n, tpu_split
 {
     tpu_layout la, lb;
     wants(n, s, &la, &lb);
-    ir_type a = chip_type(P, &n->in[0]->type, la), b = chip_type(P, &n->in[1]->type, lb);
-    ir_type o = chip_type(P, &n->type, result_layout(n, s));
+    ir_type a = chip_type(P, &n->in[0]->type, la, -1), b = chip_type(P, &n->in[1]->type, lb, -1);
+    ir_type o = chip_type(P, &n->type, result_layout(n, s), -1);
     estimate e = {.chip_bytes = tpu_padded_bytes(&a) + tpu_padded_bytes(&b) +
                                 tpu_padded_bytes(&o)};
     int64_t m, k, nn;
@@ -396,7 +431,7 @@ static tpu_layout held(const partitioner *P, const ir_node *v)
 
 static void type_chip_node(const partitioner *P, ir_node *c)
 {
-    c->type = chip_type(P, &c->type, held(P, c));
+    c->type = chip_type(P, &c->type, held(P, c), P->chip);
 }
 
 /*
@@ -404,13 +439,14 @@ static void type_chip_node(const partitioner *P, ir_node *c)
  * it) when it wants another layout l: the whole of a gathered value, or a
  * chip's share of a whole one, taken in place. A stand-in with v's id (so
  * every table by id is v's) and type t, which compile.c costs the
- * consumer with. One per (v, l).
+ * consumer with. One per (v, l) in each chip function (v's graph is its).
  */
 static ir_node *share_of(partitioner *P, ir_node *v, tpu_layout l, ir_type t)
 {
     tpu_slice *s = P->s;
     for (int i = 0; i < s->n_stand_ins; i++)
-        if (s->stand_in[i]->id == v->id && s->stand_in_layout[i] == l)
+        if (s->stand_in[i]->id == v->id && s->stand_in[i]->graph == v->graph &&
+            s->stand_in_layout[i] == l)
             return s->stand_in[i];
     ir_node *x = rt_xmalloc(sizeof *x);
     *x = *v;
@@ -448,7 +484,7 @@ static void read_shares(partitioner *P, ir_function *c)
         for (int i = 0; i < n->n_in; i++) {
             tpu_layout l = reads(P, o, i);
             if (l != held(P, o->in[i]))
-                n->in[i] = share_of(P, n->in[i], l, chip_type(P, &o->in[i]->type, l));
+                n->in[i] = share_of(P, n->in[i], l, chip_type(P, &o->in[i]->type, l, P->chip));
         }
 }
 
@@ -464,6 +500,79 @@ static ir_function *chip_function(partitioner *P, tgt_diag *diag)
             type_chip_node(P, n);
     read_shares(P, c);
     return c;
+}
+
+/* ------------------------------------------------------- the programs */
+
+typedef struct dims {
+    int64_t *d;
+    int n;
+} dims;
+
+static void add_dim(dims *D, const ir_type *t, tpu_layout l)
+{
+    int a = split_axis(t, l);
+    if (l == TPU_WHOLE || a < 0)
+        return;
+    for (int i = 0; i < D->n; i++)
+        if (D->d[i] == t->shape.dims[a])
+            return;
+    D->d = rt_xrealloc(D->d, (size_t)(D->n + 1) * sizeof *D->d);
+    D->d[D->n++] = t->shape.dims[a];
+}
+
+/* Every dimension a chip holds or reads a share of. */
+static dims split_dims(const partitioner *P)
+{
+    dims D = {0};
+    const ir_graph *g = P->fn->body;
+    for (int i = 0; i < g->n_params; i++)
+        add_dim(&D, &g->params[i]->type, held(P, g->params[i]));
+    for (const ir_node *n = g->first; n; n = n->next) {
+        if (n->id < P->s->n_ids && n->opcode != IR_COND && n->opcode != IR_WHILE)
+            add_dim(&D, &n->type, held(P, n));
+        for (int i = 0; i < n->n_in; i++)
+            add_dim(&D, &n->in[i]->type, reads(P, n, i));
+    }
+    return D;
+}
+
+static bool same_shares(const dims *D, int chips, int a, int b)
+{
+    for (int i = 0; i < D->n; i++)
+        if (share_len(D->d[i], chips, a) != share_len(D->d[i], chips, b))
+            return false;
+    return true;
+}
+
+/* Which program each chip runs: the first chip's with the same shares. */
+static void group_chips(partitioner *P)
+{
+    tpu_slice *s = P->s;
+    dims D = split_dims(P);
+    s->program_of = rt_xmalloc((size_t)s->chips * sizeof *s->program_of);
+    s->first_chip = rt_xmalloc((size_t)s->chips * sizeof *s->first_chip);
+    for (int c = 0; c < s->chips; c++) {
+        int k = 0;
+        while (k < s->n_programs && !same_shares(&D, s->chips, s->first_chip[k], c))
+            k++;
+        if (k == s->n_programs)
+            s->first_chip[s->n_programs++] = c;
+        s->program_of[c] = k;
+    }
+    free(D.d);
+}
+
+static bool chip_functions(partitioner *P, tgt_diag *diag)
+{
+    tpu_slice *s = P->s;
+    s->chip_fn = rt_xcalloc((size_t)s->n_programs, sizeof *s->chip_fn);
+    for (int k = 0; k < s->n_programs; k++) {
+        P->chip = s->first_chip[k];
+        if (!(s->chip_fn[k] = chip_function(P, diag)))
+            return false;
+    }
+    return true;
 }
 
 tpu_slice *tpu_slice_new(const ir_function *fn, pass_analyses *am, const tpu_spec *spec,
@@ -491,25 +600,45 @@ tpu_slice *tpu_slice_new(const ir_function *fn, pass_analyses *am, const tpu_spe
         int id = fn->body->params[i]->id;
         s->node[id].layout = P.param_layout[id] == FREE ? TPU_WHOLE : (tpu_layout)P.param_layout[id];
     }
-    s->chip_fn = chip_function(&P, diag);
+    group_chips(&P);
+    bool made = chip_functions(&P, diag);
     free(P.param_layout);
-    if (!s->chip_fn) {
+    if (!made) {
         tpu_slice_free(s);
         return NULL;
     }
     return s;
 }
 
+/* Node i's multiply-adds and flops over the slice: every chip's share. */
+static void slice_work(const tpu_program *p, int i, int64_t *macs, int64_t *flops)
+{
+    const tpu_slice *s = p->slice;
+    *macs = *flops = 0;
+    for (int c = 0; c < s->chips; c++) {
+        const tpu_inst *x = &p->programs[s->program_of[c]]->inst[i];
+        *macs += x->macs;
+        *flops += x->flops;
+    }
+}
+
 void tpu_slice_count(tpu_program *p)
 {
-    for (int i = 0; i < p->n_ids && i < p->slice->n_ids; i++) {
-        const tpu_shard *x = &p->slice->node[i];
-        if (x->split != TPU_SPLIT_NONE) {
-            p->inst[i].macs *= p->slice->chips;
-            p->inst[i].flops *= p->slice->chips;
+    const tpu_slice *s = p->slice;
+    for (int i = 0; i < p->n_ids && i < s->n_ids; i++) {
+        const tpu_shard *x = &s->node[i];
+        int64_t macs = 0, flops = 0;
+        if (x->split != TPU_SPLIT_NONE)
+            slice_work(p, i, &macs, &flops);
+        for (int k = 0; k < s->n_programs; k++) {
+            tpu_inst *in = &p->programs[k]->inst[i];
+            if (x->split != TPU_SPLIT_NONE) {
+                in->macs = macs;
+                in->flops = flops;
+            }
+            if (x->collective && in->padded_bytes > 0)
+                in->padded_bytes = x->bytes;
         }
-        if (x->collective && p->inst[i].padded_bytes > 0)
-            p->inst[i].padded_bytes = x->bytes;
     }
 }
 
@@ -517,8 +646,12 @@ void tpu_slice_free(tpu_slice *s)
 {
     if (!s)
         return;
-    if (s->chip_fn)
-        ir_function_free(s->chip_fn);
+    for (int k = 0; s->chip_fn && k < s->n_programs; k++)
+        if (s->chip_fn[k])
+            ir_function_free(s->chip_fn[k]);
+    free(s->chip_fn);
+    free(s->program_of);
+    free(s->first_chip);
     for (int i = 0; i < s->n_stand_ins; i++)
         free(s->stand_in[i]);
     free(s->stand_in);

@@ -1,6 +1,6 @@
 /*
  * partition.h - SPMD partitioning of a TPU function over a slice's chips
- * (prefix tpu_slice / tpu_split): every chip runs the same program on its
+ * (prefix tpu_slice / tpu_split): every chip runs the program on its
  * shard of the data (docs/tpu-model.md, "Several chips").
  *
  * A product (a rank-2 float matmul, a float conv2d) splits its work over
@@ -21,9 +21,13 @@
  * instruction on the chip's ICI queues (one per mesh axis), costed by
  * collective.c.
  *
- * Splits are even (a dimension the chips do not divide is not split), so
- * every chip's program and costs are the same: the simulator times one
- * chip and the ICI, and its cost does not grow with the chips.
+ * A dimension the chips divide splits evenly; one they do not divide
+ * splits in units of TPU_SHARE_UNIT rows or columns (images), so that the
+ * shares differ by at most one unit, when it has a unit for every chip
+ * (tpu_slice_share). Chips whose shares are the same run the same
+ * program: the slice compiles one program per distinct set of shares
+ * (one in all when every split is even), and the simulator times each on
+ * its own (sim.c), a collective starting when the slowest chip reaches it.
  */
 #ifndef TPU_PARTITION_H
 #define TPU_PARTITION_H
@@ -60,13 +64,25 @@ typedef struct tpu_shard {
     double formula_seconds; /* the same at the ring formula (the roofline's) */
 } tpu_shard;
 
+/* An uneven split's unit: a share is a whole number of these rows,
+ * columns or images, but for the last chip's, which ends the dimension.
+ * A share's rows pad to 8 in HBM (an f32 tile's sublanes) whatever their
+ * count, so a finer split would only move padding between chips. */
+enum { TPU_SHARE_UNIT = 8 };
+
 typedef struct tpu_slice {
     int chips, nx, ny;
-    ir_function *chip_fn; /* the function with each value's type on one chip */
     tpu_shard *node;      /* by node id */
     int n_ids;
-    /* chip_fn's stand-ins for the shares a chip takes locally of values
-     * it holds whole (partition.c's share_of), and their layouts */
+    /* The chips' programs: one per distinct set of shares, program 0 the
+     * one chip 0 runs (the only one when every split is even). */
+    int n_programs;
+    ir_function **chip_fn; /* by program: the function with each value's type
+                            * on its chips */
+    int *program_of;       /* by chip */
+    int *first_chip;       /* by program: the lowest chip that runs it */
+    /* the chip_fns' stand-ins for the shares a chip takes locally of
+     * values it holds whole (partition.c's share_of), and their layouts */
     ir_node **stand_in;
     tpu_layout *stand_in_layout;
     int n_stand_ins;
@@ -78,11 +94,11 @@ tpu_slice *tpu_slice_new(const ir_function *fn, pass_analyses *am, const tpu_spe
                          tgt_diag *diag);
 void tpu_slice_free(tpu_slice *s);
 
-/* After p is compiled from s->chip_fn, before its HBM is placed: a
- * split product's multiply-adds and flops become the slice's (its share
- * times the chips), so the profile counts useful work once (a product
- * whole on every chip counts once too); a gathered value's buffer holds
- * the whole. */
+/* After p's programs (p->programs) are compiled from s->chip_fn, before
+ * their HBM is placed: a split product's multiply-adds and flops become
+ * the slice's (every chip's share added), so the profile counts useful
+ * work once (a product whole on every chip counts once too); a gathered
+ * value's buffer holds the whole. */
 void tpu_slice_count(tpu_program *p);
 
 /* The listing's parts (listing_slice.c): the slice's header lines, and
@@ -97,14 +113,24 @@ void tpu_slice_splits(const tpu_program *p, char *buf, size_t n);
 /* "M (rows)", ...: how the listing and the report name a split. */
 const char *tpu_split_name(tpu_split s);
 
-/* The K split's chip c share of k: [*from, *to). Chip c of an M or N
- * split takes the same share of m or n. */
-void tpu_slice_share(int64_t k, int chips, int c, int64_t *from, int64_t *to);
+/* Chip c's share of a split dimension of d rows, columns or images:
+ * [*from, *to). Even when the chips divide d (d / chips each); else
+ * whole units of TPU_SHARE_UNIT dealt out as evenly (chip c takes units
+ * [u c / chips, u (c + 1) / chips) of the u = ceil(d / unit)), the last
+ * chip's ending at d. Every split of a dimension (M, N, K, a loop's, a
+ * parameter's) takes these shares. */
+void tpu_slice_share(int64_t d, int chips, int c, int64_t *from, int64_t *to);
+
+/* Whether a dimension of d splits over the chips: they divide it, or it
+ * has a unit for each. */
+bool tpu_slice_can_split(int64_t d, int chips);
 
 /* A split product's result, computed chip by chip with the MXU's
- * numerics (sharded.c): M and N shares bit-identical to one chip's, K
- * partial sums added in chip order. NULL when n does not split. */
+ * numerics (sharded.c), the chips' shares as tasks on pool (NULL: one
+ * after another): M and N shares bit-identical to one chip's, K partial
+ * sums added in chip order. NULL when n does not split. */
+struct tpu_pool;
 rt_value *tpu_sharded_product(const tpu_slice *s, const tpu_spec *spec, const ir_node *n,
-                              rt_value *const *in);
+                              rt_value *const *in, struct tpu_pool *pool);
 
 #endif

@@ -89,6 +89,8 @@ static void put_call(const axis *a, const tpu_picture_call *c, FILE *out)
     put_box(a, 0, c->offset_us, (double)t->cycles * us, call_color, "call", label, tip, out);
     for (int i = 0; i < t->n; i++) {
         const tpu_event *e = &t->ev[i];
+        if (e->program != t->shown)
+            continue; /* a slice: the slowest chip's program only */
         char name[80], where[32] = "";
         if (e->value >= 0)
             snprintf(name, sizeof name, "%s %%%d", e->what, e->value);

@@ -63,14 +63,17 @@ void tpu_profile_shares(const tpu_timeline *t, tpu_profile *prof)
     memset(prof->share, 0, sizeof prof->share);
     prof->idle = 0;
     edge *e = rt_xmalloc((size_t)(2 * t->n + 1) * sizeof *e);
+    int n = 0; /* the shown program's events (a slice's chips may run several) */
     for (int i = 0; i < t->n; i++) {
-        e[2 * i] = (edge){t->ev[i].start, +1, t->ev[i].unit};
-        e[2 * i + 1] = (edge){t->ev[i].start + t->ev[i].cycles, -1, t->ev[i].unit};
+        if (t->ev[i].program != t->shown)
+            continue;
+        e[n++] = (edge){t->ev[i].start, +1, t->ev[i].unit};
+        e[n++] = (edge){t->ev[i].start + t->ev[i].cycles, -1, t->ev[i].unit};
     }
-    qsort(e, (size_t)(2 * t->n), sizeof *e, by_time);
+    qsort(e, (size_t)n, sizeof *e, by_time);
     int busy[TPU_N_QUEUES] = {0};
     int64_t at = 0;
-    for (int i = 0; i < 2 * t->n; i++) {
+    for (int i = 0; i < n; i++) {
         charge(prof, busy, at, e[i].t, t->cycles);
         at = at > e[i].t ? at : e[i].t;
         busy[e[i].unit] += e[i].delta;

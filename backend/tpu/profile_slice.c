@@ -5,10 +5,12 @@
  * and the share of the call spent waiting on the links (cycles when only
  * a link worked).
  *
- * Every chip runs the same program on an equal share (partition.h), so
- * the chips' rows are the same figures: they are printed so that a
- * reader sees the slice whole, and so that an uneven split, if one ever
- * comes, has its place.
+ * When every split is even, every chip runs the same program and the
+ * rows are the same figures (printed so that a reader sees the slice
+ * whole). When a dimension splits unevenly (partition.h), the chips run
+ * programs on shares that differ by a unit of rows or columns: each row
+ * is its own chip's, with the cycle its call ended, and the profile's
+ * units above are the slowest chip's, which a line names.
  */
 #include "program.h"
 
@@ -17,16 +19,25 @@
 
 static void chip_rows(const tpu_profile *prof, FILE *out)
 {
-    fprintf(out, "  slice %dx%d: %d chips, each running the same program on its share\n",
-            prof->mesh_x, prof->mesh_y, prof->chips);
+    if (prof->programs > 1)
+        fprintf(out, "  slice %dx%d: %d chips, running %d programs on shares that differ by a "
+                     "unit; the units above are chip %d's, the slowest\n",
+                prof->mesh_x, prof->mesh_y, prof->chips, prof->programs, prof->slowest);
+    else
+        fprintf(out, "  slice %dx%d: %d chips, each running the same program on its share\n",
+                prof->mesh_x, prof->mesh_y, prof->chips);
     fprintf(out, "  chip  (x,y)      mxu      vpu      xlu  dma.hbm    ici.x    ici.y  "
-                 "hbm bytes\n");
-    for (int c = 0; c < prof->chips; c++)
-        fprintf(out, "  %4d  (%d,%d) %8lld %8lld %8lld %8lld %8lld %8lld  %lld\n", c,
-                c % prof->mesh_x, c / prof->mesh_x, (long long)prof->busy[TPU_UNIT_MXU],
-                (long long)prof->busy[TPU_UNIT_VPU], (long long)prof->busy[TPU_UNIT_XLU],
-                (long long)prof->busy[TPU_UNIT_HBM], (long long)prof->busy[TPU_UNIT_ICI_X],
-                (long long)prof->busy[TPU_UNIT_ICI_Y], (long long)prof->hbm_bytes);
+                 "hbm bytes%s\n", prof->programs > 1 ? "  cycles" : "");
+    for (int c = 0; c < prof->chips && c < TPU_MAX_CHIPS; c++) {
+        const tpu_chip_figures *f = &prof->chip[c];
+        fprintf(out, "  %4d  (%d,%d) %8lld %8lld %8lld %8lld %8lld %8lld  %lld", c,
+                c % prof->mesh_x, c / prof->mesh_x, (long long)f->mxu, (long long)f->vpu,
+                (long long)f->xlu, (long long)f->dma_hbm, (long long)f->ici_x,
+                (long long)f->ici_y, (long long)f->hbm_bytes);
+        if (prof->programs > 1)
+            fprintf(out, "  %lld", (long long)f->cycles);
+        fputc('\n', out);
+    }
 }
 
 void tpu_profile_print_slice(const tpu_profile *prof, FILE *out)

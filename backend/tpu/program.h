@@ -132,6 +132,11 @@ typedef struct tpu_program {
     ir_plan *plan;           /* what runs (the simulator executes with it): the whole
                               * function */
     struct tpu_slice *slice; /* several chips: the partitioning, else NULL */
+    /* A slice's programs, by program (partition.h: one per distinct set of
+     * shares): [0] is this one, chip 0's; the others have no plan. NULL
+     * and 0 on one chip. */
+    struct tpu_program **programs;
+    int n_programs;
     const pass_fusion_plan *fusion;
     tpu_spec spec;
     int n_ids;
@@ -184,6 +189,7 @@ typedef struct tpu_event {
     const char *what; /* static: the op's or the step's name ("matmul", "vmem.load") */
     int value;        /* the node's id (%N), or -1 */
     int line;         /* the user's line, or 0 */
+    int program;      /* a slice: the chip program it ran in (partition.h), else 0 */
 } tpu_event;
 
 /* A call's events, in the order they were issued. */
@@ -193,10 +199,25 @@ typedef struct tpu_timeline {
     int64_t cycles;       /* the call's length */
     double clock_hz;
     char function[64], device[64];
-    int chips; /* a slice: every chip's events are these (SPMD) */
+    /* A slice: chip c's events are those of program program_of[c] (NULL:
+     * every chip's are all of them, one program); the picture and the
+     * profile's shares show program `shown`'s, the slowest chip's. */
+    int chips;
+    int *program_of;
+    int shown;
 } tpu_timeline;
 
 void tpu_timeline_free(tpu_timeline *t);
+
+/* The most chips a slice has (the spec's limit). */
+enum { TPU_MAX_CHIPS = 256 };
+
+/* One chip's row of a slice's profile (profile_slice.c). */
+typedef struct tpu_chip_figures {
+    int64_t mxu, vpu, xlu, dma_hbm, ici_x, ici_y; /* busy cycles */
+    int64_t hbm_bytes;
+    int64_t cycles; /* when its last result was back on the host */
+} tpu_chip_figures;
 
 /* What one simulated call did. */
 typedef struct tpu_profile {
@@ -216,11 +237,15 @@ typedef struct tpu_profile {
      * (waiting on a latency: HBM's, the host link's). */
     int64_t share[TPU_N_QUEUES];     /* the links' share: the call waiting on them */
     int64_t idle;
-    /* A slice (chips > 1): every chip runs the same program on its share,
-     * so busy, share and hbm_bytes are each chip's (macs the slice's);
+    /* A slice (chips > 1): busy, share and hbm_bytes are the slowest
+     * chip's (the lowest of those that finish last: every chip's when
+     * they run one program), macs the slice's, chip[] every chip's row;
      * the collectives by kind (tpu_collective: all-gather,
-     * reduce-scatter, all-reduce) */
+     * reduce-scatter, all-reduce), the same on every chip */
     int chips, mesh_x, mesh_y;
+    int programs;  /* distinct chip programs (uneven shares: more than one) */
+    int slowest;   /* the chip whose figures busy, share and hbm_bytes are */
+    tpu_chip_figures chip[TPU_MAX_CHIPS];
     int64_t coll_count[3], coll_bytes[3], coll_cycles[3];
     double coll_formula_seconds;     /* the collectives at the ring formula */
 } tpu_profile;

@@ -12,10 +12,18 @@
  *      its first k); the all-reduce then adds the chips' partial sums in
  *      chip order, ((p0 + p1) + p2) + ..., in f32: the same bits on every
  *      run, within f32 rounding of one chip's sums
+ *
+ * The chips' shares are tasks on the call's pool (pool.h): each writes
+ * only its own rows or columns of the result (K: its own partial sums,
+ * which the chip-order sum, by blocks of rows, then adds), so the bits
+ * are the same whatever the threads. Shares may be uneven (partition.h's
+ * tpu_slice_share): an M or N share of fewer rows or columns sums each
+ * element as one chip does.
  */
 #include "partition.h"
 
 #include "numerics.h"
+#include "pool.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,66 +66,98 @@ typedef struct product {
     float *c;
     int64_t m, k, n;
     tpu_precision prec;
+    int chips;
+    float **part; /* K: chip c's partial sums */
+    int blocks;   /* K: the chip-order sum's tasks, by rows */
 } product;
 
-static void split_m(const product *P, int chips)
+/* Chip c's rows. */
+static void chip_m(void *ctx, int ch)
 {
-    for (int ch = 0; ch < chips; ch++) {
-        int64_t r0, r1;
-        tpu_slice_share(P->m, chips, ch, &r0, &r1);
-        tpu_mxu_matmul_f32(P->a + r0 * P->k, P->b, P->c + r0 * P->n, r1 - r0, P->k, P->n,
-                           P->prec);
-    }
+    const product *P = ctx;
+    int64_t r0, r1;
+    tpu_slice_share(P->m, P->chips, ch, &r0, &r1);
+    tpu_mxu_matmul_f32(P->a + r0 * P->k, P->b, P->c + r0 * P->n, r1 - r0, P->k, P->n, P->prec);
 }
 
-static void split_n(const product *P, int chips)
+/* Chip c's columns, then its part of the all-gather. */
+static void chip_n(void *ctx, int ch)
 {
-    float *part = rt_xmalloc(cells(P->m, P->n) * sizeof *part);
-    for (int ch = 0; ch < chips; ch++) {
-        int64_t c0, c1;
-        tpu_slice_share(P->n, chips, ch, &c0, &c1);
-        float *b = columns(P->b, P->k, P->n, c0, c1);
-        tpu_mxu_matmul_f32(P->a, b, part, P->m, P->k, c1 - c0, P->prec);
-        for (int64_t i = 0; i < P->m; i++) /* the all-gather */
-            memcpy(P->c + i * P->n + c0, part + i * (c1 - c0), (size_t)(c1 - c0) * sizeof *part);
-        free(b);
-    }
+    const product *P = ctx;
+    int64_t c0, c1;
+    tpu_slice_share(P->n, P->chips, ch, &c0, &c1);
+    float *b = columns(P->b, P->k, P->n, c0, c1);
+    float *part = rt_xmalloc(cells(P->m, c1 - c0) * sizeof *part);
+    tpu_mxu_matmul_f32(P->a, b, part, P->m, P->k, c1 - c0, P->prec);
+    for (int64_t i = 0; i < P->m; i++)
+        memcpy(P->c + i * P->n + c0, part + i * (c1 - c0), (size_t)(c1 - c0) * sizeof *part);
     free(part);
+    free(b);
 }
 
-static void split_k(const product *P, int chips)
+/* Chip c's partial sums over its share of k. */
+static void chip_k(void *ctx, int ch)
 {
-    float *part = rt_xmalloc(cells(P->m, P->n) * sizeof *part);
-    for (int ch = 0; ch < chips; ch++) {
-        int64_t k0, k1;
-        tpu_slice_share(P->k, chips, ch, &k0, &k1);
-        float *a = columns(P->a, P->m, P->k, k0, k1);
-        tpu_mxu_matmul_f32(a, P->b + k0 * P->n, ch ? part : P->c, P->m, k1 - k0, P->n, P->prec);
-        for (int64_t i = 0; ch && i < P->m * P->n; i++) /* the all-reduce, in chip order */
-            P->c[i] += part[i];
-        free(a);
+    const product *P = ctx;
+    int64_t k0, k1;
+    tpu_slice_share(P->k, P->chips, ch, &k0, &k1);
+    float *a = columns(P->a, P->m, P->k, k0, k1);
+    tpu_mxu_matmul_f32(a, P->b + k0 * P->n, P->part[ch], P->m, k1 - k0, P->n, P->prec);
+    free(a);
+}
+
+/* The all-reduce on block i of the rows: each element's partial sums
+ * added in chip order, ((p0 + p1) + p2) + ... */
+static void reduce_rows(void *ctx, int i)
+{
+    const product *P = ctx;
+    int64_t from = P->m * i / P->blocks * P->n, to = P->m * (i + 1) / P->blocks * P->n;
+    for (int64_t e = from; e < to; e++) {
+        float sum = P->part[0][e];
+        for (int ch = 1; ch < P->chips; ch++)
+            sum += P->part[ch][e];
+        P->c[e] = sum;
     }
-    free(part);
 }
 
-/* A conv2d's images, chip by chip (M). */
-static void split_images(const tpu_slice *s, const tpu_spec *spec, const ir_node *n,
-                         const float *x, const float *w, float *c)
+static void split_k(product *P, tpu_pool *pool)
 {
+    P->part = rt_xmalloc((size_t)P->chips * sizeof *P->part);
+    for (int ch = 0; ch < P->chips; ch++)
+        P->part[ch] = rt_xmalloc(cells(P->m, P->n) * sizeof **P->part);
+    tpu_pool_run(pool, P->chips, chip_k, P);
+    P->blocks = P->m < P->chips ? (int)(P->m > 0 ? P->m : 1) : P->chips;
+    tpu_pool_run(pool, P->blocks, reduce_rows, P);
+    for (int ch = 0; ch < P->chips; ch++)
+        free(P->part[ch]);
+    free(P->part);
+}
+
+typedef struct images {
+    const tpu_slice *s;
+    const tpu_spec *spec;
+    const ir_node *n;
+    const float *x, *w;
+    float *c;
+} images;
+
+/* Chip c's images of a conv2d (M). */
+static void chip_images(void *ctx, int ch)
+{
+    const images *I = ctx;
+    const ir_node *n = I->n;
     const int64_t *xd = n->in[0]->type.shape.dims, *fd = n->in[1]->type.shape.dims;
     const int64_t *od = n->type.shape.dims;
     int64_t image = xd[1] * xd[2] * xd[3], out = od[1] * od[2] * od[3];
-    for (int ch = 0; ch < s->chips; ch++) {
-        int64_t b0, b1;
-        tpu_slice_share(xd[0], s->chips, ch, &b0, &b1);
-        tpu_mxu_conv2d_f32(x + b0 * image, w, c + b0 * out, b1 - b0, xd[1], xd[2], xd[3], fd[0],
-                           fd[1], fd[3], n->attrs.stride_h, n->attrs.stride_w,
-                           n->attrs.padding == AG_SAME, (tpu_precision)spec->precision);
-    }
+    int64_t b0, b1;
+    tpu_slice_share(xd[0], I->s->chips, ch, &b0, &b1);
+    tpu_mxu_conv2d_f32(I->x + b0 * image, I->w, I->c + b0 * out, b1 - b0, xd[1], xd[2], xd[3],
+                       fd[0], fd[1], fd[3], n->attrs.stride_h, n->attrs.stride_w,
+                       n->attrs.padding == AG_SAME, (tpu_precision)I->spec->precision);
 }
 
 rt_value *tpu_sharded_product(const tpu_slice *s, const tpu_spec *spec, const ir_node *n,
-                              rt_value *const *in)
+                              rt_value *const *in, tpu_pool *pool)
 {
     if (n->id >= s->n_ids || s->node[n->id].split == TPU_SPLIT_NONE)
         return NULL;
@@ -128,17 +168,18 @@ rt_value *tpu_sharded_product(const tpu_slice *s, const tpu_spec *spec, const ir
         cells *= o->dims[i];
     float *c = rt_xcalloc((size_t)(cells ? cells : 1), sizeof *c);
     if (n->opcode == RT_OP_CONV2D) {
-        split_images(s, spec, n, a, b, c);
+        images I = {s, spec, n, a, b, c};
+        tpu_pool_run(pool, s->chips, chip_images, &I);
     } else {
         product P = {a, b, c, in[0]->shape.dims[0], in[0]->shape.dims[1], in[1]->shape.dims[1],
-                     (tpu_precision)spec->precision};
+                     (tpu_precision)spec->precision, s->chips, NULL, 0};
         tpu_split k = s->node[n->id].split;
         if (k == TPU_SPLIT_M)
-            split_m(&P, s->chips);
+            tpu_pool_run(pool, s->chips, chip_m, &P);
         else if (k == TPU_SPLIT_N)
-            split_n(&P, s->chips);
+            tpu_pool_run(pool, s->chips, chip_n, &P);
         else
-            split_k(&P, s->chips);
+            split_k(&P, pool);
     }
     rt_value *out = narrowed(n, c);
     free(a);

@@ -20,18 +20,30 @@
  * inside a cond or while region waits for everything before the region
  * (control flow is a barrier on the scalar unit). Parameters come over
  * the host link first; results go back last.
+ *
+ * On a slice (partition.h) each chip program is timed on its own state
+ * (a `chip`; chips running the same program time alike, so once). The
+ * programs time the nodes run since the last collective as tasks on the
+ * call's pool (pool.h), then the collective joins them: it starts when
+ * the slowest chip has its value. Split products compute their chips'
+ * shares on the same pool (sharded.c). Nothing a task computes depends
+ * on another's, so the thread count changes no figure.
  */
 #include "program.h"
 
 #include "numerics.h"
 #include "partition.h"
+#include "pool.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct sim {
-    const tpu_program *p;
+/* One chip program's timing (on one chip, or on a slice every chip that
+ * runs that program: they time alike). */
+typedef struct chip {
+    const tpu_program *p;        /* its program */
+    int program;                 /* its index (partition.h), tags its events */
     int64_t *ready;              /* by node id: the cycle its value is ready */
     int64_t *loop_end;           /* by fusion loop: when its stores are done */
     int64_t unit_free[TPU_N_QUEUES];
@@ -39,13 +51,25 @@ typedef struct sim {
     int64_t device_start, device_end; /* the span of the device's own units */
     tpu_profile prof;
     tpu_timeline tl;             /* every instruction issued: the shares, the trace */
+} chip;
+
+typedef struct sim {
+    const tpu_program *p; /* chip 0's program: the plan, the slice */
+    chip *chip;           /* by program */
+    int n_chips;
+    /* a slice: the nodes run since the last collective, which every
+     * program times (a task each on the pool) before the next one */
+    const ir_node **pending;
+    int n_pending, cap_pending;
+    tpu_pool *pool;       /* made on first use */
+    bool pool_made;
 } sim;
 
 /* ----------------------------------------------------------------- time */
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
-static int64_t ready_of(const sim *S, const ir_node *v)
+static int64_t ready_of(const chip *S, const ir_node *v)
 {
     if (v->opcode == IR_PARAM && v->graph->parent)
         return S->horizon; /* a region's parameter: after what came before */
@@ -53,7 +77,7 @@ static int64_t ready_of(const sim *S, const ir_node *v)
 }
 
 /* A box on unit u's row of the call's timeline. */
-static void record(sim *S, tpu_unit u, int64_t start, int64_t cycles, const ir_node *n,
+static void record(chip *S, tpu_unit u, int64_t start, int64_t cycles, const ir_node *n,
                    const char *what)
 {
     tpu_timeline *t = &S->tl;
@@ -63,12 +87,13 @@ static void record(sim *S, tpu_unit u, int64_t start, int64_t cycles, const ir_n
     }
     t->ev[t->n++] = (tpu_event){.start = start, .cycles = cycles, .unit = u, .what = what,
                                 .value = n ? n->id : -1,
-                                .line = n && n->loc.file ? n->loc.line : 0};
+                                .line = n && n->loc.file ? n->loc.line : 0,
+                                .program = S->program};
 }
 
 /* Runs `cycles` on unit u once every dependency is ready; returns the end.
  * n and what name it in the timeline. */
-static int64_t issue(sim *S, tpu_unit u, int64_t deps_ready, int64_t cycles, const ir_node *n,
+static int64_t issue(chip *S, tpu_unit u, int64_t deps_ready, int64_t cycles, const ir_node *n,
                      const char *what)
 {
     int64_t start = max64(deps_ready, S->unit_free[u]);
@@ -92,7 +117,7 @@ static int64_t issue(sim *S, tpu_unit u, int64_t deps_ready, int64_t cycles, con
  * the HBM DMA engine; after the work, the last block goes back (latency
  * again). Returns when its results are in HBM.
  */
-static int64_t issue_staged(sim *S, const tpu_inst *x, int64_t deps, const ir_node *n,
+static int64_t issue_staged(chip *S, const tpu_inst *x, int64_t deps, const ir_node *n,
                             const char *what)
 {
     if (!x->blocks)
@@ -110,7 +135,7 @@ static int64_t issue_staged(sim *S, const tpu_inst *x, int64_t deps, const ir_no
     return issue(S, TPU_UNIT_HBM, done + latency, x->store_last, n, "vmem.store");
 }
 
-static int64_t operands_ready(const sim *S, const ir_node *n)
+static int64_t operands_ready(const chip *S, const ir_node *n)
 {
     int64_t t = 0;
     for (int i = 0; i < n->n_in; i++)
@@ -119,7 +144,7 @@ static int64_t operands_ready(const sim *S, const ir_node *n)
 }
 
 /* A fused loop starts when every value it reads from outside is ready. */
-static int64_t loop_inputs_ready(const sim *S, const ir_node *head, int loop)
+static int64_t loop_inputs_ready(const chip *S, const ir_node *head, int loop)
 {
     const pass_fusion_plan *f = S->p->fusion;
     int64_t t = 0;
@@ -133,7 +158,7 @@ static int64_t loop_inputs_ready(const sim *S, const ir_node *head, int loop)
     return t;
 }
 
-static void account(sim *S, const tpu_inst *x)
+static void account(chip *S, const tpu_inst *x)
 {
     S->prof.macs += x->macs;
     S->prof.int8_macs += x->int8 ? x->macs : 0;
@@ -142,7 +167,7 @@ static void account(sim *S, const tpu_inst *x)
 }
 
 /* Node n as one chip runs it. */
-static void run_node(sim *S, const ir_node *n)
+static void run_node(chip *S, const ir_node *n)
 {
     const tpu_inst *x = &S->p->inst[n->id];
     int64_t deps = operands_ready(S, n);
@@ -185,33 +210,102 @@ static void run_node(sim *S, const ir_node *n)
     }
 }
 
-/* On several chips, the collective after n (partition.h): its phases one
- * after the other on the links of their axis; n's value is whole (or
- * summed) when the last is done. */
-static void collective(sim *S, const ir_node *n)
+/* ------------------------------------------------------------ the slice */
+
+/* The call's pool, made when first needed: threads for `tasks` tasks. */
+static tpu_pool *pool_of(sim *S, int tasks)
 {
-    if (n->id >= S->p->slice->n_ids || !S->p->slice->node[n->id].collective)
-        return;
-    const tpu_shard *x = &S->p->slice->node[n->id];
-    int64_t t = S->ready[n->id];
-    for (int i = 0; i < x->n_phases; i++) {
-        t = issue(S, x->queue[i], t, x->cycles[i], n, tpu_coll_name(x->kind));
-        S->prof.coll_cycles[x->kind] += x->cycles[i];
+    if (!S->pool_made) {
+        int threads = tpu_pool_threads_for(tasks);
+        S->pool = threads > 1 ? tpu_pool_new(threads) : NULL;
+        S->pool_made = true;
     }
-    S->ready[n->id] = t;
-    S->prof.coll_count[x->kind]++;
-    S->prof.coll_bytes[x->kind] += x->bytes;
-    S->prof.coll_formula_seconds += x->formula_seconds;
+    return S->pool;
 }
 
-/* The ir_exec_hooks `ran` hook: n's value was just computed. */
+/* Task k: program k times the nodes run since the last collective. */
+static void time_pending(void *ctx, int k)
+{
+    sim *S = ctx;
+    for (int i = 0; i < S->n_pending; i++)
+        run_node(&S->chip[k], S->pending[i]);
+}
+
+static void flush(sim *S)
+{
+    if (S->n_pending && S->n_chips > 1)
+        tpu_pool_run(pool_of(S, S->p->slice->chips), S->n_chips, time_pending, S);
+    else if (S->n_pending)
+        time_pending(S, 0);
+    S->n_pending = 0;
+}
+
+/* The latest of every program's t[id] / unit_free[u]. */
+static int64_t slowest_ready(const sim *S, int id)
+{
+    int64_t t = 0;
+    for (int k = 0; k < S->n_chips; k++)
+        t = max64(t, S->chip[k].ready[id]);
+    return t;
+}
+
+static int64_t slowest_free(const sim *S, tpu_unit u)
+{
+    int64_t t = 0;
+    for (int k = 0; k < S->n_chips; k++)
+        t = max64(t, S->chip[k].unit_free[u]);
+    return t;
+}
+
+/* On several chips, the collective after n (partition.h): it starts when
+ * the slowest chip has n's value (a ring needs every chip), its phases one
+ * after the other on the links of their axis, on every chip at once; n's
+ * value is whole (or summed) when the last is done. */
+static void collective(sim *S, const ir_node *n)
+{
+    const tpu_shard *x = &S->p->slice->node[n->id];
+    int64_t t = slowest_ready(S, n->id);
+    for (int i = 0; i < x->n_phases; i++) {
+        int64_t start = max64(t, slowest_free(S, x->queue[i]));
+        for (int k = 0; k < S->n_chips; k++) {
+            t = issue(&S->chip[k], x->queue[i], start, x->cycles[i], n, tpu_coll_name(x->kind));
+            S->chip[k].prof.coll_cycles[x->kind] += x->cycles[i];
+        }
+    }
+    for (int k = 0; k < S->n_chips; k++) {
+        tpu_profile *prof = &S->chip[k].prof;
+        S->chip[k].ready[n->id] = t;
+        prof->coll_count[x->kind]++;
+        prof->coll_bytes[x->kind] += x->bytes;
+        prof->coll_formula_seconds += x->formula_seconds;
+    }
+}
+
+static bool has_collective(const sim *S, const ir_node *n)
+{
+    return n->id < S->p->slice->n_ids && S->p->slice->node[n->id].collective;
+}
+
+/* The ir_exec_hooks `ran` hook: n's value was just computed. On a slice
+ * n waits for its turn: the programs time their nodes up to each
+ * collective together. */
 static void ran(void *ctx, const ir_node *n, const rt_value *value)
 {
     (void)value;
     sim *S = ctx;
-    run_node(S, n);
-    if (S->p->slice)
+    if (!S->p->slice) {
+        run_node(&S->chip[0], n);
+        return;
+    }
+    if (S->n_pending == S->cap_pending) {
+        S->cap_pending = S->cap_pending ? 2 * S->cap_pending : 64;
+        S->pending = rt_xrealloc(S->pending, (size_t)S->cap_pending * sizeof *S->pending);
+    }
+    S->pending[S->n_pending++] = n;
+    if (has_collective(S, n)) {
+        flush(S);
         collective(S, n);
+    }
 }
 
 /* ------------------------------------------------------------- numerics */
@@ -315,8 +409,12 @@ static rt_value *int8_product(const ir_node *n, rt_value *const *in)
 /* The ir_exec_hooks `apply` hook: the MXU's ops with its numerics. */
 static rt_value *apply(void *ctx, const ir_node *n, rt_value *const *in, int n_in, bool *handled)
 {
-    const sim *S = ctx;
-    rt_value *split = S->p->slice ? tpu_sharded_product(S->p->slice, &S->p->spec, n, in) : NULL;
+    sim *S = ctx;
+    const tpu_slice *slice = S->p->slice;
+    rt_value *split = slice && n->id < slice->n_ids && slice->node[n->id].split != TPU_SPLIT_NONE
+                          ? tpu_sharded_product(slice, &S->p->spec, n, in,
+                                                pool_of(S, slice->chips))
+                          : NULL;
     if (split) { /* chip by chip */
         *handled = true;
         return split;
@@ -344,7 +442,7 @@ static rt_value *apply(void *ctx, const ir_node *n, rt_value *const *in, int n_i
 
 /* -------------------------------------------------------------- running */
 
-static void finish_profile(sim *S)
+static void finish_profile(chip *S)
 {
     const tpu_spec *s = &S->p->spec;
     tpu_profile *prof = &S->prof;
@@ -369,7 +467,7 @@ static void finish_profile(sim *S)
     prof->mesh_y = (int)s->mesh.y;
 }
 
-static void transfer_in(sim *S)
+static void transfer_in(chip *S)
 {
     const tpu_program *p = S->p;
     const ir_graph *body = p->fn->body;
@@ -383,7 +481,7 @@ static void transfer_in(sim *S)
     }
 }
 
-static void transfer_out(sim *S)
+static void transfer_out(chip *S)
 {
     const tpu_program *p = S->p;
     const ir_graph *body = p->fn->body;
@@ -400,36 +498,114 @@ static void transfer_out(sim *S)
 void tpu_timeline_free(tpu_timeline *t)
 {
     free(t->ev);
+    free(t->program_of);
     memset(t, 0, sizeof *t);
 }
 
-static void sim_init(sim *S, const tpu_program *p)
+static void chip_init(chip *S, const tpu_program *p, int program)
 {
     memset(S, 0, sizeof *S);
     S->p = p;
+    S->program = program;
     S->ready = rt_xcalloc((size_t)p->n_ids, sizeof *S->ready);
     S->loop_end = rt_xcalloc((size_t)p->n_ids, sizeof *S->loop_end);
     S->tl.clock_hz = p->spec.clock_hz;
     S->tl.chips = (int)p->spec.chips;
     snprintf(S->tl.function, sizeof S->tl.function, "%s", p->fn->name ? p->fn->name : "?");
     snprintf(S->tl.device, sizeof S->tl.device, "%s", p->spec.name);
+    transfer_in(S);
+}
+
+static void sim_init(sim *S, const tpu_program *p)
+{
+    memset(S, 0, sizeof *S);
+    S->p = p;
+    S->n_chips = p->n_programs > 1 ? p->n_programs : 1;
+    S->chip = rt_xcalloc((size_t)S->n_chips, sizeof *S->chip);
+    for (int k = 0; k < S->n_chips; k++)
+        chip_init(&S->chip[k], p->n_programs ? p->programs[k] : p, k);
+}
+
+/* The chip that finished last (the lowest such), whose figures the
+ * profile's units and shares are. */
+static int slowest_chip(const sim *S)
+{
+    const tpu_slice *s = S->p->slice;
+    int slowest = 0;
+    for (int c = 1; s && c < s->chips; c++)
+        if (S->chip[s->program_of[c]].prof.cycles > S->chip[s->program_of[slowest]].prof.cycles)
+            slowest = c;
+    return slowest;
+}
+
+/* Every chip's row, from its program's profile. */
+static void chip_rows(const sim *S, tpu_profile *out)
+{
+    const tpu_slice *s = S->p->slice;
+    for (int c = 0; s && c < s->chips && c < TPU_MAX_CHIPS; c++) {
+        const tpu_profile *q = &S->chip[s->program_of[c]].prof;
+        out->chip[c] = (tpu_chip_figures){q->busy[TPU_UNIT_MXU], q->busy[TPU_UNIT_VPU],
+                                          q->busy[TPU_UNIT_XLU], q->busy[TPU_UNIT_HBM],
+                                          q->busy[TPU_UNIT_ICI_X], q->busy[TPU_UNIT_ICI_Y],
+                                          q->hbm_bytes, q->cycles};
+    }
+}
+
+/* Every program's events in one timeline, tagged with their program. */
+static void merge_timelines(sim *S, int shown, tpu_timeline *out)
+{
+    *out = S->chip[0].tl;
+    memset(&S->chip[0].tl, 0, sizeof S->chip[0].tl);
+    out->shown = shown;
+    out->cycles = S->chip[shown].prof.cycles;
+    if (S->n_chips == 1)
+        return;
+    const tpu_slice *s = S->p->slice;
+    out->program_of = rt_xmalloc((size_t)s->chips * sizeof *out->program_of);
+    memcpy(out->program_of, s->program_of, (size_t)s->chips * sizeof *out->program_of);
+    for (int k = 1; k < S->n_chips; k++) {
+        tpu_timeline *t = &S->chip[k].tl;
+        out->ev = rt_xrealloc(out->ev, (size_t)(out->n + t->n + 1) * sizeof *out->ev);
+        memcpy(out->ev + out->n, t->ev, (size_t)t->n * sizeof *t->ev);
+        out->n += t->n;
+        out->cap = out->n;
+    }
 }
 
 /* The profile into prof (if not NULL), the timeline into timeline (if
  * not NULL: the caller's to free), the rest freed. */
 static void sim_finish(sim *S, tpu_profile *prof, tpu_timeline *timeline)
 {
-    finish_profile(S);
-    S->tl.cycles = S->prof.cycles;
-    tpu_profile_shares(&S->tl, &S->prof);
-    if (prof)
-        *prof = S->prof;
+    for (int k = 0; k < S->n_chips; k++) {
+        chip *C = &S->chip[k];
+        finish_profile(C);
+        C->tl.cycles = C->prof.cycles;
+        tpu_profile_shares(&C->tl, &C->prof);
+    }
+    int slowest = slowest_chip(S);
+    int shown = S->p->slice ? S->p->slice->program_of[slowest] : 0;
+    if (prof) {
+        *prof = S->chip[shown].prof;
+        prof->programs = S->n_chips;
+        prof->slowest = slowest;
+        chip_rows(S, prof);
+    }
     if (timeline)
-        *timeline = S->tl;
-    else
-        tpu_timeline_free(&S->tl);
-    free(S->ready);
-    free(S->loop_end);
+        merge_timelines(S, shown, timeline);
+    for (int k = 0; k < S->n_chips; k++) {
+        tpu_timeline_free(&S->chip[k].tl);
+        free(S->chip[k].ready);
+        free(S->chip[k].loop_end);
+    }
+    free(S->chip);
+    free(S->pending);
+    tpu_pool_free(S->pool);
+}
+
+static void transfers_out(sim *S)
+{
+    for (int k = 0; k < S->n_chips; k++)
+        transfer_out(&S->chip[k]);
 }
 
 bool tpu_run(const tpu_program *p, rt_value *const *args, int n_args, rt_value **results,
@@ -437,11 +613,11 @@ bool tpu_run(const tpu_program *p, rt_value *const *args, int n_args, rt_value *
 {
     sim S;
     sim_init(&S, p);
-    transfer_in(&S);
     ir_exec_hooks hooks = {.apply = apply, .ran = ran, .ctx = &S};
     bool ok = ir_execute_hooked(p->plan, &hooks, args, n_args, results);
+    flush(&S);
     if (ok)
-        transfer_out(&S);
+        transfers_out(&S);
     sim_finish(&S, prof, timeline);
     return ok;
 }
@@ -466,8 +642,8 @@ void tpu_time(const tpu_program *p, tpu_profile *prof)
 {
     sim S;
     sim_init(&S, p);
-    transfer_in(&S);
     time_graph(&S, p->fn->body);
-    transfer_out(&S);
+    flush(&S);
+    transfers_out(&S);
     sim_finish(&S, prof, NULL);
 }

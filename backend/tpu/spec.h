@@ -72,7 +72,7 @@ typedef struct tpu_spec {
 } tpu_spec;
 
 /* The spec's `partition`: the cost model's choice per product, or one
- * split forced on every product whose dimension divides by the chips. */
+ * split forced on every product whose dimension splits (partition.h). */
 typedef enum tpu_partition {
     TPU_PARTITION_AUTO,
     TPU_PARTITION_ROWS,        /* M */

@@ -89,12 +89,16 @@ static void name_chips(int chips)
     T.named_chips = chips > T.named_chips ? chips : T.named_chips;
 }
 
-/* The events of one chip: SPMD, every chip's are the same. */
+/* The events of one chip: those of the program it ran (every chip's
+ * are the same when the chips run one program). */
 static void write_chip_events(const tpu_timeline *t, int chip)
 {
     double us = 1e6 / t->clock_hz;
+    int program = t->program_of ? t->program_of[chip] : 0;
     for (int i = 0; i < t->n; i++) {
         const tpu_event *e = &t->ev[i];
+        if (e->program != program)
+            continue;
         int tid = e->unit < TPU_N_UNITS ? (int)e->unit : (int)e->unit + 1;
         fprintf(T.f, ",\n{\"name\": \"%s", e->what);
         if (e->value >= 0)

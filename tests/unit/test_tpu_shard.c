@@ -222,7 +222,9 @@ static void test_cost_model_chooses_per_product(void **state)
     build_free(&b);
 }
 
-/* A dimension the chips do not divide is not split that way. */
+/* A dimension the chips do not divide, and too short for 8 rows or
+ * columns a chip (an uneven split's unit, test_tpu_chips.c), is not split
+ * that way. */
 static void test_uneven_dimension_is_not_split(void **state)
 {
     (void)state;
