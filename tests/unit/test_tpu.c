@@ -576,7 +576,7 @@ static void test_profile_shares_add_up(void **state)
 {
     (void)state;
     /* by hand: the MXU over [0, 10), staging over [5, 20), nothing after */
-    tpu_event ev[] = {{0, 10, TPU_UNIT_MXU, "matmul", 1, 0}, {5, 15, TPU_UNIT_HBM, "vmem.load", 1, 0}};
+    tpu_event ev[] = {{0, 10, TPU_UNIT_MXU, "matmul", 1, 0, 0}, {5, 15, TPU_UNIT_HBM, "vmem.load", 1, 0, 0}};
     tpu_timeline t = {.ev = ev, .n = 2, .cycles = 30, .clock_hz = 1e9};
     tpu_profile prof = {0};
     tpu_profile_shares(&t, &prof);
