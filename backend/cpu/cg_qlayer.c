@@ -11,6 +11,10 @@
  * whole [m, n], a zero point out of range, a wrong dtype, a bad range)
  * runs the three nodes' kernels one by one, so that the results, and the
  * errors with their locations, are exactly those of the unfused graph.
+ *
+ * Both this call and cg_qproduct_run (a qmatmul or qconv2d on its own)
+ * take the weight packed when the code was compiled (lower_qpack.c),
+ * which the product reads instead of packing the weight again.
  */
 #include "cg_runtime.h"
 
@@ -90,7 +94,7 @@ static rt_value *unfused(const ir_node *rq, rt_value *const *in)
     return q;
 }
 
-rt_value *cg_qlayer_run(const ir_node *rq, rt_value *const *in)
+rt_value *cg_qlayer_run(const ir_node *rq, rt_value *const *in, const void *packed)
 {
     rt_requant r;
     int64_t mnk[3];
@@ -104,6 +108,31 @@ rt_value *cg_qlayer_run(const ir_node *rq, rt_value *const *in)
         return NULL;
     }
     rt_qlayer_requantize(rt_qgemm_chosen(), mnk[0], mnk[1], mnk[2], in[A]->data,
-                         *(const int32_t *)in[ZA]->data, in[W]->data, &r, q->data);
+                         *(const int32_t *)in[ZA]->data, in[W]->data, packed, &r, q->data);
     return q;
+}
+
+/* As rt_apply_eager runs the node (the same checks, results and errors),
+ * but with the kernel reading the weight packed when compiling. Values
+ * that are not concrete take rt_apply_eager itself, which reports them. */
+rt_value *cg_qproduct_run(const ir_node *n, rt_value *const *in, const void *packed)
+{
+    ag_dtype dt;
+    ag_shape s;
+    rt_err e;
+    for (int i = 0; i < n->n_in; i++)
+        if (in[i]->kind != RT_CONCRETE)
+            return apply(n, in);
+    if (!rt_infer((rt_op)n->opcode, &n->attrs, in, n->n_in, &dt, &s, &e))
+        return apply(n, in);
+    rt_value *out = rt_value_try_new(dt, &s, &e);
+    bool ran = out && (n->opcode == RT_OP_QMATMUL
+                           ? rt_qmatmul_packed(in, packed, out, &e)
+                           : rt_qconv2d_packed(&n->attrs, in, packed, out, &e));
+    if (!ran) {
+        rt_value_free(out);
+        rt_report(n->loc, "%s: %s", rt_op_public_name((rt_op)n->opcode), e.msg);
+        return NULL;
+    }
+    return out;
 }

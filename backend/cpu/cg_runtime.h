@@ -31,8 +31,17 @@ rt_value *cg_rt_apply_typed(const ir_node *n, rt_value *const *in);
  * three nodes' kernels otherwise. Its result has rq's static type; NULL
  * after reporting an error. The operands are not kept. */
 rt_value *cg_rt_qlayer(const ir_node *rq, rt_value *const *in);
-/* cg_rt_qlayer's work, without the type check (cg_qlayer.c). */
-rt_value *cg_qlayer_run(const ir_node *rq, rt_value *const *in);
+/* cg_rt_qlayer's work, without the type check (cg_qlayer.c); packed is
+ * the weight packed when compiling (lower_qpack.c), or NULL. */
+rt_value *cg_qlayer_run(const ir_node *rq, rt_value *const *in, const void *packed);
+/* cg_rt_qlayer with the weight packed when compiling (rt_qgemm_pack),
+ * which the product reads when it was packed for the path this call runs. */
+rt_value *cg_rt_qlayer_packed(const ir_node *rq, rt_value *const *in, const void *packed);
+/* A qmatmul or qconv2d node n whose weight in[1] was packed when
+ * compiling (lower_qpack.c): as cg_rt_apply_typed, its kernel reading the
+ * packed weight (cg_qlayer.c). */
+rt_value *cg_rt_qproduct(const ir_node *n, rt_value *const *in, const void *packed);
+rt_value *cg_qproduct_run(const ir_node *n, rt_value *const *in, const void *packed);
 
 /* Reports the error node n gives on these inputs. Native code calls it
  * when its own check (integer division by zero, a negative integer
