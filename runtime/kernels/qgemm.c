@@ -26,6 +26,11 @@ const char *rt_qgemm_kind_name(rt_qgemm_kind kind)
     return kind >= RT_QGEMM_SCALAR && kind < RT_QGEMM_NUM_KINDS ? names[kind] : "?";
 }
 
+const rt_qgemm_isa *rt_qgemm_isa_of(rt_qgemm_kind kind)
+{
+    return kind == RT_QGEMM_AMX ? rt_qgemm_amx_isa : rt_qgemm_x86_isa(kind);
+}
+
 const char *rt_qgemm_why_not(rt_qgemm_kind kind)
 {
     if (kind == RT_QGEMM_SCALAR)

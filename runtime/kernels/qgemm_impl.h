@@ -40,10 +40,12 @@ typedef struct rt_qgemm_isa {
 } rt_qgemm_isa;
 
 /* The vector path `kind`'s functions; NULL for the scalar path, and for
- * every kind on a host that is not x86-64. */
+ * every kind on a host that is not x86-64 (qgemm.c). */
 const rt_qgemm_isa *rt_qgemm_isa_of(rt_qgemm_kind kind);
 
-/* The AMX path's (qgemm_amx.c; NULL on other hosts). */
+/* The AVX2 and VNNI paths' (qgemm_x86.c), and the AMX path's
+ * (qgemm_amx.c); NULL on other hosts. */
+const rt_qgemm_isa *rt_qgemm_x86_isa(rt_qgemm_kind kind);
 extern const rt_qgemm_isa *const rt_qgemm_amx_isa;
 
 /* Why the CPU or the OS cannot run the vector path `kind`, or NULL

@@ -211,14 +211,12 @@ static const rt_qgemm_isa isas[RT_QGEMM_NUM_KINDS] = {
                               columns_avx512_vnni},
 };
 
-const rt_qgemm_isa *rt_qgemm_isa_of(rt_qgemm_kind kind)
+const rt_qgemm_isa *rt_qgemm_x86_isa(rt_qgemm_kind kind)
 {
-    if (kind == RT_QGEMM_AMX)
-        return rt_qgemm_amx_isa;
-    return kind > RT_QGEMM_SCALAR && kind < RT_QGEMM_NUM_KINDS ? &isas[kind] : NULL;
+    return kind > RT_QGEMM_SCALAR && kind < RT_QGEMM_AMX ? &isas[kind] : NULL;
 }
 #else
-const rt_qgemm_isa *rt_qgemm_isa_of(rt_qgemm_kind kind)
+const rt_qgemm_isa *rt_qgemm_x86_isa(rt_qgemm_kind kind)
 {
     (void)kind;
     return NULL;
