@@ -278,7 +278,7 @@ const char *rt_qgemm_path(void)
  * (groups * panel * 4 bytes each), then the column sums (int32, zeros
  * past n), so that a product reads both instead of making them.
  */
-enum { PACKED_MAGIC = 0x6b63617038733071 }; /* "q0s8pack" */
+static const uint64_t PACKED_MAGIC = 0x6b63617038733071u; /* "q0s8pack" */
 typedef struct packed_head {
     uint64_t magic;
     int64_t kind, k, n, groups, panel, unused[2];
