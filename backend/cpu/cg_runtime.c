@@ -67,14 +67,17 @@ rt_value *cg_rt_qlayer(const ir_node *rq, rt_value *const *in)
     return typed(rq, cg_qlayer_run(rq, in, NULL));
 }
 
-rt_value *cg_rt_qlayer_packed(const ir_node *rq, rt_value *const *in, const void *packed)
+rt_value *cg_rt_qlayer_packed(const ir_node *rq, rt_value *const *in, const void *packed,
+                              void *cache)
 {
-    return typed(rq, cg_qlayer_run(rq, in, packed));
+    const void *w = cg_rt_packed_weight(packed, cache, in[1]);
+    return typed(rq, cg_qlayer_run(rq, in, w));
 }
 
-rt_value *cg_rt_qproduct(const ir_node *n, rt_value *const *in, const void *packed)
+rt_value *cg_rt_qproduct(const ir_node *n, rt_value *const *in, const void *packed, void *cache)
 {
-    return typed(n, cg_qproduct_run(n, in, packed));
+    const void *w = cg_rt_packed_weight(packed, cache, in[1]);
+    return typed(n, cg_qproduct_run(n, in, w));
 }
 
 void cg_rt_free(rt_value *v) { rt_value_free(v); }

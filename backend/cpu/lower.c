@@ -197,8 +197,8 @@ static void declare_helpers(cg_lower *L)
     declare(L, &h->matmul_bf16_amx, "cg_rt_matmul_bf16_amx", i32,
             (LLVMTypeRef[]){p, p, p, p, i64, i64, i64, i64}, 8);
     declare(L, &h->qlayer, "cg_rt_qlayer", p, (LLVMTypeRef[]){p, p}, 2);
-    declare(L, &h->qlayer_packed, "cg_rt_qlayer_packed", p, (LLVMTypeRef[]){p, p, p}, 3);
-    declare(L, &h->qproduct, "cg_rt_qproduct", p, (LLVMTypeRef[]){p, p, p}, 3);
+    declare(L, &h->qlayer_packed, "cg_rt_qlayer_packed", p, (LLVMTypeRef[]){p, p, p, p}, 4);
+    declare(L, &h->qproduct, "cg_rt_qproduct", p, (LLVMTypeRef[]){p, p, p, p}, 4);
     add_attr(L, h->data.value, "memory", MEMORY_ARGMEM_READ);
     add_attr(L, h->dims.value, "memory", MEMORY_ARGMEM_READ);
     add_attr(L, h->ipow.value, "memory", MEMORY_NONE);
@@ -426,12 +426,12 @@ static void emit_fallback(cg_lower *L, const ir_node *n)
     LLVMValueRef tmps[n->n_in + 1];
     box_operands(L, n, false, tmps);
     /* an int8 product with its constant weight packed (lower_qpack.c) */
-    bool product = n->opcode == RT_OP_QMATMUL || n->opcode == RT_OP_QCONV2D;
-    LLVMValueRef packed = product ? cg_packed_weight(L, n->in[1]) : NULL;
-    LLVMValueRef args[3] = {cg_node_ref(L, n), L->in_array, packed};
+    LLVMValueRef args[4] = {cg_node_ref(L, n), L->in_array};
+    bool packed = (n->opcode == RT_OP_QMATMUL || n->opcode == RT_OP_QCONV2D) &&
+                  cg_packed_weight(L, n->in[1], args + 2);
     /* native consumers rely on the static type: the runtime checks it */
     cg_fn *apply = packed ? &L->h.qproduct : ni->check_type ? &L->h.apply_typed : &L->h.apply;
-    LLVMValueRef r = cg_call(L, apply, args, packed ? 3 : 2, rt_ops[n->opcode].name);
+    LLVMValueRef r = cg_call(L, apply, args, packed ? 4 : 2, rt_ops[n->opcode].name);
     for (int i = 0; i < n->n_in; i++)
         if (tmps[i])
             cg_call(L, &L->h.free_, &tmps[i], 1, "");
@@ -452,10 +452,10 @@ static void emit_qlayer(cg_lower *L, const ir_node *n)
         LLVMValueRef tmp, box = operand_box(L, ops[i], i, false, &tmp);
         LLVMBuildStore(L->b, box, gep_ptr(L, L->in_array, i));
     }
-    LLVMValueRef packed = cg_packed_weight(L, ops[1]);
-    LLVMValueRef args[3] = {cg_node_ref(L, n), L->in_array, packed};
-    LLVMValueRef r = packed ? cg_call(L, &L->h.qlayer_packed, args, 3, "qlayer")
-                            : cg_call(L, &L->h.qlayer, args, 2, "qlayer");
+    LLVMValueRef args[4] = {cg_node_ref(L, n), L->in_array};
+    LLVMValueRef r = cg_packed_weight(L, ops[1], args + 2)
+                         ? cg_call(L, &L->h.qlayer_packed, args, 4, "qlayer")
+                         : cg_call(L, &L->h.qlayer, args, 2, "qlayer");
     fail_if_null(L, r);
     ni->box = r;
     hold(L, ni->slot, r);

@@ -259,10 +259,12 @@ enum { CG_QLAYER_OPERANDS = 6 };
 void cg_plan_qlayers(cg_lower *L);
 void cg_qlayer_operands(const ir_node *rq, const ir_node *ops[CG_QLAYER_OPERANDS]);
 /* lower_qpack.c: the weight w of an int8 product (qmatmul's or qconv2d's
- * in[1]) packed for the kernel when it is a constant and the code is for
- * this host: a constant of the module (one per weight), which the call
- * passes to cg_rt_qproduct or cg_rt_qlayer_packed; else NULL. */
-LLVMValueRef cg_packed_weight(cg_lower *L, const ir_node *w);
+ * in[1]) when it is a constant: out[0] the block packed for the kernel
+ * (code for this host), or out[1] the slot of the module where the first
+ * call leaves it (an object file); the other a null pointer. The call
+ * passes both to cg_rt_qproduct or cg_rt_qlayer_packed. False (out
+ * unset) when the weight is not packed ahead. */
+bool cg_packed_weight(cg_lower *L, const ir_node *w, LLVMValueRef out[2]);
 /* lower_counted.c */
 /* A counted loop i = 0 .. n-1 (nothing when n <= 0): begin leaves the
  * builder in the body with *iv set; end closes it from the current block

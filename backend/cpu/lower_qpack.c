@@ -11,13 +11,18 @@
  * So the code holds the weight packed, as a constant of the module beside
  * it, and the call hands it over (cg_rt_qproduct, cg_rt_qlayer_packed).
  *
- * The packing is the path's that runs in this process (rt_qgemm_chosen
- * when compiling): code for this host only (the JIT, or an object for it;
- * an object for another CPU packs per call as before). The block names
- * the path, k and n it was packed for, and a call that runs another path
- * (AG_QGEMM_PATH read at each call) packs b itself: the bits are the same
- * either way (tests/unit/test_quant_pack.c). The block is read only, so
- * calls from any number of threads share it.
+ * Code the JIT compiles for this host holds the block packed for the
+ * path this process runs (rt_qgemm_chosen when compiling). An object file
+ * (cg_aot.c) cannot know the CPU it will run on: it holds a zeroed slot
+ * instead, where the first call leaves the block it packed for the path
+ * running then (cg_rt_qproduct: a compare-and-swap, so that calls from
+ * many threads at once keep one block; it lives as long as the program,
+ * as the object's code does). Code the JIT compiles for a named CPU packs
+ * per call, as its module may be freed before the process ends. The
+ * block names the path, k and n it was packed for, and a call that runs
+ * another path (AG_QGEMM_PATH is read at each call) packs b itself: the
+ * bits are the same either way (tests/unit/test_quant_pack.c). The block
+ * is only read, so every thread shares it.
  */
 #include "lower.h"
 
@@ -40,12 +45,12 @@ static const rt_value *constant_weight(const ir_node *w, int64_t *k, int64_t *n)
     return lit;
 }
 
-LLVMValueRef cg_packed_weight(cg_lower *L, const ir_node *w)
+/* The block for the path this process runs, a constant of the module. */
+static LLVMValueRef packed_now(cg_lower *L, const ir_node *w, const rt_value *lit, int64_t k,
+                               int64_t n)
 {
-    int64_t k, n;
-    const rt_value *lit = L->for_host ? constant_weight(w, &k, &n) : NULL;
     rt_qgemm_kind kind = rt_qgemm_chosen();
-    size_t bytes = lit ? rt_qgemm_packed_bytes(kind, k, n) : 0;
+    size_t bytes = rt_qgemm_packed_bytes(kind, k, n);
     if (!bytes)
         return NULL;
     char name[48];
@@ -58,4 +63,35 @@ LLVMValueRef cg_packed_weight(cg_lower *L, const ir_node *w)
     g = cg_const_bytes(L, packed, bytes, name);
     free(packed);
     return g;
+}
+
+/* A zeroed pointer of the module where the first call leaves the block. */
+static LLVMValueRef cache_slot(cg_lower *L, const ir_node *w)
+{
+    char name[48];
+    snprintf(name, sizeof name, "qgemm_cache_%d", w->id);
+    LLVMValueRef g = LLVMGetNamedGlobal(L->mod, name);
+    if (g)
+        return g;
+    g = LLVMAddGlobal(L->mod, L->t_ptr, name);
+    LLVMSetInitializer(g, LLVMConstNull(L->t_ptr));
+    LLVMSetLinkage(g, LLVMInternalLinkage);
+    LLVMSetAlignment(g, 8);
+    return g;
+}
+
+bool cg_packed_weight(cg_lower *L, const ir_node *w, LLVMValueRef out[2])
+{
+    int64_t k, n;
+    const rt_value *lit = constant_weight(w, &k, &n);
+    out[0] = out[1] = NULL;
+    if (lit && L->for_host)
+        out[0] = packed_now(L, w, lit, k, n);
+    else if (lit && L->node_table)
+        out[1] = cache_slot(L, w);
+    if (!out[0] && !out[1])
+        return false;
+    for (int i = 0; i < 2; i++)
+        out[i] = out[i] ? out[i] : LLVMConstNull(L->t_ptr);
+    return true;
 }

@@ -7,7 +7,9 @@
  * a static-range layer (qmatmul + bias + requantize in one call), a
  * qmatmul and a qconv2d of ragged shapes; also when the call runs another
  * path than the one the weight was packed for (AG_QGEMM_PATH), and from
- * several threads at once. Code for another CPU packs nothing.
+ * several threads at once. Code the JIT compiles for another CPU packs
+ * nothing; an object file's code packs at its first call, into a slot
+ * (cg_rt_packed_weight: one block, whichever thread comes first).
  */
 #include "test_util.h"
 
@@ -205,6 +207,7 @@ static void check_form(form f, const shape *s)
     free(with_const);
     free(with_arg);
     assert_true(module_has(packed, "qgemm_packed_1"));
+    assert_false(module_has(packed, "qgemm_cache"));
     assert_true(module_has(packed, f == LAYER ? "cg_rt_qlayer_packed" : "cg_rt_qproduct"));
     assert_false(module_has(per_call, "qgemm_packed"));
     rt_value *x = random_input(fc);
@@ -284,8 +287,8 @@ static void test_constant_weights_of_products_are_packed(void **state)
     check_form(QCONV2D, &(shape){.h = 9, .w = 4, .c = 8, .n = 64});
 }
 
-/* Code for a named CPU (an object for another machine) does not pack:
- * which path will run there is not known. */
+/* Code the JIT compiles for a named CPU does not pack: its module may be
+ * freed before the process ends, with no slot to free the block from. */
 static void test_code_for_another_cpu_packs_nothing(void **state)
 {
     (void)state;
@@ -296,14 +299,73 @@ static void test_code_for_another_cpu_packs_nothing(void **state)
     cg_code *code = compile(src, &v3, &fn);
     free(src);
     assert_false(module_has(code, "qgemm_packed"));
-    assert_false(module_has(code, "cg_rt_qproduct"));
+    assert_false(module_has(code, "qgemm_cache"));
+    assert_false(module_has(code, "cg_rt_qproduct("));
     tu_code_free(code);
     ir_function_free(fn);
+}
+
+/* An object file's slot: the first calls, from four threads at once,
+ * leave one block there, packed for the path they run; every call then
+ * reads that block, and a product reads it. */
+typedef struct slot_call {
+    void *slot;
+    const rt_value *w;
+    const void *got;
+} slot_call;
+
+static void *call_slot(void *arg)
+{
+    slot_call *c = arg;
+    c->got = cg_rt_packed_weight(NULL, c->slot, c->w);
+    return NULL;
+}
+
+static void test_objects_pack_at_the_first_call(void **state)
+{
+    (void)state;
+    skip_without_vector_path();
+    int64_t m = 9, k = 70, n = 130;
+    ag_shape ws = AG_SHAPE(k, n);
+    rt_value *w = rt_value_new(AG_I8, &ws);
+    int8_t a[9 * 70];
+    rng = 99;
+    for (int64_t i = 0; i < w->numel; i++)
+        ((int8_t *)w->data)[i] = (int8_t)random_i8();
+    for (int64_t i = 0; i < m * k; i++)
+        a[i] = (int8_t)random_i8();
+    void *_Atomic slot = NULL;
+    pthread_t th[4];
+    slot_call calls[4];
+    for (int i = 0; i < 4; i++) {
+        calls[i] = (slot_call){(void *)&slot, w, NULL};
+        assert_int_equal(pthread_create(&th[i], NULL, call_slot, &calls[i]), 0);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    const void *block = slot;
+    assert_non_null(block);
+    for (int i = 0; i < 4; i++)
+        assert_ptr_equal(calls[i].got, block);
+    assert_ptr_equal(cg_rt_packed_weight(NULL, (void *)&slot, w), block);
+    assert_ptr_equal(cg_rt_packed_weight(block, NULL, w), block); /* packed when compiling */
+    assert_null(cg_rt_packed_weight(NULL, NULL, w));
+    int32_t want[9 * 130], got[9 * 130];
+    rt_qgemm p;
+    assert_true(rt_qgemm_begin(&p, rt_qgemm_chosen(), m, n, k, a, 11, w->data, got));
+    assert_true(rt_qgemm_use_packed(&p, block));
+    rt_qgemm_run(&p);
+    rt_qgemm_end(&p);
+    rt_qgemm_s8_scalar(m, n, k, a, 11, w->data, want);
+    assert_memory_equal(got, want, sizeof want);
+    free((void *)block);
+    rt_value_free(w);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        TU_TEST(test_objects_pack_at_the_first_call),
         TU_TEST(test_constant_weights_of_layers_are_packed),
         TU_TEST(test_constant_weights_of_products_are_packed),
         TU_TEST(test_code_for_another_cpu_packs_nothing),
