@@ -848,11 +848,17 @@ static void make_node_table(cg_lower *L, const char *name)
     LLVMSetLinkage(L->node_table, LLVMInternalLinkage);
 }
 
+/* Whether o names a CPU or features (AG_CPU, agc --cpu). */
+static bool names_cpu(const tgt_options *o)
+{
+    return o && ((o->cpu && *o->cpu) || (o->features && *o->features));
+}
+
 /* Code for the machine it is compiled on: no triple, and no CPU or
- * features named (AG_CPU, agc --cpu). */
+ * features named. */
 static bool for_this_host(const char *triple, const tgt_options *o)
 {
-    return !triple && (!o || ((!o->cpu || !*o->cpu) && (!o->features || !*o->features)));
+    return !triple && !names_cpu(o);
 }
 
 static LLVMModuleRef lower(const ir_function *fn, pass_analyses *am, LLVMContextRef ctx,
@@ -863,7 +869,8 @@ static LLVMModuleRef lower(const ir_function *fn, pass_analyses *am, LLVMContext
     cg_lower L = {.fn = fn, .am = am, .err = err, .errlen = errlen, .ctx = ctx,
                   .fp_constraint = cg_fp_constraint(triple), .bf16_dot = bf16_dot,
                   .host_amx = bf16_dot && for_this_host(triple, o),
-                  .for_host = for_this_host(triple, o)};
+                  .for_host = for_this_host(triple, o),
+                  .generic_object = node_table && !names_cpu(o)};
     if (errlen)
         err[0] = '\0';
     init_types(&L);

@@ -164,6 +164,9 @@ typedef struct cg_lower {
     /* The code is compiled for this host: int8 products' constant weights
      * are packed for the path this process runs (lower_qpack.c). */
     bool for_host;
+    /* An object file for no CPU in particular: they are packed by the
+     * first call (lower_qpack.c). */
+    bool generic_object;
 } cg_lower;
 
 /* Lowers fn to a module holding one function, `sym`:

@@ -17,8 +17,12 @@
  * instead, where the first call leaves the block it packed for the path
  * running then (cg_rt_qproduct: a compare-and-swap, so that calls from
  * many threads at once keep one block; it lives as long as the program,
- * as the object's code does). Code the JIT compiles for a named CPU packs
- * per call, as its module may be freed before the process ends. The
+ * as the object's code does). Code for a named CPU (AG_CPU, agc --cpu)
+ * packs per call as before: the JIT's module may be freed before the
+ * process ends, with no slot to free the block from, and for objects
+ * packing when compiling for the path that CPU would run is not done yet
+ * (tests/lit/frontend/emit-llvm-qlayer.c holds such code to the calls
+ * that pack per call). The
  * block names the path, k and n it was packed for, and a call that runs
  * another path (AG_QGEMM_PATH is read at each call) packs b itself: the
  * bits are the same either way (tests/unit/test_quant_pack.c). The block
@@ -87,7 +91,7 @@ bool cg_packed_weight(cg_lower *L, const ir_node *w, LLVMValueRef out[2])
     out[0] = out[1] = NULL;
     if (lit && L->for_host)
         out[0] = packed_now(L, w, lit, k, n);
-    else if (lit && L->node_table)
+    else if (lit && L->generic_object)
         out[1] = cache_slot(L, w);
     if (!out[0] && !out[1])
         return false;
