@@ -190,7 +190,7 @@ static void test_packed_must_fit(void **state)
         skip();
     }
     int64_t m = 5, n = 70, k = 33;
-    int8_t a[5 * 33] = {1}, b[33 * 70] = {2};
+    int8_t a[5 * 33] = {1}, b[33 * 71] = {2}; /* room for the n + 1 columns */
     int32_t c[5 * 70];
     void *packed = aligned_alloc(64, (rt_qgemm_packed_bytes(kind, k, n + 1) + 63) / 64 * 64);
     rt_qgemm p;
