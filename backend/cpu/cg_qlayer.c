@@ -11,11 +11,19 @@
  * whole [m, n], a zero point out of range, a wrong dtype, a bad range)
  * runs the three nodes' kernels one by one, so that the results, and the
  * errors with their locations, are exactly those of the unfused graph.
+ *
+ * Both this call and cg_qproduct_run (a qmatmul or qconv2d on its own)
+ * take the weight packed ahead (lower_qpack.c): when the code was
+ * compiled, or by an object file's first call into the code's slot
+ * (cg_rt_packed_weight), which the product reads instead of packing the
+ * weight again.
  */
 #include "cg_runtime.h"
 
 #include "quant_rows.h"
 
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* in[]: a, w, z_a (the qmatmul's), bias (the add's), mult, z_q. */
@@ -90,7 +98,7 @@ static rt_value *unfused(const ir_node *rq, rt_value *const *in)
     return q;
 }
 
-rt_value *cg_qlayer_run(const ir_node *rq, rt_value *const *in)
+rt_value *cg_qlayer_run(const ir_node *rq, rt_value *const *in, const void *packed)
 {
     rt_requant r;
     int64_t mnk[3];
@@ -104,6 +112,74 @@ rt_value *cg_qlayer_run(const ir_node *rq, rt_value *const *in)
         return NULL;
     }
     rt_qlayer_requantize(rt_qgemm_chosen(), mnk[0], mnk[1], mnk[2], in[A]->data,
-                         *(const int32_t *)in[ZA]->data, in[W]->data, &r, q->data);
+                         *(const int32_t *)in[ZA]->data, in[W]->data, packed, &r, q->data);
     return q;
+}
+
+/* As rt_apply_eager runs the node (the same checks, results and errors),
+ * but with the kernel reading the weight packed when compiling. Values
+ * that are not concrete take rt_apply_eager itself, which reports them. */
+rt_value *cg_qproduct_run(const ir_node *n, rt_value *const *in, const void *packed)
+{
+    ag_dtype dt;
+    ag_shape s;
+    rt_err e;
+    for (int i = 0; i < n->n_in; i++)
+        if (in[i]->kind != RT_CONCRETE)
+            return apply(n, in);
+    if (!rt_infer((rt_op)n->opcode, &n->attrs, in, n->n_in, &dt, &s, &e))
+        return apply(n, in);
+    rt_value *out = rt_value_try_new(dt, &s, &e);
+    bool ran = out && (n->opcode == RT_OP_QMATMUL
+                           ? rt_qmatmul_packed(in, packed, out, &e)
+                           : rt_qconv2d_packed(&n->attrs, in, packed, out, &e));
+    if (!ran) {
+        rt_value_free(out);
+        rt_report(n->loc, "%s: %s", rt_op_public_name((rt_op)n->opcode), e.msg);
+        return NULL;
+    }
+    return out;
+}
+
+/* The product's k and n of an int8 weight ([k, n], or [kh, kw, c, n]
+ * read as [kh*kw*c, n]); false for anything else. */
+static bool weight_dims(const rt_value *w, int64_t *k, int64_t *n)
+{
+    if (w->kind != RT_CONCRETE || w->dtype != AG_I8 || (w->shape.rank != 2 && w->shape.rank != 4))
+        return false;
+    const int64_t *d = w->shape.dims;
+    *k = w->shape.rank == 2 ? d[0] : d[0] * d[1] * d[2];
+    *n = d[w->shape.rank - 1];
+    return true;
+}
+
+/* The block in the slot, or one packed now for the path this call runs
+ * and left there. Of threads racing, the first to swap its block in
+ * wins; the others free theirs and read the winner's. The block stays
+ * for the program's life (the code's slot holds it). */
+static const void *cached(void *_Atomic *slot, const rt_value *w)
+{
+    const void *have = atomic_load_explicit(slot, memory_order_acquire);
+    int64_t k, n;
+    if (have || !weight_dims(w, &k, &n))
+        return have;
+    rt_qgemm_kind kind = rt_qgemm_chosen();
+    size_t bytes = rt_qgemm_packed_bytes(kind, k, n);
+    void *mine = bytes ? malloc(bytes) : NULL;
+    if (!mine)
+        return NULL; /* the product packs b itself */
+    rt_qgemm_pack(kind, w->data, k, n, mine);
+    void *expected = NULL;
+    if (atomic_compare_exchange_strong_explicit(slot, &expected, mine, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return mine;
+    free(mine);
+    return expected;
+}
+
+const void *cg_rt_packed_weight(const void *packed, void *cache, const rt_value *w)
+{
+    if (packed || !cache)
+        return packed;
+    return cached((void *_Atomic *)cache, w);
 }

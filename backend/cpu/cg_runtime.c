@@ -64,7 +64,20 @@ rt_value *cg_rt_apply_typed(const ir_node *n, rt_value *const *in)
 
 rt_value *cg_rt_qlayer(const ir_node *rq, rt_value *const *in)
 {
-    return typed(rq, cg_qlayer_run(rq, in));
+    return typed(rq, cg_qlayer_run(rq, in, NULL));
+}
+
+rt_value *cg_rt_qlayer_packed(const ir_node *rq, rt_value *const *in, const void *packed,
+                              void *cache)
+{
+    const void *w = cg_rt_packed_weight(packed, cache, in[1]);
+    return typed(rq, cg_qlayer_run(rq, in, w));
+}
+
+rt_value *cg_rt_qproduct(const ir_node *n, rt_value *const *in, const void *packed, void *cache)
+{
+    const void *w = cg_rt_packed_weight(packed, cache, in[1]);
+    return typed(n, cg_qproduct_run(n, in, w));
 }
 
 void cg_rt_free(rt_value *v) { rt_value_free(v); }
@@ -224,6 +237,6 @@ const cg_rt_symbol cg_rt_symbols[] = {
     SYM(cg_rt_try_new),  SYM(cg_rt_data),     SYM(cg_rt_dims),     SYM(cg_rt_truth),
     SYM(cg_rt_release),  SYM(cg_rt_ipow),     SYM(cg_rt_parallel_for), SYM(cg_rt_int_check),
     SYM(cg_rt_parallel_lookup),
-    SYM(cg_rt_matmul_bf16_amx), SYM(cg_rt_qlayer),
+    SYM(cg_rt_matmul_bf16_amx), SYM(cg_rt_qlayer), SYM(cg_rt_qlayer_packed), SYM(cg_rt_qproduct),
 };
 const int cg_rt_n_symbols = (int)(sizeof cg_rt_symbols / sizeof cg_rt_symbols[0]);

@@ -31,8 +31,24 @@ rt_value *cg_rt_apply_typed(const ir_node *n, rt_value *const *in);
  * three nodes' kernels otherwise. Its result has rq's static type; NULL
  * after reporting an error. The operands are not kept. */
 rt_value *cg_rt_qlayer(const ir_node *rq, rt_value *const *in);
-/* cg_rt_qlayer's work, without the type check (cg_qlayer.c). */
-rt_value *cg_qlayer_run(const ir_node *rq, rt_value *const *in);
+/* cg_rt_qlayer's work, without the type check (cg_qlayer.c); packed is
+ * the weight packed ahead (rt_qgemm_pack), or NULL. */
+rt_value *cg_qlayer_run(const ir_node *rq, rt_value *const *in, const void *packed);
+/* The weight of an int8 product packed ahead (lower_qpack.c): `packed`,
+ * a constant of the code packed when compiling; else, when `cache` is a
+ * zeroed slot of the code's own, the block the first call packed for the
+ * path it ran and left there (atomically: the calls of many threads keep
+ * one); else NULL. The product reads it when it fits the path it runs. */
+const void *cg_rt_packed_weight(const void *packed, void *cache, const rt_value *w);
+/* cg_rt_qlayer with the weight packed ahead (cg_rt_packed_weight). */
+rt_value *cg_rt_qlayer_packed(const ir_node *rq, rt_value *const *in, const void *packed,
+                              void *cache);
+/* A qmatmul or qconv2d node n whose weight in[1] is packed ahead
+ * (cg_rt_packed_weight): as cg_rt_apply_typed, its kernel reading the
+ * packed weight (cg_qlayer.c). */
+rt_value *cg_rt_qproduct(const ir_node *n, rt_value *const *in, const void *packed,
+                         void *cache);
+rt_value *cg_qproduct_run(const ir_node *n, rt_value *const *in, const void *packed);
 
 /* Reports the error node n gives on these inputs. Native code calls it
  * when its own check (integer division by zero, a negative integer

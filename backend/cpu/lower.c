@@ -197,6 +197,8 @@ static void declare_helpers(cg_lower *L)
     declare(L, &h->matmul_bf16_amx, "cg_rt_matmul_bf16_amx", i32,
             (LLVMTypeRef[]){p, p, p, p, i64, i64, i64, i64}, 8);
     declare(L, &h->qlayer, "cg_rt_qlayer", p, (LLVMTypeRef[]){p, p}, 2);
+    declare(L, &h->qlayer_packed, "cg_rt_qlayer_packed", p, (LLVMTypeRef[]){p, p, p, p}, 4);
+    declare(L, &h->qproduct, "cg_rt_qproduct", p, (LLVMTypeRef[]){p, p, p, p}, 4);
     add_attr(L, h->data.value, "memory", MEMORY_ARGMEM_READ);
     add_attr(L, h->dims.value, "memory", MEMORY_ARGMEM_READ);
     add_attr(L, h->ipow.value, "memory", MEMORY_NONE);
@@ -423,10 +425,13 @@ static void emit_fallback(cg_lower *L, const ir_node *n)
     cg_info *ni = cg_info_of(L, n);
     LLVMValueRef tmps[n->n_in + 1];
     box_operands(L, n, false, tmps);
-    LLVMValueRef args[2] = {cg_node_ref(L, n), L->in_array};
+    /* an int8 product with its constant weight packed (lower_qpack.c) */
+    LLVMValueRef args[4] = {cg_node_ref(L, n), L->in_array};
+    bool packed = (n->opcode == RT_OP_QMATMUL || n->opcode == RT_OP_QCONV2D) &&
+                  cg_packed_weight(L, n->in[1], args + 2);
     /* native consumers rely on the static type: the runtime checks it */
-    cg_fn *apply = ni->check_type ? &L->h.apply_typed : &L->h.apply;
-    LLVMValueRef r = cg_call(L, apply, args, 2, rt_ops[n->opcode].name);
+    cg_fn *apply = packed ? &L->h.qproduct : ni->check_type ? &L->h.apply_typed : &L->h.apply;
+    LLVMValueRef r = cg_call(L, apply, args, packed ? 4 : 2, rt_ops[n->opcode].name);
     for (int i = 0; i < n->n_in; i++)
         if (tmps[i])
             cg_call(L, &L->h.free_, &tmps[i], 1, "");
@@ -447,8 +452,10 @@ static void emit_qlayer(cg_lower *L, const ir_node *n)
         LLVMValueRef tmp, box = operand_box(L, ops[i], i, false, &tmp);
         LLVMBuildStore(L->b, box, gep_ptr(L, L->in_array, i));
     }
-    LLVMValueRef args[2] = {cg_node_ref(L, n), L->in_array};
-    LLVMValueRef r = cg_call(L, &L->h.qlayer, args, 2, "qlayer");
+    LLVMValueRef args[4] = {cg_node_ref(L, n), L->in_array};
+    LLVMValueRef r = cg_packed_weight(L, ops[1], args + 2)
+                         ? cg_call(L, &L->h.qlayer_packed, args, 4, "qlayer")
+                         : cg_call(L, &L->h.qlayer, args, 2, "qlayer");
     fail_if_null(L, r);
     ni->box = r;
     hold(L, ni->slot, r);
@@ -841,11 +848,14 @@ static void make_node_table(cg_lower *L, const char *name)
     LLVMSetLinkage(L->node_table, LLVMInternalLinkage);
 }
 
+/* Whether m names a CPU or features (AG_CPU, agc --cpu). */
+static bool names_cpu(const cg_machine *m) { return m->cpu[0] || m->features[0]; }
+
 /* Code for the machine it is compiled on: no triple, and no CPU or
- * features named (AG_CPU, agc --cpu). */
+ * features named. */
 static bool for_this_host(const char *triple, const cg_machine *m)
 {
-    return !triple && !m->cpu[0] && !m->features[0];
+    return !triple && !names_cpu(m);
 }
 
 static LLVMModuleRef lower(const ir_function *fn, pass_analyses *am, LLVMContextRef ctx,
@@ -855,7 +865,9 @@ static LLVMModuleRef lower(const ir_function *fn, pass_analyses *am, LLVMContext
     bool bf16_dot = cg_has_bf16_dot(o);
     cg_lower L = {.fn = fn, .am = am, .err = err, .errlen = errlen, .ctx = ctx,
                   .fp_constraint = cg_fp_constraint(triple), .bf16_dot = bf16_dot,
-                  .host_amx = bf16_dot && for_this_host(triple, o)};
+                  .host_amx = bf16_dot && for_this_host(triple, o),
+                  .for_host = for_this_host(triple, o),
+                  .generic_object = node_table && !names_cpu(o)};
     if (errlen)
         err[0] = '\0';
     init_types(&L);

@@ -16,6 +16,7 @@
  *   lower_matmul.c native matrix products of small static shapes
  *   lower_qlayer.c static-range int8 layers (qmatmul, bias, requantize)
  *                 found in the plan and run as one call
+ *   lower_qpack.c int8 products' constant weights packed when compiling
  *   lower_counted.c counted loops and LLVM's loop hints on them
  *   lower_math.c  functions agc computes itself (f32 tanh), the same
  *                 operations as the runtime kernels
@@ -114,7 +115,7 @@ typedef struct cg_fn {
 typedef struct cg_helpers {
     cg_fn apply, apply_typed, fail, free_, alias, new_, try_new, scalar, box_init, data,
         dims, truth, release, ipow, parallel_for, parallel_lookup, int_check, matmul_bf16_amx,
-        qlayer;
+        qlayer, qlayer_packed, qproduct;
 } cg_helpers;
 
 typedef struct cg_lower {
@@ -160,6 +161,12 @@ typedef struct cg_lower {
      * named), so bf16 products may call the AMX kernel, which checks at
      * run time that the process can use it (lower_bf16mm.c). */
     bool host_amx;
+    /* The code is compiled for this host: int8 products' constant weights
+     * are packed for the path this process runs (lower_qpack.c). */
+    bool for_host;
+    /* An object file for no CPU in particular: they are packed by the
+     * first call (lower_qpack.c). */
+    bool generic_object;
 } cg_lower;
 
 /* Lowers fn to a module holding one function, `sym`:
@@ -254,6 +261,13 @@ bool cg_emit_matmul(cg_lower *L, const ir_node *n);
 enum { CG_QLAYER_OPERANDS = 6 };
 void cg_plan_qlayers(cg_lower *L);
 void cg_qlayer_operands(const ir_node *rq, const ir_node *ops[CG_QLAYER_OPERANDS]);
+/* lower_qpack.c: the weight w of an int8 product (qmatmul's or qconv2d's
+ * in[1]) when it is a constant: out[0] the block packed for the kernel
+ * (code for this host), or out[1] the slot of the module where the first
+ * call leaves it (an object file); the other a null pointer. The call
+ * passes both to cg_rt_qproduct or cg_rt_qlayer_packed. False (out
+ * unset) when the weight is not packed ahead. */
+bool cg_packed_weight(cg_lower *L, const ir_node *w, LLVMValueRef out[2]);
 /* lower_counted.c */
 /* A counted loop i = 0 .. n-1 (nothing when n <= 0): begin leaves the
  * builder in the body with *iv set; end closes it from the current block

@@ -8,8 +8,10 @@
  * the 8 KB of tile data (arch_prctl ARCH_REQ_XCOMP_PERM, kernels >= 5.16;
  * without it the first tile instruction would raise SIGILL). The kernel
  * also uses AVX-512 F/BW/VL (packing, rounding), so those are asked too.
+ * The permission's request is the int8 AMX path's too (qgemm_probe.c).
  */
 #include "bf16mm_amx.h"
+#include "qgemm_impl.h"
 
 #include "config.h"
 
@@ -57,8 +59,9 @@ static const char *cpu_missing(void)
     return NULL;
 }
 
-/* Linux grants tile data per process; the permission stays granted. */
-static const char *permission_missing(void)
+/* Linux grants tile data per process; the permission stays granted
+ * (asking again is harmless: the int8 path's probe asks it too). */
+const char *rt_amx_permission_missing(void)
 {
     if (syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) != 0)
         return errno == EINVAL ? "Linux does not grant AMX tile data (kernel before 5.16)"
@@ -74,12 +77,17 @@ static void probe(void)
 {
     missing = cpu_missing();
     if (!missing)
-        missing = permission_missing();
+        missing = rt_amx_permission_missing();
 }
 #else
 static void probe(void)
 {
     missing = "AMX exists only on x86-64";
+}
+
+const char *rt_amx_permission_missing(void)
+{
+    return "AMX exists only on x86-64";
 }
 #endif
 

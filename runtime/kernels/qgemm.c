@@ -1,8 +1,8 @@
 /*
  * qgemm.c - int8 products with int32 sums (qgemm.h): the scalar path,
- * the choice of path, and the product in parts that every path runs
- * through (the vector kernels: qgemm_x86.c; what the CPU has:
- * qgemm_probe.c).
+ * the choice of path, the product in parts that every path runs through,
+ * and b packed ahead (the vector kernels: qgemm_x86.c, qgemm_amx.c; what
+ * the CPU has: qgemm_probe.c).
  */
 #include "qgemm_impl.h"
 
@@ -18,11 +18,17 @@ static const char *const names[RT_QGEMM_NUM_KINDS] = {
     [RT_QGEMM_AVX2] = "avx2",
     [RT_QGEMM_AVX_VNNI] = "avx-vnni",
     [RT_QGEMM_AVX512_VNNI] = "avx512-vnni",
+    [RT_QGEMM_AMX] = "amx",
 };
 
 const char *rt_qgemm_kind_name(rt_qgemm_kind kind)
 {
     return kind >= RT_QGEMM_SCALAR && kind < RT_QGEMM_NUM_KINDS ? names[kind] : "?";
+}
+
+const rt_qgemm_isa *rt_qgemm_isa_of(rt_qgemm_kind kind)
+{
+    return kind == RT_QGEMM_AMX ? rt_qgemm_amx_isa : rt_qgemm_x86_isa(kind);
 }
 
 const char *rt_qgemm_why_not(rt_qgemm_kind kind)
@@ -122,6 +128,17 @@ static void give_back(int slot, void *data)
         free(b);
 }
 
+static int64_t round_up(int64_t x, int64_t to)
+{
+    return (x + to - 1) / to * to;
+}
+
+/* Groups of k the path reads (a_stride / 4), padding included. */
+static int64_t groups_of(const rt_qgemm_isa *isa, int64_t k)
+{
+    return round_up((k + isa->per_group - 1) / isa->per_group, isa->group_multiple);
+}
+
 bool rt_qgemm_begin(rt_qgemm *p, rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k,
                     const int8_t *a, int32_t a_zero, const int8_t *b, int32_t *c)
 {
@@ -129,9 +146,9 @@ bool rt_qgemm_begin(rt_qgemm *p, rt_qgemm_kind kind, int64_t m, int64_t n, int64
     const rt_qgemm_isa *isa = rt_qgemm_isa_of(kind);
     if (!isa || m == 0 || n == 0)
         return p->kind = RT_QGEMM_SCALAR, true;
-    int64_t groups = (k + isa->per_group - 1) / isa->per_group;
+    int64_t groups = groups_of(isa, k);
     p->a_stride = 4 * groups;
-    p->a_packed = take(SLOT_A, (size_t)(m * p->a_stride));
+    p->a_packed = take(SLOT_A, (size_t)(round_up(m, isa->row_multiple) * p->a_stride));
     if (!p->a_packed)
         return false;
     isa->pack_a(a, m, k, groups, p->a_packed);
@@ -141,6 +158,10 @@ bool rt_qgemm_begin(rt_qgemm *p, rt_qgemm_kind kind, int64_t m, int64_t n, int64
 void rt_qgemm_columns(const rt_qgemm *p, int64_t begin, int64_t end)
 {
     const rt_qgemm_isa *isa = rt_qgemm_isa_of(p->kind);
+    if (isa && p->b_panels) {
+        isa->columns(p, begin, end, NULL);
+        return;
+    }
     uint8_t *scratch = isa ? take(SLOT_PANEL, isa->scratch_bytes(p->a_stride / 4)) : NULL;
     if (scratch)
         isa->columns(p, begin, end, scratch);
@@ -169,6 +190,17 @@ void rt_qgemm_s8_on(rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k, const i
     rt_qgemm p;
     if (!rt_qgemm_begin(&p, kind, m, n, k, a, a_zero, b, c))
         rt_qgemm_begin(&p, RT_QGEMM_SCALAR, m, n, k, a, a_zero, b, c);
+    rt_qgemm_run(&p);
+    rt_qgemm_end(&p);
+}
+
+void rt_qgemm_s8_packed(rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k, const int8_t *a,
+                        int32_t a_zero, const int8_t *b, const void *packed, int32_t *c)
+{
+    rt_qgemm p;
+    if (!rt_qgemm_begin(&p, kind, m, n, k, a, a_zero, b, c))
+        rt_qgemm_begin(&p, RT_QGEMM_SCALAR, m, n, k, a, a_zero, b, c);
+    rt_qgemm_use_packed(&p, packed);
     rt_qgemm_run(&p);
     rt_qgemm_end(&p);
 }
@@ -238,4 +270,64 @@ void rt_qgemm_s8(int64_t m, int64_t n, int64_t k, const int8_t *a, int32_t a_zer
 const char *rt_qgemm_path(void)
 {
     return names[rt_qgemm_chosen()];
+}
+
+/*
+ * b packed ahead: a header naming what it was packed for, then every
+ * panel of b as the path's columns pack it, one after the other
+ * (groups * panel * 4 bytes each), then the column sums (int32, zeros
+ * past n), so that a product reads both instead of making them.
+ */
+static const uint64_t PACKED_MAGIC = 0x6b63617038733071u; /* "q0s8pack" */
+typedef struct packed_head {
+    uint64_t magic;
+    int64_t kind, k, n, groups, panel, unused[2];
+} packed_head;
+_Static_assert(sizeof(packed_head) == 64, "the panels stay 64-byte aligned");
+
+static int64_t panels_of(const rt_qgemm_isa *isa, int64_t n)
+{
+    return (n + isa->panel - 1) / isa->panel;
+}
+
+size_t rt_qgemm_packed_bytes(rt_qgemm_kind kind, int64_t k, int64_t n)
+{
+    const rt_qgemm_isa *isa = rt_qgemm_isa_of(kind);
+    if (!isa || k <= 0 || n <= 0)
+        return 0;
+    int64_t panels = panels_of(isa, n), per_panel = (groups_of(isa, k) + 1) * isa->panel * 4;
+    return sizeof(packed_head) + (size_t)(panels * per_panel);
+}
+
+void rt_qgemm_pack(rt_qgemm_kind kind, const int8_t *b, int64_t k, int64_t n, void *dst)
+{
+    const rt_qgemm_isa *isa = rt_qgemm_isa_of(kind);
+    if (!rt_qgemm_packed_bytes(kind, k, n))
+        return;
+    int64_t groups = groups_of(isa, k), panels = panels_of(isa, n), bytes = groups * isa->panel * 4;
+    packed_head head = {PACKED_MAGIC, kind, k, n, groups, isa->panel, {0, 0}};
+    memcpy(dst, &head, sizeof head);
+    uint8_t *panel = (uint8_t *)dst + sizeof head;
+    int32_t *sums = (int32_t *)(void *)(panel + panels * bytes);
+    for (int64_t j0 = 0; j0 < n; j0 += isa->panel, panel += bytes) {
+        int64_t cols = n - j0 < isa->panel ? n - j0 : isa->panel;
+        isa->pack_b(b, n, k, j0, cols, groups, isa->panel, panel);
+        isa->colsums(panel, groups, sums + j0);
+    }
+}
+
+bool rt_qgemm_use_packed(rt_qgemm *p, const void *packed)
+{
+    const rt_qgemm_isa *isa = rt_qgemm_isa_of(p->kind);
+    if (!packed || !isa)
+        return false;
+    packed_head head;
+    memcpy(&head, packed, sizeof head);
+    if (head.magic != PACKED_MAGIC || head.kind != p->kind || head.k != p->k ||
+        head.n != p->n || head.groups != p->a_stride / 4 || head.panel != isa->panel)
+        return false;
+    int64_t bytes = head.groups * head.panel * 4 * panels_of(isa, p->n);
+    p->b_panels = (const uint8_t *)packed + sizeof head;
+    p->b_sums = (const int32_t *)(const void *)(p->b_panels + bytes);
+    return true;
 }

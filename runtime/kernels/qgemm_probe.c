@@ -5,7 +5,10 @@
  * Asked once per process (pthread_once), in the order that can never
  * fault, as amx_probe.c does: CPUID for the instructions, then (OSXSAVE
  * set) XGETBV for the register state the OS saves. AVX2 and AVX-VNNI need
- * the ymm state, AVX-512 VNNI the zmm and opmask state too.
+ * the ymm state, AVX-512 VNNI the zmm and opmask state too. AMX int8
+ * needs AMX-TILE and AMX-INT8, the tile state in XCR0, and Linux's
+ * permission for the tile data (amx_probe.c asks it, as for bf16): only
+ * then can a tile instruction run without SIGILL.
  */
 #include "qgemm_impl.h"
 
@@ -24,6 +27,9 @@ static const unsigned ECX1_AVX = 1u << 27 | 1u << 28, EBX7_AVX2 = 1u << 5,
                       EBX7_AVX512 = 1u << 16 | 1u << 30 | 1u << 31, ECX7_VNNI = 1u << 11,
                       EAX71_AVX_VNNI = 1u << 4;
 static const unsigned XCR0_YMM = 0x6u, XCR0_ZMM = 0xE6u;
+/* CPUID.(7,0) EDX: 24 AMX-TILE, 25 AMX-INT8. XCR0: 17, 18 (tile
+ * configuration, tile data). */
+static const unsigned EDX7_AMX_INT8 = 1u << 24 | 1u << 25, XCR0_TILES = 3u << 17;
 
 static unsigned xcr0(void)
 {
@@ -64,12 +70,26 @@ static const char *avx512_vnni_missing(void)
     return NULL;
 }
 
+/* The packing is SSE2 (every x86-64); the tiles need the rest. */
+static const char *amx_missing(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || (d & EDX7_AMX_INT8) != EDX7_AMX_INT8)
+        return "the CPU has no AMX-TILE/AMX-INT8";
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & 1u << 27))
+        return "the OS does not enable XSAVE (no tile state)";
+    if ((xcr0() & XCR0_TILES) != XCR0_TILES)
+        return "the OS does not enable the tile register state (XCR0)";
+    return rt_amx_permission_missing();
+}
+
 static void probe(void)
 {
     const char *avx2 = avx2_missing();
     missing[RT_QGEMM_AVX2] = avx2;
     missing[RT_QGEMM_AVX_VNNI] = avx2 ? avx2 : avx_vnni_missing();
     missing[RT_QGEMM_AVX512_VNNI] = avx2 ? avx2 : avx512_vnni_missing();
+    missing[RT_QGEMM_AMX] = amx_missing();
 }
 #else
 static void probe(void)

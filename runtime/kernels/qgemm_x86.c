@@ -58,7 +58,7 @@ static void pack_b_edge(const int8_t *b, int64_t n, int64_t k, int64_t j0, int64
 
 /* VNNI panels: 4 rows of 16 columns interleaved bytewise, then pairwise
  * (SSE2, every x86-64 has it). */
-static void pack_b_bytes(const int8_t *b, int64_t n, int64_t k, int64_t j0, int64_t cols,
+void rt_qgemm_pack_b_bytes(const int8_t *b, int64_t n, int64_t k, int64_t j0, int64_t cols,
                          int64_t groups, int panel, uint8_t *dst)
 {
     for (int64_t g = 0; g < groups; g++) {
@@ -106,7 +106,7 @@ __attribute__((target("avx2"))) static void pack_b_pairs(const int8_t *b, int64_
 
 /* a's rows for the VNNI paths: bytes + 128 (xor 0x80), 16 at a time,
  * padded with 0x80. */
-static void pack_a_bytes(const int8_t *a, int64_t m, int64_t k, int64_t groups, uint8_t *dst)
+void rt_qgemm_pack_a_bytes(const int8_t *a, int64_t m, int64_t k, int64_t groups, uint8_t *dst)
 {
     int64_t stride = 4 * groups;
     const __m128i flip = _mm_set1_epi8((char)0x80);
@@ -153,7 +153,7 @@ __attribute__((target("avx2"))) static void pack_a_pairs(const int8_t *a, int64_
 #define QG_MULLO(a, b) _mm512_mullo_epi32(a, b)
 #define QG_MAC(acc, x, b) _mm512_dpbusd_epi32(acc, x, b)
 #define QG_ONES 0x01010101
-#define QG_PACK_B pack_b_bytes
+#define QG_PACK_B rt_qgemm_pack_b_bytes
 #define QG_SHIFT 128
 #include "qgemm_tile.inc"
 #undef QG_FN
@@ -202,17 +202,21 @@ __attribute__((target("avx2"))) static void pack_a_pairs(const int8_t *a, int64_
 #include "qgemm_tile.inc"
 
 static const rt_qgemm_isa isas[RT_QGEMM_NUM_KINDS] = {
-    [RT_QGEMM_AVX2] = {2, pack_a_pairs, scratch_bytes_avx2, columns_avx2},
-    [RT_QGEMM_AVX_VNNI] = {4, pack_a_bytes, scratch_bytes_avx_vnni, columns_avx_vnni},
-    [RT_QGEMM_AVX512_VNNI] = {4, pack_a_bytes, scratch_bytes_avx512_vnni, columns_avx512_vnni},
+    [RT_QGEMM_AVX2] = {2, 16, 1, 1, pack_a_pairs, pack_b_pairs, colsums_avx2, scratch_bytes_avx2,
+                       columns_avx2},
+    [RT_QGEMM_AVX_VNNI] = {4, 16, 1, 1, rt_qgemm_pack_a_bytes, rt_qgemm_pack_b_bytes,
+                           colsums_avx_vnni, scratch_bytes_avx_vnni, columns_avx_vnni},
+    [RT_QGEMM_AVX512_VNNI] = {4, 64, 1, 1, rt_qgemm_pack_a_bytes, rt_qgemm_pack_b_bytes,
+                              colsums_avx512_vnni, scratch_bytes_avx512_vnni,
+                              columns_avx512_vnni},
 };
 
-const rt_qgemm_isa *rt_qgemm_isa_of(rt_qgemm_kind kind)
+const rt_qgemm_isa *rt_qgemm_x86_isa(rt_qgemm_kind kind)
 {
-    return kind > RT_QGEMM_SCALAR && kind < RT_QGEMM_NUM_KINDS ? &isas[kind] : NULL;
+    return kind > RT_QGEMM_SCALAR && kind < RT_QGEMM_AMX ? &isas[kind] : NULL;
 }
 #else
-const rt_qgemm_isa *rt_qgemm_isa_of(rt_qgemm_kind kind)
+const rt_qgemm_isa *rt_qgemm_x86_isa(rt_qgemm_kind kind)
 {
     (void)kind;
     return NULL;

@@ -338,15 +338,21 @@ static bool product_zero(const rt_value *zp, int32_t *out, rt_err *e)
     return true;
 }
 
-RT_KERNEL(rt_k_qmatmul)
+bool rt_qmatmul_packed(rt_value *const *in, const void *packed, rt_value *out, rt_err *e)
 {
-    (void)a, (void)n;
     int32_t zero;
     int64_t m = in[0]->shape.dims[0], k = in[0]->shape.dims[1], nn = in[1]->shape.dims[1];
     if (!product_zero(in[2], &zero, e) || !k_fits(k, e))
         return false;
-    rt_qgemm_s8(m, nn, k, in[0]->data, zero, in[1]->data, out->data);
+    rt_qgemm_s8_packed(rt_qgemm_chosen(), m, nn, k, in[0]->data, zero, in[1]->data, packed,
+                       out->data);
     return true;
+}
+
+RT_KERNEL(rt_k_qmatmul)
+{
+    (void)a, (void)n;
+    return rt_qmatmul_packed(in, NULL, out, e);
 }
 
 /* ----------------------------------------------- the fused layer */
@@ -369,12 +375,14 @@ static void requantize_block(const rt_qgemm *p, const int32_t *block, int64_t ld
 }
 
 void rt_qlayer_requantize(rt_qgemm_kind path, int64_t m, int64_t n, int64_t k, const int8_t *a,
-                          int32_t a_zero, const int8_t *b, const rt_requant *r, int8_t *q)
+                          int32_t a_zero, const int8_t *b, const void *b_packed,
+                          const rt_requant *r, int8_t *q)
 {
     qlayer l = {.r = r, .q = q};
     rt_qgemm p;
     if (!rt_qgemm_begin(&p, path, m, n, k, a, a_zero, b, NULL))
         rt_qgemm_begin(&p, RT_QGEMM_SCALAR, m, n, k, a, a_zero, b, NULL);
+    rt_qgemm_use_packed(&p, b_packed);
     p.epilogue = requantize_block;
     p.epilogue_ctx = &l;
     rt_qgemm_run(&p);
@@ -414,9 +422,9 @@ static void qim2col(const rt_conv2d_geom *g, const int8_t *x, int8_t zero, int64
 /* About 4 MiB of im2col rows at a time, at least 64 rows. */
 enum { QCONV_COL_BYTES = 4 << 20, QCONV_MIN_ROWS = 64 };
 
-RT_KERNEL(rt_k_qconv2d)
+bool rt_qconv2d_packed(const rt_attrs *a, rt_value *const *in, const void *packed,
+                       rt_value *out, rt_err *e)
 {
-    (void)n;
     rt_conv2d_geom g;
     int32_t zero;
     if (!rt_conv2d_geometry(&in[0]->shape, &in[1]->shape, a->stride_h, a->stride_w,
@@ -434,8 +442,15 @@ RT_KERNEL(rt_k_qconv2d)
     for (int64_t r0 = 0; r0 < total; r0 += chunk) {
         int64_t rows = min64(chunk, total - r0);
         qim2col(&g, in[0]->data, (int8_t)zero, r0, rows, col);
-        rt_qgemm_s8(rows, g.o, k, col, zero, in[1]->data, c + r0 * g.o);
+        rt_qgemm_s8_packed(rt_qgemm_chosen(), rows, g.o, k, col, zero, in[1]->data, packed,
+                           c + r0 * g.o);
     }
     free(col);
     return true;
+}
+
+RT_KERNEL(rt_k_qconv2d)
+{
+    (void)n;
+    return rt_qconv2d_packed(a, in, NULL, out, e);
 }

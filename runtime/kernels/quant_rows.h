@@ -15,6 +15,7 @@
 #define RT_QUANT_ROWS_H
 
 #include "qgemm.h"
+#include "rt.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -119,10 +120,21 @@ void rt_requantize_row(rt_qgemm_kind path, const rt_requant *r, const int32_t *a
  * them (rt_qgemm_epilogue), so that they never go to memory. The same
  * bits as the three ops one after the other. a is [m,k], b [k,n], both
  * int8, a_zero in [-128, 127], k <= RT_QGEMM_MAX_K (the caller checks);
- * `path` one the process can run (rt_qgemm_chosen() is).
+ * `path` one the process can run (rt_qgemm_chosen() is). b_packed: b
+ * packed ahead (rt_qgemm_pack), read when it fits the product; or NULL.
  */
 void rt_qlayer_requantize(rt_qgemm_kind path, int64_t m, int64_t n, int64_t k, const int8_t *a,
-                          int32_t a_zero, const int8_t *b, const rt_requant *r, int8_t *q);
+                          int32_t a_zero, const int8_t *b, const void *b_packed,
+                          const rt_requant *r, int8_t *q);
+
+/* The kernels of qmatmul and qconv2d (quant.c) with their weight in[1]
+ * also packed ahead (rt_qgemm_pack; read when it fits, as
+ * rt_qgemm_use_packed says; NULL: none): the cpu target's code passes the
+ * weights it packed when compiling. The ops' kernels are these with NULL;
+ * out has the op's inferred type, as rt_apply_eager makes it. */
+bool rt_qmatmul_packed(rt_value *const *in, const void *packed, rt_value *out, rt_err *e);
+bool rt_qconv2d_packed(const rt_attrs *a, rt_value *const *in, const void *packed,
+                       rt_value *out, rt_err *e);
 
 /* quant_x86.c's vector loops: they do the first whole vectors of the row
  * and return the index where the scalar tail starts (0 for the scalar

@@ -9,7 +9,9 @@
  * over [-128, 127]; and k = RT_QGEMM_MAX_K with the extreme values
  * (-128 - 127) * -128 and (127 + 128) * -128 in every product, whose sums
  * sit right at the int32 bound. Each vector path this CPU cannot run is
- * skipped with the reason printed; each one run is printed too.
+ * skipped with the reason printed; each one run is printed too. Every
+ * product is also run with b packed ahead (rt_qgemm_pack, as the cpu
+ * target packs constant weights when compiling): the same bits.
  */
 #include "test_util.h"
 
@@ -37,10 +39,39 @@ static int64_t exact_sum(const int8_t *a, int32_t z, const int8_t *b, int64_t n,
     return s;
 }
 
+/* The product with b packed ahead for kind: read (a vector path), and
+ * the scalar bits `want`. */
+static void check_packed(rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k, const int8_t *a,
+                         int32_t z, const int8_t *b, const int32_t *want)
+{
+    size_t bytes = rt_qgemm_packed_bytes(kind, k, n);
+    if (!bytes)
+        return assert_int_equal(kind, RT_QGEMM_SCALAR);
+    void *packed = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    int32_t *got = malloc((size_t)(m * n) * sizeof *got);
+    assert_non_null(packed);
+    assert_non_null(got);
+    rt_qgemm_pack(kind, b, k, n, packed);
+    rt_qgemm p;
+    assert_true(rt_qgemm_begin(&p, kind, m, n, k, a, z, b, got));
+    assert_true(rt_qgemm_use_packed(&p, packed));
+    rt_qgemm_end(&p);
+    memset(got, 0x5A, (size_t)(m * n) * sizeof *got);
+    rt_qgemm_s8_packed(kind, m, n, k, a, z, b, packed, got);
+    for (int64_t e = 0; e < m * n; e++)
+        if (got[e] != want[e])
+            fail_msg("%s packed %lldx%lldx%lld z=%d: c[%lld,%lld] = %d, scalar %d",
+                     rt_qgemm_kind_name(kind), (long long)m, (long long)n, (long long)k, z,
+                     (long long)(e / n), (long long)(e % n), got[e], want[e]);
+    free(packed);
+    free(got);
+}
+
 /* kind's product of a and b equals the scalar one, which equals the
- * definition (every element when the shape is small, a sample else). */
+ * definition (every element when the shape is small, a sample else);
+ * with `packed`, so does the product reading b packed ahead. */
 static void check_product(rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k, const int8_t *a,
-                          int32_t z, const int8_t *b)
+                          int32_t z, const int8_t *b, bool packed)
 {
     int32_t *want = malloc((size_t)(m * n) * sizeof *want);
     int32_t *got = malloc((size_t)(m * n) * sizeof *got);
@@ -49,6 +80,8 @@ static void check_product(rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k, c
     rt_qgemm_s8_scalar(m, n, k, a, z, b, want);
     memset(got, 0x5A, (size_t)(m * n) * sizeof *got);
     rt_qgemm_s8_on(kind, m, n, k, a, z, b, got);
+    if (packed)
+        check_packed(kind, m, n, k, a, z, b, want);
     int64_t step = m * n * k > 4000000 ? 7 : 1;
     for (int64_t e = 0; e < m * n; e += step)
         if (want[e] != exact_sum(a, z, b, n, k, e / n, e % n))
@@ -64,7 +97,8 @@ static void check_product(rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k, c
     free(got);
 }
 
-static void check_random(rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k, int32_t z)
+static void check_random(rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k, int32_t z,
+                         bool packed)
 {
     int8_t *a = malloc((size_t)(m * k)), *b = malloc((size_t)(k * n));
     assert_non_null(a);
@@ -73,7 +107,7 @@ static void check_random(rt_qgemm_kind kind, int64_t m, int64_t n, int64_t k, in
         a[e] = random_i8();
     for (int64_t e = 0; e < k * n; e++)
         b[e] = random_i8();
-    check_product(kind, m, n, k, a, z, b);
+    check_product(kind, m, n, k, a, z, b, packed);
     free(a);
     free(b);
 }
@@ -88,7 +122,7 @@ static void check_extreme(rt_qgemm_kind kind, int64_t m, int64_t n, int8_t av, i
     assert_non_null(b);
     memset(a, (uint8_t)av, (size_t)(m * k));
     memset(b, 0x80, (size_t)(k * n)); /* -128 */
-    check_product(kind, m, n, k, a, z, b);
+    check_product(kind, m, n, k, a, z, b, true);
     free(a);
     free(b);
 }
@@ -108,7 +142,7 @@ static void check_path(rt_qgemm_kind kind)
     };
     static const int32_t zeros[] = {0, -128, 127, 5, -3};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        check_random(kind, shapes[s][0], shapes[s][1], shapes[s][2], zeros[s % 5]);
+        check_random(kind, shapes[s][0], shapes[s][1], shapes[s][2], zeros[s % 5], true);
     check_extreme(kind, 3, 70, -128, 127);  /* (-255) * (-128): the top */
     check_extreme(kind, 2, 17, 127, -128);  /* 255 * (-128): the bottom */
     check_extreme(kind, 1, 1, -128, -128);  /* 0 */
@@ -136,6 +170,44 @@ static void test_avx512_vnni(void **state)
 {
     (void)state;
     check_path(RT_QGEMM_AVX512_VNNI);
+}
+
+/* The real tiles; test_qgemm_amx runs the same kernel on emulated ones. */
+static void test_amx(void **state)
+{
+    (void)state;
+    check_path(RT_QGEMM_AMX);
+}
+
+/* A block packed for another path, k or n is not read: the product packs
+ * b itself (and a block for this one is). */
+static void test_packed_must_fit(void **state)
+{
+    (void)state;
+    rt_qgemm_kind kind = rt_qgemm_chosen();
+    if (kind == RT_QGEMM_SCALAR) {
+        printf("[  SKIPPED ] no vector path here: nothing is packed\n");
+        skip();
+    }
+    int64_t m = 5, n = 70, k = 33;
+    int8_t a[5 * 33] = {1}, b[33 * 71] = {2}; /* room for the n + 1 columns */
+    int32_t c[5 * 70];
+    void *packed = aligned_alloc(64, (rt_qgemm_packed_bytes(kind, k, n + 1) + 63) / 64 * 64);
+    rt_qgemm p;
+    rt_qgemm_pack(kind, b, k, n + 1, packed); /* another n */
+    assert_true(rt_qgemm_begin(&p, kind, m, n, k, a, 0, b, c));
+    assert_false(rt_qgemm_use_packed(&p, packed));
+    assert_false(rt_qgemm_use_packed(&p, NULL));
+    assert_null(p.b_panels);
+    rt_qgemm_end(&p);
+    rt_qgemm_pack(kind, b, k, n, packed);
+    assert_true(rt_qgemm_begin(&p, RT_QGEMM_SCALAR, m, n, k, a, 0, b, c)); /* another path */
+    assert_false(rt_qgemm_use_packed(&p, packed));
+    rt_qgemm_end(&p);
+    assert_true(rt_qgemm_begin(&p, kind, m, n, k, a, 0, b, c));
+    assert_true(rt_qgemm_use_packed(&p, packed));
+    rt_qgemm_end(&p);
+    free(packed);
 }
 
 /* A product in chunks of columns, as a caller running threads does:
@@ -183,10 +255,10 @@ static void test_large_products_run_in_parallel(void **state)
     rt_qgemm_parallel_hook = counting_parallel_for;
     parallel_calls = 0;
     printf("[  THREADS ] the cpu target's pool: %d threads\n", cg_rt_num_threads());
-    check_random(rt_qgemm_chosen(), 64, 330, 784, 9); /* 16.6M multiply-adds */
+    check_random(rt_qgemm_chosen(), 64, 330, 784, 9, false); /* 16.6M multiply-adds */
     assert_int_equal(parallel_calls, 1);
-    check_random(rt_qgemm_chosen(), 64, 10, 512, 9); /* 0.3M */
-    check_random(rt_qgemm_chosen(), 512, 64, 512, 9); /* one panel of columns */
+    check_random(rt_qgemm_chosen(), 64, 10, 512, 9, false); /* 0.3M */
+    check_random(rt_qgemm_chosen(), 512, 64, 512, 9, false); /* one panel of columns */
     assert_int_equal(parallel_calls, 1);
     rt_qgemm_parallel_hook = saved;
 }
@@ -219,6 +291,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TU_TEST(test_scalar),          TU_TEST(test_avx2),
         TU_TEST(test_avx_vnni),        TU_TEST(test_avx512_vnni),
+        TU_TEST(test_amx),             TU_TEST(test_packed_must_fit),
         TU_TEST(test_columns_in_chunks), TU_TEST(test_large_products_run_in_parallel),
         TU_TEST(test_path_can_be_forced),
     };

@@ -460,7 +460,7 @@ static void check_qlayer_shape(rt_qgemm_kind path, int64_t m, int64_t n, int64_t
     rt_requant r = {.bias = bias, .b_step = 1, .mult = mult, .m_step = n % 2, .zero = &zq,
                     .lo = zq, .hi = 127};
     rt_requant_check(&r, n);
-    rt_qlayer_requantize(path, m, n, k, a, z, b, &r, got);
+    rt_qlayer_requantize(path, m, n, k, a, z, b, NULL, &r, got);
     rt_qgemm_s8_scalar(m, n, k, a, z, b, acc);
     for (int64_t e = 0; e < m * n; e++) {
         int64_t j = e % n;
