@@ -35,55 +35,14 @@ static const char *const mlp =
 
 static const char *const meshes[] = {"chips: 3 mesh { x: 3 }", "chips: 6 mesh { x: 3 y: 2 }"};
 
-typedef struct build {
-    ir_function *fn;
-    pass_analyses *am;
-    tpu_program *p;
-} build;
-
-static build compile_ok(const char *text, const char *spec_text)
-{
-    build b = {.fn = parse_ok(text)};
-    b.am = pass_analyses_new(b.fn, &tpu_target()->caps);
-    assert_true(pass_run_with(b.fn, "place", b.am, NULL));
-    tpu_spec spec;
-    char err[256];
-    if (!tpu_spec_parse(spec_text, "spec", &spec, err, sizeof err))
-        fail_msg("%s", err);
-    tgt_diag d;
-    memset(&d, 0, sizeof d);
-    b.p = tpu_compile(b.fn, b.am, &spec, &d);
-    if (!b.p)
-        fail_msg("%s: %s", spec_text, d.msg);
-    return b;
-}
-
-static void build_free(build *b)
-{
-    tpu_program_free(b->p);
-    pass_analyses_free(b->am);
-    ir_function_free(b->fn);
-}
-
-static rt_value *random_f32(const ag_shape *s, unsigned seed)
-{
-    rt_value *v = rt_value_new(AG_F32, s);
-    float *x = v->data;
-    for (int64_t i = 0; i < v->numel; i++) {
-        seed = seed * 1103515245u + 12345u;
-        x[i] = (float)((seed >> 8) & 0xFFFF) / 32768.0f - 1.0f;
-    }
-    return v;
-}
-
 typedef struct args {
     rt_value *v[4];
 } args;
 
 static args mlp_inputs(void)
 {
-    args a = {{random_f32(&AG_SHAPE(64, 520), 1), random_f32(&AG_SHAPE(520, 200), 2),
-               random_f32(&AG_SHAPE(200), 3), random_f32(&AG_SHAPE(200, 136), 4)}};
+    args a = {{tpu_random_f32(&AG_SHAPE(64, 520), 1), tpu_random_f32(&AG_SHAPE(520, 200), 2),
+               tpu_random_f32(&AG_SHAPE(200), 3), tpu_random_f32(&AG_SHAPE(200, 136), 4)}};
     return a;
 }
 
@@ -222,7 +181,7 @@ static void test_uneven_contracting_order_by_hand(void **state)
         snprintf(spec, sizeof spec, "%s partition: CONTRACTING", meshes[m]);
         build b = compile_ok(text, spec);
         assert_int_equal(b.p->slice->node[2].split, TPU_SPLIT_K);
-        rt_value *in[2] = {random_f32(&AG_SHAPE(8, 520), 5), random_f32(&AG_SHAPE(520, 128), 6)};
+        rt_value *in[2] = {tpu_random_f32(&AG_SHAPE(8, 520), 5), tpu_random_f32(&AG_SHAPE(520, 128), 6)};
         rt_value *out = NULL;
         tpu_profile prof;
         assert_true(tpu_run(b.p, in, 2, &out, &prof, NULL));
@@ -286,7 +245,7 @@ static void test_uneven_images_are_one_chips_bits(void **state)
     build b = compile_ok(text, "chips: 3 mesh { x: 3 } partition: ROWS");
     assert_int_equal(b.p->slice->node[2].split, TPU_SPLIT_M);
     assert_int_equal(b.p->slice->n_programs, 2);
-    rt_value *in[2] = {random_f32(&AG_SHAPE(20, 6, 6, 3), 9), random_f32(&AG_SHAPE(3, 3, 3, 16), 10)};
+    rt_value *in[2] = {tpu_random_f32(&AG_SHAPE(20, 6, 6, 3), 9), tpu_random_f32(&AG_SHAPE(3, 3, 3, 16), 10)};
     rt_value *want = NULL, *got = NULL;
     tpu_profile prof;
     assert_true(tpu_run(one.p, in, 2, &want, &prof, NULL));

@@ -29,63 +29,14 @@ static const char *const mlp =
     "  %8 = tanh(%7) : f32[64,128]\n"
     "  return %8\n}\n";
 
-typedef struct build {
-    ir_function *fn;
-    pass_analyses *am;
-    tpu_program *p;
-    tgt_diag d;
-} build;
-
-/* text compiled for the spec text (over v5e's defaults); b.p NULL with
- * the reason in b.d when it does not compile. */
-static build compile_for(const char *text, const char *spec_text)
-{
-    build b = {.fn = parse_ok(text)};
-    b.am = pass_analyses_new(b.fn, &tpu_target()->caps);
-    assert_true(pass_run_with(b.fn, "place", b.am, NULL));
-    tpu_spec spec;
-    char err[256];
-    if (!tpu_spec_parse(spec_text, "spec", &spec, err, sizeof err))
-        fail_msg("%s", err);
-    memset(&b.d, 0, sizeof b.d);
-    b.p = tpu_compile(b.fn, b.am, &spec, &b.d);
-    return b;
-}
-
-static build compile_ok(const char *text, const char *spec_text)
-{
-    build b = compile_for(text, spec_text);
-    if (!b.p)
-        fail_msg("%s: %s", spec_text, b.d.msg);
-    return b;
-}
-
-static void build_free(build *b)
-{
-    tpu_program_free(b->p);
-    pass_analyses_free(b->am);
-    ir_function_free(b->fn);
-}
-
-static rt_value *random_f32(const ag_shape *s, unsigned seed)
-{
-    rt_value *v = rt_value_new(AG_F32, s);
-    float *x = v->data;
-    for (int64_t i = 0; i < v->numel; i++) {
-        seed = seed * 1103515245u + 12345u;
-        x[i] = (float)((seed >> 8) & 0xFFFF) / 32768.0f - 1.0f;
-    }
-    return v;
-}
-
 typedef struct mlp_args {
     rt_value *v[4];
 } mlp_args;
 
 static mlp_args mlp_inputs(void)
 {
-    mlp_args a = {{random_f32(&AG_SHAPE(64, 256), 1), random_f32(&AG_SHAPE(256, 512), 2),
-                   random_f32(&AG_SHAPE(512), 3), random_f32(&AG_SHAPE(512, 128), 4)}};
+    mlp_args a = {{tpu_random_f32(&AG_SHAPE(64, 256), 1), tpu_random_f32(&AG_SHAPE(256, 512), 2),
+                   tpu_random_f32(&AG_SHAPE(512), 3), tpu_random_f32(&AG_SHAPE(512, 128), 4)}};
     return a;
 }
 
@@ -181,7 +132,7 @@ static void test_contracting_order_by_hand(void **state)
                        "  %2 = matmul(%0, %1) : f32[8,128]\n"
                        "  return %2\n}\n";
     build b = compile_ok(text, "chips: 4 mesh { x: 2 y: 2 } partition: CONTRACTING");
-    rt_value *args[2] = {random_f32(&AG_SHAPE(8, 512), 5), random_f32(&AG_SHAPE(512, 128), 6)};
+    rt_value *args[2] = {tpu_random_f32(&AG_SHAPE(8, 512), 5), tpu_random_f32(&AG_SHAPE(512, 128), 6)};
     rt_value *out = NULL;
     tpu_profile prof;
     assert_true(tpu_run(b.p, args, 2, &out, &prof, NULL));
@@ -334,8 +285,8 @@ static void test_weights_too_big_for_one_chip_fit_four(void **state)
     assert_true(s == TPU_SPLIT_N || s == TPU_SPLIT_K);
     assert_true(four.p->hbm_bytes <= 12582912);
     build ref = compile_ok(big, "");
-    rt_value *args[2] = {random_f32(&AG_SHAPE(64, 2048), 7),
-                         random_f32(&AG_SHAPE(2048, 2048), 8)};
+    rt_value *args[2] = {tpu_random_f32(&AG_SHAPE(64, 2048), 7),
+                         tpu_random_f32(&AG_SHAPE(2048, 2048), 8)};
     rt_value *want = NULL, *got = NULL;
     tpu_profile prof;
     assert_true(tpu_run(ref.p, args, 2, &want, &prof, NULL));
