@@ -275,32 +275,59 @@ static bool ends_non_call(const fe_source *src, unsigned last)
     return true;
 }
 
+/* A walk over the identifiers of src in [off, to), past comments and
+ * literals: [begin, end) is the identifier found, last the last character
+ * of the token before it, depth the braces open around it. */
+typedef struct ident_scan {
+    const fe_source *src;
+    unsigned off, to, last, begin, end;
+    int depth;
+} ident_scan;
+
+static bool next_ident(ident_scan *s)
+{
+    const fe_source *src = s->src;
+    if (s->end > s->begin) {
+        s->last = s->end - 1;
+        s->off = s->end;
+    }
+    while (s->off < s->to) {
+        unsigned next = fe_skip_literal(src, s->off);
+        char c = src->text[s->off];
+        if (next == s->off && fe_is_ident_char(c)) {
+            s->begin = s->end = s->off;
+            while (s->end < src->len && fe_is_ident_char(src->text[s->end]))
+                s->end++;
+            return true;
+        }
+        if (next == s->off)
+            s->depth += (c == '{') - (c == '}');
+        if (next != s->off || !strchr(" \t\r\n\f\v", c))
+            s->last = next != s->off ? next - 1 : s->off;
+        s->off = next != s->off ? next : s->off + 1;
+    }
+    return false;
+}
+
+/* Whether the identifier s found is `name` followed by '(' (at *open). */
+static bool at_name_paren(const ident_scan *s, const char *name, unsigned *open)
+{
+    size_t n = strlen(name);
+    *open = fe_skip_space(s->src, s->end);
+    return s->end - s->begin == n && memcmp(s->src->text + s->begin, name, n) == 0 &&
+           *open < s->src->len && s->src->text[*open] == '(';
+}
+
 /* Whether every `name(` in src in [from, to) (what a function-like macro
  * would expand) is a call. */
 static bool only_calls_between(const fe_source *src, const char *name, unsigned from,
                                unsigned to)
 {
-    size_t n = strlen(name);
-    unsigned last = from > 0 ? from - 1 : 0; /* the last character of the last token */
-    for (unsigned off = from; off < to;) {
-        unsigned next = fe_skip_literal(src, off);
-        char c = src->text[off];
-        if (next != off || !fe_is_ident_char(c)) {
-            if (next != off || !strchr(" \t\r\n\f\v", c))
-                last = next != off ? next - 1 : off;
-            off = next != off ? next : off + 1;
-            continue;
-        }
-        unsigned end = off;
-        while (end < src->len && fe_is_ident_char(src->text[end]))
-            end++;
-        unsigned after = fe_skip_space(src, end);
-        if (end - off == n && memcmp(src->text + off, name, n) == 0 && after < src->len &&
-            src->text[after] == '(' && ends_non_call(src, last))
+    ident_scan s = {.src = src, .off = from, .to = to, .last = from > 0 ? from - 1 : 0};
+    unsigned open;
+    while (next_ident(&s))
+        if (at_name_paren(&s, name, &open) && ends_non_call(src, s.last))
             return false;
-        last = end - 1;
-        off = end;
-    }
     return true;
 }
 
@@ -313,32 +340,15 @@ static bool only_calls_after(const fe_source *src, const char *name, unsigned fr
  * `to` (`T name(...);`, a type's identifier before the name), or 0. */
 static unsigned prototype_end(const fe_source *src, const char *name, unsigned to)
 {
-    size_t n = strlen(name);
-    int depth = 0;
-    unsigned last = 0;
-    for (unsigned off = 0; off < to;) {
-        unsigned next = fe_skip_literal(src, off);
-        char c = src->text[off];
-        if (next != off || !fe_is_ident_char(c)) {
-            depth += next == off ? (c == '{') - (c == '}') : 0;
-            if (next != off || !strchr(" \t\r\n\f\v", c))
-                last = next != off ? next - 1 : off;
-            off = next != off ? next : off + 1;
+    ident_scan s = {.src = src, .to = to};
+    unsigned open;
+    while (next_ident(&s)) {
+        if (s.depth != 0 || !at_name_paren(&s, name, &open) || open >= to ||
+            !fe_is_ident_char(src->text[s.last]) || !ends_non_call(src, s.last))
             continue;
-        }
-        unsigned end = off;
-        while (end < src->len && fe_is_ident_char(src->text[end]))
-            end++;
-        unsigned open = fe_skip_space(src, end);
-        if (depth == 0 && end - off == n && memcmp(src->text + off, name, n) == 0 &&
-            open < to && src->text[open] == '(' && fe_is_ident_char(src->text[last]) &&
-            ends_non_call(src, last)) {
-            unsigned semi = fe_skip_space(src, fe_match_paren(src, open));
-            if (semi < to && src->text[semi] == ';')
-                return semi + 1;
-        }
-        last = end - 1;
-        off = end;
+        unsigned semi = fe_skip_space(src, fe_match_paren(src, open));
+        if (semi < to && src->text[semi] == ';')
+            return semi + 1;
     }
     return 0;
 }
