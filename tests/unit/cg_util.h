@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct tu_compiled {
     cg_code *code;
@@ -50,6 +51,15 @@ static inline cg_code *tu_compile_for(const ir_function *fn, const char *cpu, ch
     tu_compiled_list = c;
     pthread_mutex_unlock(&tu_compiled_lock);
     return code;
+}
+
+/* Whether the compiled module's text holds `what`. */
+static inline bool module_has(cg_code *code, const char *what)
+{
+    char *ir = cg_module_text(code);
+    bool has = strstr(ir, what) != NULL;
+    free(ir);
+    return has;
 }
 
 static inline cg_code *tu_compile(const ir_function *fn, char *err, size_t errlen)

@@ -122,15 +122,6 @@ static cg_code *compile_product(int m, int k, int n, const char *cpu, ir_functio
     return code;
 }
 
-/* Whether the compiled module's text holds `what`. */
-static bool module_has(cg_code *code, const char *what)
-{
-    char *ir = cg_module_text(code);
-    bool has = strstr(ir, what) != NULL;
-    free(ir);
-    return has;
-}
-
 /* Runs code on a and b; the result value (the caller frees it). */
 static rt_value *run_product(cg_code *code, rt_value *a, rt_value *b)
 {

@@ -132,14 +132,6 @@ static cg_code *compile(const char *src, const char *cpu, ir_function **fn)
     return code;
 }
 
-static bool module_has(cg_code *code, const char *what)
-{
-    char *ir = cg_module_text(code);
-    bool has = strstr(ir, what) != NULL;
-    free(ir);
-    return has;
-}
-
 /* The constant weight's value in the compiled function. */
 static const rt_value *weight_of(const ir_function *fn)
 {
